@@ -1,0 +1,49 @@
+import { deriveServerKeys } from '../../compose/gatehouse.js';
+import { KeyRing } from '../../core/key-ring.js';
+import { systemClock } from '../../shared/clock.js';
+import { UsageError, parseCommandArgs } from '../args.js';
+import { printJson, type WithStorage } from '../context.js';
+import { KEYS_HELP } from '../help.js';
+
+export async function runKeysCommand(argv: string[], withStorage: WithStorage): Promise<void> {
+  const [action, ...rest] = argv;
+  const { values } = parseCommandArgs(rest, {});
+  if (values.help || action === undefined) {
+    process.stdout.write(KEYS_HELP);
+    if (action === undefined) throw new UsageError('keys needs an action: rotate or list');
+    return;
+  }
+  await withStorage(values, async (context) => {
+    const { storage, json, out, config } = context;
+    switch (action) {
+      case 'rotate': {
+        const keyRing = new KeyRing({
+          store: storage.signingKeys,
+          keyEncryptionKey: deriveServerKeys(config.secret).keyEncryptionKey,
+          clock: systemClock,
+          algorithm: config.signingAlgorithm,
+          retiredKeyRetentionSeconds: config.retiredKeyRetentionSeconds,
+          refreshIntervalSeconds: config.keyRefreshIntervalSeconds,
+        });
+        const kid = await keyRing.rotate();
+        if (json) printJson(context, { kid, alg: config.signingAlgorithm });
+        else out.write(`New signing key ${kid} is active; running servers pick it up within seconds.\n`);
+        return;
+      }
+      case 'list': {
+        const keys = (await storage.signingKeys.list()).map((key) => ({
+          kid: key.kid,
+          alg: key.alg,
+          status: key.retiredAt === null ? 'active' : 'retired',
+          created_at: new Date(key.createdAt * 1000).toISOString(),
+          retired_at: key.retiredAt === null ? null : new Date(key.retiredAt * 1000).toISOString(),
+        }));
+        if (json) printJson(context, keys);
+        else for (const key of keys) out.write(`${key.kid}  ${key.alg}  ${key.status}  ${key.created_at}\n`);
+        return;
+      }
+      default:
+        throw new UsageError(`unknown keys action "${action}"`);
+    }
+  });
+}

@@ -1,0 +1,122 @@
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { GatehouseConfig } from '../config.js';
+import { KeyRing } from '../core/key-ring.js';
+import type { Scope } from '../core/model.js';
+import { TokenEndpoint } from '../core/token-endpoint.js';
+import { TokenIssuer } from '../core/token-issuer.js';
+import { buildApp } from '../http/app.js';
+import { deriveKey } from '../shared/crypto.js';
+import { systemClock, type Clock } from '../shared/clock.js';
+import { createSqlStorage, type SqlStorage, type SqlStorageOptions } from '../storage/sql/index.js';
+import { loadTls, type TlsFiles } from './dev-certificate.js';
+
+export const BUILT_IN_SCOPES: ReadonlyArray<Omit<Scope, 'createdAt'>> = [
+  { name: 'profile', description: 'See your user name and account details' },
+  { name: 'admin', description: 'Manage Gatehouse: clients, users, grants and keys' },
+];
+
+/** The purpose-bound keys derived from the one server secret. */
+export function deriveServerKeys(secret: Buffer) {
+  return {
+    keyEncryptionKey: deriveKey(secret, 'signing-key-encryption'),
+    macSecret: deriveKey(secret, 'mac-keys'),
+    cookieSecret: deriveKey(secret, 'cookies'),
+  };
+}
+
+export function openStorage(config: GatehouseConfig, extra: Partial<SqlStorageOptions> = {}): SqlStorage {
+  return createSqlStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...extra });
+}
+
+export interface Gatehouse {
+  app: FastifyInstance;
+  storage: SqlStorage;
+  keyRing: KeyRing;
+  tls: TlsFiles | undefined;
+  config: GatehouseConfig;
+  /** Starts listening; returns the bound URL. */
+  listen(): Promise<string>;
+  /** Stops accepting connections, lets requests in flight finish, then closes the store. */
+  close(): Promise<void>;
+}
+
+export interface GatehouseOptions {
+  clock?: Clock;
+  storage?: SqlStorage;
+  logger?: FastifyServerOptions['logger'];
+}
+
+/** The composition root: store, keys, engine and HTTP application, wired from one config. */
+export async function createGatehouse(
+  config: GatehouseConfig,
+  options: GatehouseOptions = {},
+): Promise<Gatehouse> {
+  const clock = options.clock ?? systemClock;
+  const storage = options.storage ?? openStorage(config);
+  await storage.migrate();
+  const now = clock.now();
+  await storage.scopes.ensure(BUILT_IN_SCOPES.map((scope) => ({ ...scope, createdAt: now })));
+
+  const keys = deriveServerKeys(config.secret);
+  const keyRing = new KeyRing({
+    store: storage.signingKeys,
+    keyEncryptionKey: keys.keyEncryptionKey,
+    clock,
+    algorithm: config.signingAlgorithm,
+    retiredKeyRetentionSeconds: config.retiredKeyRetentionSeconds,
+    refreshIntervalSeconds: config.keyRefreshIntervalSeconds,
+  });
+  await keyRing.init();
+
+  const issuer = new TokenIssuer({
+    keyRing,
+    clock,
+    refreshTokens: storage.refreshTokens,
+    issuer: config.issuer,
+    audience: config.issuer,
+    accessTokenTtl: config.accessTokenTtl,
+    refreshTokenTtl: config.refreshTokenTtl,
+    macSecret: keys.macSecret,
+  });
+  const tokenEndpoint = new TokenEndpoint({
+    storage,
+    issuer,
+    clock,
+    policy: {
+      authorizationCodeTtl: config.authorizationCodeTtl,
+      refreshReuseGraceSeconds: config.refreshReuseGraceSeconds,
+      allowPlainPkce: config.allowPlainPkce,
+      passwordFailuresPerUsername: config.passwordFailuresPerUsername,
+      passwordFailuresPerClient: config.passwordFailuresPerClient,
+      passwordFailureWindowSeconds: config.passwordFailureWindowSeconds,
+    },
+  });
+
+  const tls = config.trustProxy && config.tlsCert === undefined ? undefined : await loadTls(config);
+  const app = await buildApp({
+    config,
+    storage,
+    keyRing,
+    tokenEndpoint,
+    tls: tls && { key: tls.key, cert: tls.cert },
+    logger: options.logger,
+  });
+
+  return {
+    app,
+    storage,
+    keyRing,
+    tls,
+    config,
+    async listen() {
+      await app.listen({ port: config.port, host: config.host });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : config.port;
+      return `${tls ? 'https' : 'http'}://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}${config.basePath}`;
+    },
+    async close() {
+      await app.close();
+      await storage.close();
+    },
+  };
+}

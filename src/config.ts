@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SigningAlgorithm } from './core/key-ring.js';
+
+/** Everything a running Gatehouse is configured by. Documented option by option in the README. */
+export interface GatehouseConfig {
+  dataDir: string;
+  databaseUrl: string | undefined;
+  port: number;
+  host: string;
+  /** Public base URL, including any base path; tokens carry it as `iss`. */
+  issuer: string;
+  /** Mount prefix for every route (`serve --base-path /api`). */
+  basePath: string;
+  tlsCert: string | undefined;
+  tlsKey: string | undefined;
+  /** Listen on plain HTTP behind a TLS-terminating proxy that sets X-Forwarded-*. */
+  trustProxy: boolean;
+  /** Server secret (32+ bytes): seals signing keys, signs cookies, derives MAC keys. */
+  secret: Buffer;
+  signingAlgorithm: SigningAlgorithm;
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  authorizationCodeTtl: number;
+  /** Seconds during which a rotated refresh token presented again is refused without killing the grant. */
+  refreshReuseGraceSeconds: number;
+  allowPlainPkce: boolean;
+  bodyLimitBytes: number;
+  /** Failed password attempts allowed per user name, and per client, inside the window. */
+  passwordFailuresPerUsername: number;
+  passwordFailuresPerClient: number;
+  passwordFailureWindowSeconds: number;
+  retiredKeyRetentionSeconds: number;
+  keyRefreshIntervalSeconds: number;
+  logLevel: string;
+}
+
+export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret'>> & { secret?: Buffer | string };
+
+function readSecret(dataDir: string, env: NodeJS.ProcessEnv): Buffer {
+  if (env.GATEHOUSE_SECRET) return decodeSecret(env.GATEHOUSE_SECRET, 'GATEHOUSE_SECRET');
+  if (env.GATEHOUSE_SECRET_FILE) {
+    return decodeSecret(readFileSync(env.GATEHOUSE_SECRET_FILE, 'utf8').trim(), 'GATEHOUSE_SECRET_FILE');
+  }
+  // Development start-up: generate the secret once into the data directory, readable by its owner only.
+  const file = join(dataDir, 'secret');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+  }
+  chmodSync(file, 0o600);
+  return decodeSecret(readFileSync(file, 'utf8').trim(), file);
+}
+
+function decodeSecret(value: string, source: string): Buffer {
+  const bytes = Buffer.from(value, 'base64url');
+  if (bytes.length < 32) {
+    throw new Error(`${source}: the secret must be at least 32 bytes, base64url-encoded`);
+  }
+  return bytes;
+}
+
+function integer(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed)) throw new Error(`not an integer: ${value}`);
+  return parsed;
+}
+
+export function normaliseBasePath(value: string | undefined): string {
+  if (value === undefined || value === '' || value === '/') return '';
+  if (!/^(\/[a-z0-9-]+)+$/.test(value)) {
+    throw new Error('--base-path must look like /api (lower-case segments, no trailing slash)');
+  }
+  return value;
+}
+
+/** Merges explicit options over the environment over the defaults. */
+export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): GatehouseConfig {
+  const dataDir = input.dataDir ?? env.GATEHOUSE_DATA_DIR ?? './data';
+  const port = input.port ?? integer(env.PORT) ?? 8443;
+  const basePath = normaliseBasePath(input.basePath ?? env.GATEHOUSE_BASE_PATH);
+  const issuer = (input.issuer ?? env.GATEHOUSE_ISSUER ?? `https://localhost:${port}${basePath}`).replace(
+    /\/$/,
+    '',
+  );
+  const secret =
+    input.secret === undefined
+      ? readSecret(dataDir, env)
+      : typeof input.secret === 'string'
+        ? decodeSecret(input.secret, 'secret')
+        : input.secret;
+  return {
+    dataDir,
+    databaseUrl: input.databaseUrl ?? (env.DATABASE_URL || undefined),
+    port,
+    host: input.host ?? env.HOST ?? 'localhost',
+    issuer,
+    basePath,
+    tlsCert: input.tlsCert ?? env.GATEHOUSE_TLS_CERT,
+    tlsKey: input.tlsKey ?? env.GATEHOUSE_TLS_KEY,
+    trustProxy: input.trustProxy ?? env.GATEHOUSE_TRUST_PROXY === 'true',
+    secret,
+    signingAlgorithm: input.signingAlgorithm ?? (env.GATEHOUSE_SIGNING_ALG === 'EdDSA' ? 'EdDSA' : 'ES256'),
+    accessTokenTtl: input.accessTokenTtl ?? integer(env.GATEHOUSE_ACCESS_TOKEN_TTL) ?? 3600,
+    refreshTokenTtl: input.refreshTokenTtl ?? integer(env.GATEHOUSE_REFRESH_TOKEN_TTL) ?? 30 * 86400,
+    authorizationCodeTtl: input.authorizationCodeTtl ?? 600,
+    refreshReuseGraceSeconds: input.refreshReuseGraceSeconds ?? 5,
+    allowPlainPkce: input.allowPlainPkce ?? env.GATEHOUSE_ALLOW_PLAIN_PKCE === 'true',
+    bodyLimitBytes: input.bodyLimitBytes ?? 16 * 1024,
+    passwordFailuresPerUsername: input.passwordFailuresPerUsername ?? 5,
+    passwordFailuresPerClient: input.passwordFailuresPerClient ?? 100,
+    passwordFailureWindowSeconds: input.passwordFailureWindowSeconds ?? 900,
+    retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * 86400,
+    keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 10,
+    logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',
+  };
+}

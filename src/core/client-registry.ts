@@ -1,0 +1,130 @@
+import { randomBytes } from 'node:crypto';
+import type { Clock } from '../shared/clock.js';
+import { randomToken, sha256 } from '../shared/crypto.js';
+import { GRANT_TYPES, TOKEN_TYPES, type Client, type GrantType, type TokenType } from './model.js';
+import type { Storage } from './ports.js';
+import { redirectUriProblem } from './redirect-uri.js';
+import { isValidScopeName } from './scopes.js';
+import { ValidationError } from './validation.js';
+
+/** The fields an operator sets on a client: the same on the command line and in POST /v1/clients. */
+export interface ClientInput {
+  name: string;
+  redirect_uris?: string[];
+  grant_types?: string[];
+  scopes?: string[];
+  token_type?: string;
+  public?: boolean;
+}
+
+/** A client as shown to operators: never the secret hash. */
+export interface ClientView {
+  client_id: string;
+  name: string;
+  redirect_uris: string[];
+  grant_types: GrantType[];
+  scopes: string[];
+  token_type: TokenType;
+  public: boolean;
+  created_at: string;
+  updated_at: string;
+}
+
+export function viewClient(client: Client): ClientView {
+  return {
+    client_id: client.id,
+    name: client.name,
+    redirect_uris: client.redirectUris,
+    grant_types: client.grantTypes,
+    scopes: client.scopes,
+    token_type: client.tokenType,
+    public: client.isPublic,
+    created_at: new Date(client.createdAt * 1000).toISOString(),
+    updated_at: new Date(client.updatedAt * 1000).toISOString(),
+  };
+}
+
+const REDIRECTING_GRANTS: readonly GrantType[] = ['authorization_code', 'implicit'];
+
+/** Checks the operator's input and fills in defaults; throws ValidationError naming the field. */
+export function validateClientInput(
+  input: ClientInput,
+): Omit<Client, 'id' | 'secretHash' | 'createdAt' | 'updatedAt'> {
+  const name = typeof input.name === 'string' ? input.name.trim() : '';
+  if (name === '' || name.length > 200) throw new ValidationError('name', 'must be 1 to 200 characters');
+  const redirectUris = [...new Set(input.redirect_uris ?? [])];
+  for (const uri of redirectUris) {
+    const problem = redirectUriProblem(uri);
+    if (problem !== undefined) throw new ValidationError('redirect_uris', `${uri} ${problem}`);
+  }
+  const grantTypes = [
+    ...new Set(
+      input.grant_types ??
+        (redirectUris.length > 0 ? ['authorization_code', 'refresh_token'] : ['client_credentials']),
+    ),
+  ];
+  for (const grantType of grantTypes) {
+    if (!(GRANT_TYPES as readonly string[]).includes(grantType)) {
+      throw new ValidationError(
+        'grant_types',
+        `unknown grant type "${grantType}" (known: ${GRANT_TYPES.join(', ')})`,
+      );
+    }
+  }
+  if (grantTypes.length === 0) throw new ValidationError('grant_types', 'must name at least one grant type');
+  const usesRedirects = grantTypes.some((g) => (REDIRECTING_GRANTS as readonly string[]).includes(g));
+  if (usesRedirects && redirectUris.length === 0) {
+    throw new ValidationError('redirect_uris', 'authorization_code and implicit need a redirect URI');
+  }
+  const isPublic = input.public ?? false;
+  if (isPublic && grantTypes.includes('client_credentials')) {
+    throw new ValidationError('grant_types', 'a public client cannot use client_credentials');
+  }
+  const scopes = [...new Set(input.scopes ?? [])];
+  for (const scope of scopes) {
+    if (!isValidScopeName(scope)) throw new ValidationError('scopes', `malformed scope name "${scope}"`);
+  }
+  const tokenType = input.token_type ?? 'bearer';
+  if (!(TOKEN_TYPES as readonly string[]).includes(tokenType)) {
+    throw new ValidationError('token_type', 'must be bearer or mac');
+  }
+  return {
+    name,
+    redirectUris,
+    grantTypes: grantTypes as GrantType[],
+    scopes,
+    tokenType: tokenType as TokenType,
+    isPublic,
+  };
+}
+
+/** A new client secret: 256 bits, shown once, stored only as its SHA-256. */
+export function newClientSecret(): { secret: string; hash: string } {
+  const secret = randomToken('cs_');
+  return { secret, hash: sha256(secret) };
+}
+
+export async function registerScopesOf(storage: Storage, scopes: string[], now: number): Promise<void> {
+  // A scope first named by a client is registered with its name as its description.
+  await storage.scopes.ensure(scopes.map((name) => ({ name, description: name, createdAt: now })));
+}
+
+export async function createClient(
+  storage: Storage,
+  clock: Clock,
+  input: ClientInput,
+): Promise<{ client: Client; secret: string | undefined }> {
+  const fields = validateClientInput(input);
+  const now = clock.now();
+  const credentials = fields.isPublic ? undefined : newClientSecret();
+  const client: Client = {
+    ...fields,
+    id: randomBytes(16).toString('base64url'),
+    secretHash: credentials?.hash ?? null,
+    createdAt: now,
+    updatedAt: now,
+  };
+  await registerScopesOf(storage, client.scopes, now);
+  await storage.clients.insert(client);
+  return { client, secret: credentials?.secret };
+}

@@ -1,0 +1,54 @@
+/** RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750 and RFC 7009 ones used by Gatehouse. */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unauthorized_client'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'access_denied'
+  | 'unsupported_response_type'
+  | 'server_error'
+  | 'temporarily_unavailable'
+  | 'unsupported_token_type'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'slow_down';
+
+/** An error the client is meant to see, with the HTTP status it travels with. */
+export class OAuthError extends Error {
+  constructor(
+    readonly code: OAuthErrorCode,
+    readonly description: string,
+    readonly status: number = 400,
+    /** Seconds the client should wait before retrying (429 only). */
+    readonly retryAfter?: number,
+  ) {
+    super(`${code}: ${description}`);
+    this.name = 'OAuthError';
+  }
+
+  toJSON(): { error: OAuthErrorCode; error_description: string } {
+    return { error: this.code, error_description: this.description };
+  }
+}
+
+export const invalidRequest = (description: string): OAuthError =>
+  new OAuthError('invalid_request', description);
+// Design decision 2: bad client credentials answer 401 with WWW-Authenticate: Basic.
+export const invalidClient = (description: string): OAuthError =>
+  new OAuthError('invalid_client', description, 401);
+export const invalidGrant = (description: string, status = 400): OAuthError =>
+  new OAuthError('invalid_grant', description, status);
+export const unauthorizedClient = (description: string): OAuthError =>
+  new OAuthError('unauthorized_client', description);
+export const unsupportedGrantType = (description: string): OAuthError =>
+  new OAuthError('unsupported_grant_type', description);
+export const invalidScope = (description: string): OAuthError => new OAuthError('invalid_scope', description);
+export const tooManyAttempts = (retryAfter: number): OAuthError =>
+  new OAuthError(
+    'slow_down',
+    'too many failed attempts; retry after the delay in Retry-After',
+    429,
+    retryAfter,
+  );

@@ -1,0 +1,59 @@
+import { sha256 } from '../../shared/crypto.js';
+import { invalidGrant, invalidRequest } from '../errors.js';
+import { verifyCodeVerifier } from '../pkce.js';
+import type { GrantHandler } from './grant-handler.js';
+import { liveGrant } from './live-grant.js';
+
+/** RFC 6749 §4.1.3 with RFC 7636 PKCE and RFC 9700's replay rule. */
+export const authorizationCodeGrant = {
+  grantType: 'authorization_code',
+  allowsPublicClients: true,
+  async handle({ client, params }, { storage, issuer, clock }) {
+    const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
+    if (code === undefined || code === '') throw invalidRequest('code is required');
+    // Seed §4.2: redirect_uri is required and must equal the one used at the authorization endpoint.
+    if (redirectUri === undefined) throw invalidRequest('redirect_uri is required');
+
+    const hash = sha256(code);
+    const stored = await storage.codes.get(hash);
+    const now = clock.now();
+    if (stored === undefined) throw invalidGrant('unknown authorization code');
+    if (stored.consumedAt !== null) {
+      // RFC 6749 §4.1.2: a code used twice revokes every token it issued.
+      await storage.grants.revoke(stored.grantId, now);
+      throw invalidGrant('authorization code already used; tokens issued from it are revoked');
+    }
+    // Validate everything before consuming, so a bad request changes nothing.
+    if (stored.clientId !== client.id) throw invalidGrant('code was issued to another client');
+    if (stored.expiresAt <= now) throw invalidGrant('authorization code expired');
+    if (stored.redirectUri !== redirectUri) {
+      throw invalidGrant('redirect_uri does not match the authorization request');
+    }
+    if (stored.codeChallenge !== null && stored.codeChallengeMethod !== null) {
+      if (verifier === undefined) throw invalidGrant('code_verifier is required');
+      if (!verifyCodeVerifier(verifier, stored.codeChallenge, stored.codeChallengeMethod)) {
+        throw invalidGrant('code_verifier does not match the code challenge');
+      }
+    } else if (verifier !== undefined) {
+      // RFC 9700 §2.1.1: a verifier without a challenge is a downgrade attempt.
+      throw invalidGrant('code_verifier sent but no code_challenge was used');
+    } else if (client.isPublic) {
+      throw invalidGrant('public clients must use PKCE');
+    }
+
+    const grant = await liveGrant(storage, stored.grantId, now);
+    const consumed = await storage.codes.consume(hash, now);
+    if (consumed === undefined) {
+      // Lost the race to a concurrent redemption of the same code: that is a replay too.
+      await storage.grants.revoke(stored.grantId, now);
+      throw invalidGrant('authorization code already used; tokens issued from it are revoked');
+    }
+    return issuer.issue({
+      client,
+      subject: consumed.userId,
+      scope: consumed.scope,
+      grant,
+      withRefreshToken: client.grantTypes.includes('refresh_token'),
+    });
+  },
+} satisfies GrantHandler;

@@ -1,0 +1,34 @@
+import type { Clock } from '../../shared/clock.js';
+import type { Client, GrantType } from '../model.js';
+import type { Storage } from '../ports.js';
+import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
+
+export interface TokenRequest {
+  client: Client;
+  /** Form parameters, each present at most once (the HTTP layer rejects repeats). */
+  params: Readonly<Record<string, string | undefined>>;
+}
+
+export interface GrantPolicy {
+  authorizationCodeTtl: number;
+  refreshReuseGraceSeconds: number;
+  allowPlainPkce: boolean;
+  passwordFailuresPerUsername: number;
+  passwordFailuresPerClient: number;
+  passwordFailureWindowSeconds: number;
+}
+
+export interface GrantContext {
+  storage: Storage;
+  issuer: TokenIssuer;
+  clock: Clock;
+  policy: GrantPolicy;
+}
+
+/** One grant type's rules at the token endpoint (RFC 6749 §4, §6). */
+export interface GrantHandler {
+  readonly grantType: GrantType;
+  /** Whether a public client (no secret) may use this grant. */
+  readonly allowsPublicClients: boolean;
+  handle(request: TokenRequest, context: GrantContext): Promise<TokenResponse>;
+}

@@ -1,0 +1,52 @@
+import { sha256 } from '../../shared/crypto.js';
+import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
+import { isSubset, parseScope } from '../scopes.js';
+import type { GrantHandler } from './grant-handler.js';
+import { liveGrant } from './live-grant.js';
+
+/**
+ * RFC 6749 §6 with rotation (RFC 9700 §4.14). Concurrency policy: of concurrent refreshes with one
+ * token exactly one wins; a retired token presented again by its client within the grace window is
+ * refused but leaves the grant alive (a retry, two tabs); after the window, reuse revokes the grant.
+ */
+export const refreshTokenGrant = {
+  grantType: 'refresh_token',
+  allowsPublicClients: true,
+  async handle({ client, params }, { storage, issuer, clock, policy }) {
+    const presented = params.refresh_token;
+    if (presented === undefined || presented === '') throw invalidRequest('refresh_token is required');
+    const hash = sha256(presented);
+    const stored = await storage.refreshTokens.get(hash);
+    const now = clock.now();
+    // RFC 6749 §10.4: a refresh token is bound to the client it was issued to.
+    if (stored === undefined || stored.clientId !== client.id) throw invalidGrant('unknown refresh token');
+    if (stored.retiredAt !== null) {
+      if (now - stored.retiredAt > policy.refreshReuseGraceSeconds) {
+        await storage.grants.revoke(stored.grantId, now);
+        throw invalidGrant('refresh token reused; the grant is revoked');
+      }
+      throw invalidGrant('refresh token already used');
+    }
+    if (stored.expiresAt !== null && stored.expiresAt <= now) throw invalidGrant('refresh token expired');
+
+    // RFC 6749 §6: the scope may narrow the original grant but never widen it.
+    const requested = parseScope(params.scope);
+    const scope = requested === undefined || requested.length === 0 ? stored.scope : requested;
+    if (!isSubset(scope, stored.scope)) throw invalidScope('scope exceeds the original grant');
+
+    const grant = await liveGrant(storage, stored.grantId, now);
+    // The new refresh token keeps the original scope (RFC 6749 §6), whatever this request narrowed.
+    const next = issuer.newRefreshToken(client, grant, stored.scope);
+    const retired = await storage.refreshTokens.rotate(hash, next.record, now);
+    if (retired === undefined) throw invalidGrant('refresh token already used');
+    const response = issuer.issueAccessToken({
+      client,
+      subject: stored.userId,
+      scope,
+      grant,
+      withRefreshToken: false,
+    });
+    response.refresh_token = next.token;
+    return response;
+  },
+} satisfies GrantHandler;

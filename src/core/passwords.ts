@@ -1,0 +1,37 @@
+import { Algorithm, hash, verify } from '@node-rs/argon2';
+
+/** OWASP's argon2id baseline (m=19 MiB, t=2, p=1). The PHC string stores them with each hash. */
+export const PASSWORD_COST = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
+
+// Verified when the user name is unknown, so a miss costs as much time as a wrong password.
+let decoyHash: Promise<string> | undefined;
+
+/** Hashing runs on libuv's thread pool (napi async work), never on the event loop. */
+export function hashPassword(password: string): Promise<string> {
+  return hash(password, { ...PASSWORD_COST, algorithm: Algorithm.Argon2id });
+}
+
+export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
+  if (storedHash === undefined) {
+    decoyHash ??= hashPassword('gatehouse-decoy-password');
+    await verify(await decoyHash, password).catch(() => false);
+    return false;
+  }
+  try {
+    return await verify(storedHash, password);
+  } catch {
+    return false;
+  }
+}
+
+/** True when a stored hash was made with weaker parameters than today's, so a login should re-hash. */
+export function needsRehash(storedHash: string): boolean {
+  const match = /\$argon2id\$v=\d+\$m=(\d+),t=(\d+),p=(\d+)\$/.exec(storedHash);
+  if (!match) return true;
+  const [, m, t, p] = match.map(Number);
+  return (
+    (m ?? 0) < PASSWORD_COST.memoryCost ||
+    (t ?? 0) < PASSWORD_COST.timeCost ||
+    (p ?? 0) < PASSWORD_COST.parallelism
+  );
+}

@@ -1,0 +1,110 @@
+import type {
+  AuthorizationCode,
+  Client,
+  Grant,
+  RefreshToken,
+  Scope,
+  SigningKeyRecord,
+  User,
+} from './model.js';
+
+export interface ClientFilter {
+  name?: string;
+  grantType?: string;
+  limit: number;
+  offset: number;
+}
+
+export interface ClientStore {
+  insert(client: Client): Promise<void>;
+  get(id: string): Promise<Client | undefined>;
+  list(filter: ClientFilter): Promise<{ items: Client[]; total: number }>;
+  update(client: Client): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface UserStore {
+  /** Returns false when the user name is taken. */
+  insert(user: User): Promise<boolean>;
+  get(id: string): Promise<User | undefined>;
+  getByUsername(username: string): Promise<User | undefined>;
+  list(limit: number, offset: number): Promise<{ items: User[]; total: number }>;
+  update(user: User): Promise<boolean>;
+  delete(id: string): Promise<boolean>;
+}
+
+export interface ScopeStore {
+  /** Adds the scopes that do not exist yet; existing descriptions are kept. */
+  ensure(scopes: Scope[]): Promise<void>;
+  upsert(scope: Scope): Promise<void>;
+  get(name: string): Promise<Scope | undefined>;
+  list(): Promise<Scope[]>;
+  delete(name: string): Promise<boolean>;
+}
+
+export interface GrantStore {
+  insert(grant: Grant): Promise<void>;
+  get(id: string): Promise<Grant | undefined>;
+  listByUser(userId: string): Promise<Grant[]>;
+  listByClient(clientId: string): Promise<Grant[]>;
+  /** Marks the grant revoked and retires its refresh tokens, in one transaction. */
+  revoke(id: string, at: number): Promise<boolean>;
+}
+
+export interface AuthorizationCodeStore {
+  insert(code: AuthorizationCode): Promise<void>;
+  /**
+   * Marks the code consumed and returns it, in one statement, only if it was not consumed before:
+   * of any number of concurrent callers exactly one gets the code.
+   */
+  consume(hash: string, at: number): Promise<AuthorizationCode | undefined>;
+  get(hash: string): Promise<AuthorizationCode | undefined>;
+}
+
+export interface RefreshTokenStore {
+  insert(token: RefreshToken): Promise<void>;
+  get(hash: string): Promise<RefreshToken | undefined>;
+  /**
+   * Retires `oldHash` and stores `next` atomically; returns the retired token, or undefined when it
+   * was already retired (or never existed), in which case nothing is stored.
+   */
+  rotate(oldHash: string, next: RefreshToken, at: number): Promise<RefreshToken | undefined>;
+  retire(hash: string, at: number): Promise<boolean>;
+}
+
+export interface RevocationStore {
+  /** Records a revoked access token id until the token would have expired anyway. */
+  revokeAccessToken(jti: string, expiresAt: number): Promise<void>;
+  isAccessTokenRevoked(jti: string): Promise<boolean>;
+}
+
+export interface SigningKeyStore {
+  insert(key: SigningKeyRecord): Promise<void>;
+  /** Newest first. */
+  list(): Promise<SigningKeyRecord[]>;
+  /** Retires every key but `kid`. */
+  retireAllExcept(kid: string, at: number): Promise<void>;
+}
+
+export interface ThrottleStore {
+  /** Adds one failure to `key` inside a window of `windowSeconds`; returns the failures counted so far. */
+  hit(key: string, windowSeconds: number, at: number): Promise<{ count: number; resetAt: number }>;
+  peek(key: string, at: number): Promise<{ count: number; resetAt: number }>;
+  reset(key: string): Promise<void>;
+}
+
+export interface Storage {
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly clients: ClientStore;
+  readonly users: UserStore;
+  readonly scopes: ScopeStore;
+  readonly grants: GrantStore;
+  readonly codes: AuthorizationCodeStore;
+  readonly refreshTokens: RefreshTokenStore;
+  readonly revocations: RevocationStore;
+  readonly signingKeys: SigningKeyStore;
+  readonly throttle: ThrottleStore;
+  /** Round-trips to the store; throws when it is unreachable. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

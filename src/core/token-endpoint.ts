@@ -1,0 +1,61 @@
+import { authenticateClient, type ClientCredentialsInput } from './client-auth.js';
+import { invalidRequest, unauthorizedClient, unsupportedGrantType } from './errors.js';
+import { authorizationCodeGrant } from './grants/authorization-code.js';
+import { clientCredentialsGrant } from './grants/client-credentials.js';
+import type { GrantContext, GrantHandler } from './grants/grant-handler.js';
+import { passwordGrant } from './grants/password.js';
+import { refreshTokenGrant } from './grants/refresh-token.js';
+import type { TokenResponse } from './token-issuer.js';
+
+export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
+  authorizationCodeGrant,
+  passwordGrant,
+  clientCredentialsGrant,
+  refreshTokenGrant,
+];
+
+export interface TokenEndpointRequest {
+  authorization: string | undefined;
+  params: Readonly<Record<string, string | undefined>>;
+}
+
+/** RFC 6749 §3.2: authenticate the client, pick the grant handler, let it decide. */
+export class TokenEndpoint {
+  private readonly handlers: ReadonlyMap<string, GrantHandler>;
+
+  constructor(
+    private readonly context: GrantContext,
+    handlers: readonly GrantHandler[] = TOKEN_GRANT_HANDLERS,
+  ) {
+    const byType = new Map<string, GrantHandler>();
+    for (const handler of handlers) {
+      if (byType.has(handler.grantType)) throw new Error(`duplicate grant handler: ${handler.grantType}`);
+      byType.set(handler.grantType, handler);
+    }
+    this.handlers = byType;
+  }
+
+  get grantTypes(): string[] {
+    return [...this.handlers.keys()];
+  }
+
+  async handle(request: TokenEndpointRequest): Promise<TokenResponse> {
+    const grantType = request.params.grant_type;
+    if (grantType === undefined || grantType === '') throw invalidRequest('grant_type is required');
+    const credentials: ClientCredentialsInput = {
+      authorization: request.authorization,
+      clientId: request.params.client_id,
+      clientSecret: request.params.client_secret,
+    };
+    const { client } = await authenticateClient(credentials, this.context.storage.clients);
+    const handler = this.handlers.get(grantType);
+    if (handler === undefined) throw unsupportedGrantType(`grant_type not supported: ${grantType}`);
+    if (!client.grantTypes.includes(handler.grantType)) {
+      throw unauthorizedClient(`this client may not use the ${grantType} grant`);
+    }
+    if (client.isPublic && !handler.allowsPublicClients) {
+      throw unauthorizedClient(`public clients may not use the ${grantType} grant`);
+    }
+    return handler.handle({ client, params: request.params }, this.context);
+  }
+}

@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../shared/clock.js';
+import { randomToken, sha256 } from '../shared/crypto.js';
+import type { KeyRing } from './key-ring.js';
+import { deriveMacKey, type MacAlgorithm } from './mac.js';
+import type { Client, Grant } from './model.js';
+import type { RefreshTokenStore } from './ports.js';
+import { formatScope } from './scopes.js';
+
+/** The JSON body of a successful token response (RFC 6749 §5.1), plus MAC fields when they apply. */
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'bearer' | 'mac';
+  expires_in: number;
+  refresh_token?: string;
+  scope?: string;
+  mac_key?: string;
+  mac_algorithm?: MacAlgorithm;
+}
+
+export interface AccessTokenClaims {
+  iss: string;
+  sub: string;
+  aud: string;
+  client_id: string;
+  scope: string;
+  iat: number;
+  exp: number;
+  jti: string;
+  /** Grant id: lets introspection see a revoked grant. Absent for client_credentials. */
+  gid?: string;
+  /** Present ("mac") only on MAC tokens, so a MAC token is never accepted as a bearer token. */
+  token_type?: 'mac';
+}
+
+export interface TokenIssuerOptions {
+  keyRing: KeyRing;
+  clock: Clock;
+  refreshTokens: RefreshTokenStore;
+  issuer: string;
+  audience: string;
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
+  macSecret: Buffer;
+}
+
+export interface IssueInput {
+  client: Client;
+  /** The user the token acts for; the client itself for client_credentials. */
+  subject: string;
+  scope: string[];
+  /** The grant the tokens live under; absent for client_credentials. */
+  grant?: Grant;
+  withRefreshToken: boolean;
+}
+
+/** The earlier of two expiry times, where null means "never". */
+export function earliest(a: number, b: number | null): number {
+  return b === null ? a : Math.min(a, b);
+}
+
+export class TokenIssuer {
+  constructor(private readonly options: TokenIssuerOptions) {}
+
+  /** Issues an access token and, when asked, a refresh token bounded by the grant's lifetime. */
+  async issue(input: IssueInput): Promise<TokenResponse> {
+    const response = this.issueAccessToken(input);
+    if (input.withRefreshToken && input.grant !== undefined) {
+      response.refresh_token = await this.issueRefreshToken(input.client, input.grant, input.scope);
+    }
+    return response;
+  }
+
+  /** Access token only: what the implicit flow and client_credentials return. No store write. */
+  issueAccessToken(input: IssueInput): TokenResponse {
+    const now = this.options.clock.now();
+    const exp = earliest(now + this.options.accessTokenTtl, input.grant?.expiresAt ?? null);
+    const jti = randomUUID();
+    const claims: AccessTokenClaims = {
+      iss: this.options.issuer,
+      sub: input.subject,
+      aud: this.options.audience,
+      client_id: input.client.id,
+      scope: formatScope(input.scope),
+      iat: now,
+      exp,
+      jti,
+    };
+    if (input.grant !== undefined) claims.gid = input.grant.id;
+    const mac = input.client.tokenType === 'mac';
+    if (mac) claims.token_type = 'mac';
+    const response: TokenResponse = {
+      access_token: this.options.keyRing.signJwt(claims as unknown as Record<string, unknown>),
+      token_type: mac ? 'mac' : 'bearer',
+      expires_in: Math.max(0, exp - now),
+    };
+    if (claims.scope !== '') response.scope = claims.scope;
+    if (mac) {
+      response.mac_key = deriveMacKey(this.options.macSecret, jti);
+      response.mac_algorithm = 'hmac-sha-256';
+    }
+    return response;
+  }
+
+  async issueRefreshToken(client: Client, grant: Grant, scope: string[]): Promise<string> {
+    const { token, record } = this.newRefreshToken(client, grant, scope);
+    await this.options.refreshTokens.insert(record);
+    return token;
+  }
+
+  /** A refresh token and the record to store for it, without storing it (rotation stores it atomically). */
+  newRefreshToken(client: Client, grant: Grant, scope: string[]) {
+    const now = this.options.clock.now();
+    const token = randomToken('rt_');
+    return {
+      token,
+      record: {
+        hash: sha256(token),
+        grantId: grant.id,
+        clientId: client.id,
+        userId: grant.userId,
+        scope,
+        createdAt: now,
+        expiresAt: earliest(now + this.options.refreshTokenTtl, grant.expiresAt),
+        retiredAt: null,
+      },
+    };
+  }
+}

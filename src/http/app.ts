@@ -1,0 +1,92 @@
+import formBody from '@fastify/formbody';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { GatehouseConfig } from '../config.js';
+import type { KeyRing } from '../core/key-ring.js';
+import type { Storage } from '../core/ports.js';
+import type { TokenEndpoint } from '../core/token-endpoint.js';
+import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
+import { registerJwksRoute } from './oauth/jwks-route.js';
+import { registerMetadataRoute } from './oauth/metadata-route.js';
+import { oauthErrorHandler } from './oauth/oauth-errors.js';
+import { registerTokenRoute } from './oauth/token-route.js';
+
+export interface AppDependencies {
+  config: GatehouseConfig;
+  storage: Storage & StoreHealth;
+  keyRing: KeyRing;
+  tokenEndpoint: TokenEndpoint;
+  /** TLS key and certificate; absent only behind a trusted TLS-terminating proxy. */
+  tls?: { key: string; cert: string };
+  logger?: FastifyServerOptions['logger'];
+}
+
+// Every request and response header that can carry a credential is kept out of the logs.
+const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'res.headers["set-cookie"]',
+  'res.headers.location',
+];
+
+export function loggerOptions(level: string): FastifyServerOptions['logger'] {
+  return { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
+}
+
+/** Builds the Fastify application; the caller listens. */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config } = deps;
+  const app = Fastify({
+    ...(deps.tls ? { https: { key: deps.tls.key, cert: deps.tls.cert } } : {}),
+    logger: deps.logger ?? loggerOptions(config.logLevel),
+    bodyLimit: config.bodyLimitBytes,
+    trustProxy: config.trustProxy,
+    // One structured line per request is written by the onResponse hook below instead.
+    logController: new LogController({ disableRequestLogging: true }),
+    requestIdHeader: 'x-request-id',
+    return503OnClosing: true,
+  }) as unknown as FastifyInstance;
+
+  app.addHook('onRequest', async function securityHeaders(_request, reply) {
+    // HTTPS always (design decision 8), also behind a proxy.
+    reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+  });
+  app.addHook('onResponse', async function accessLog(request, reply) {
+    request.log.info(
+      {
+        method: request.method,
+        path: request.routeOptions.url ?? 'unmatched',
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
+  });
+
+  await app.register(
+    async function oauthEndpoints(oauth) {
+      await oauth.register(formBody);
+      oauth.setErrorHandler(oauthErrorHandler);
+      registerTokenRoute(oauth, deps.tokenEndpoint);
+      registerJwksRoute(oauth, deps.keyRing);
+      registerMetadataRoute(oauth, deps.storage.scopes, {
+        issuer: config.issuer,
+        grantTypes: deps.tokenEndpoint.grantTypes,
+        allowPlainPkce: config.allowPlainPkce,
+      });
+    },
+    { prefix: config.basePath },
+  );
+  await app.register(
+    async function operations(ops) {
+      registerHealthRoutes(ops, deps.storage);
+    },
+    { prefix: config.basePath },
+  );
+
+  app.setNotFoundHandler(function notFound(_request, reply) {
+    reply.code(404).send({ error: 'not_found', error_description: 'no such endpoint' });
+  });
+  return app;
+}

@@ -1,0 +1,27 @@
+import type { FastifyInstance } from 'fastify';
+export interface StoreHealth {
+  ping(): Promise<void>;
+  pendingMigrations(): Promise<string[]>;
+}
+
+/** /healthz: the process answers. /readyz: the store answers and its schema is current. */
+export function registerHealthRoutes(app: FastifyInstance, storage: StoreHealth): void {
+  app.get('/healthz', async function healthz() {
+    return { status: 'ok' };
+  });
+  app.get('/readyz', async function readyz(request, reply) {
+    try {
+      await storage.ping();
+      const pending = await storage.pendingMigrations();
+      if (pending.length > 0) {
+        reply.code(503);
+        return { status: 'unavailable', reason: 'migrations pending' };
+      }
+      return { status: 'ok' };
+    } catch (err) {
+      request.log.warn({ err }, 'store unreachable');
+      reply.code(503);
+      return { status: 'unavailable', reason: 'store unreachable' };
+    }
+  });
+}

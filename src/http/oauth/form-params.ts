@@ -1,0 +1,31 @@
+import { invalidRequest, OAuthError } from '../../core/errors.js';
+
+export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
+
+/** The media type of a Content-Type header, lower-cased, without parameters. */
+export function mediaType(header: string | undefined): string | undefined {
+  return header?.split(';', 1)[0]?.trim().toLowerCase();
+}
+
+/** Refuses anything but a form body: 415, with the OAuth error body. */
+export function requireFormBody(contentType: string | undefined): void {
+  if (mediaType(contentType) !== FORM_CONTENT_TYPE) {
+    throw new OAuthError('invalid_request', `the body must be ${FORM_CONTENT_TYPE}`, 415);
+  }
+}
+
+/**
+ * Flattens a parsed form into single values. RFC 6749 §3.1/§3.2: parameters MUST NOT be included
+ * more than once, and the parser gives repeated keys as arrays, so an array is an error here.
+ */
+export function singleValuedParams(parsed: unknown): Record<string, string | undefined> {
+  const params: Record<string, string | undefined> = Object.create(null) as Record<string, string>;
+  if (parsed === undefined || parsed === null) return params;
+  for (const [key, value] of Object.entries(parsed as Record<string, unknown>)) {
+    if (Array.isArray(value)) throw invalidRequest(`parameter repeated: ${key.slice(0, 64)}`);
+    if (typeof value !== 'string') throw invalidRequest('malformed parameters');
+    // RFC 6749 §3.1: parameters sent without a value are treated as if omitted.
+    params[key] = value === '' ? undefined : value;
+  }
+  return params;
+}

@@ -1,0 +1,36 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { OAuthError } from '../../core/errors.js';
+
+/** A framework error (body too large, bad media type, bad JSON) as the OAuth error it amounts to. */
+export function toOAuthError(error: FastifyError | Error): OAuthError | undefined {
+  if (error instanceof OAuthError) return error;
+  const { code, statusCode } = error as FastifyError;
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+    return new OAuthError('invalid_request', 'request body too large', 413);
+  }
+  if (code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
+    return new OAuthError('invalid_request', 'unsupported content type', 415);
+  }
+  if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
+    return new OAuthError('invalid_request', 'malformed request', statusCode);
+  }
+  return undefined;
+}
+
+/** RFC 6749 §5.2 error responses for every OAuth endpoint; 5xx detail stays in the log. */
+export function oauthErrorHandler(
+  this: unknown,
+  error: FastifyError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  const oauthError = toOAuthError(error) ?? new OAuthError('server_error', 'internal error', 500);
+  if (oauthError.status >= 500) request.log.error({ err: error }, 'request failed');
+  reply.code(oauthError.status);
+  reply.header('content-type', 'application/json;charset=UTF-8');
+  reply.header('cache-control', 'no-store');
+  reply.header('pragma', 'no-cache');
+  if (oauthError.status === 401) reply.header('www-authenticate', 'Basic realm="gatehouse"');
+  if (oauthError.retryAfter !== undefined) reply.header('retry-after', String(oauthError.retryAfter));
+  return reply.send(JSON.stringify(oauthError.toJSON()));
+}

@@ -1,0 +1,19 @@
+/** Seconds since the epoch. Injected everywhere time matters so tests can move it. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = {
+  now: () => Math.floor(Date.now() / 1000),
+};
+
+/** A clock tests can move forward. */
+export class ManualClock implements Clock {
+  constructor(private current: number = Math.floor(Date.now() / 1000)) {}
+  now(): number {
+    return this.current;
+  }
+  advance(seconds: number): void {
+    this.current += seconds;
+  }
+}

@@ -1,0 +1,44 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+
+export interface SqliteOptions {
+  /** File path, or ':memory:'. */
+  filename: string;
+  /** FULL (default) survives power loss; NORMAL is faster and survives a process crash. */
+  synchronous?: 'FULL' | 'NORMAL';
+}
+
+/**
+ * Kysely's SQLite driver prepares every statement on every call. The queries Gatehouse runs are a
+ * small fixed set, so caching prepared statements by SQL text removes that cost from the hot path.
+ */
+function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
+  return {
+    close: () => db.close(),
+    prepare(sql: string): SqliteStatement {
+      let statement = cache.get(sql);
+      if (statement === undefined) {
+        statement = db.prepare(sql) as unknown as SqliteStatement;
+        cache.set(sql, statement);
+      }
+      return statement;
+    },
+  };
+}
+
+export function createSqliteDialect(options: SqliteOptions): {
+  dialect: SqliteDialect;
+  raw: BetterSqlite3.Database;
+} {
+  if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
+  const raw = new BetterSqlite3(options.filename);
+  raw.pragma('journal_mode = WAL');
+  raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+  raw.pragma('foreign_keys = ON');
+  // Another process (the CLI next to a running server) may hold the write lock briefly.
+  raw.pragma('busy_timeout = 5000');
+  return { dialect: new SqliteDialect({ database: withStatementCache(raw) }), raw };
+}

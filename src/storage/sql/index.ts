@@ -1,0 +1,101 @@
+import { join } from 'node:path';
+import { Kysely, Migrator, sql } from 'kysely';
+import type { Storage } from '../../core/ports.js';
+import { createPostgresDialect } from './dialects/postgres.js';
+import { createSqliteDialect } from './dialects/sqlite.js';
+import { migrationProvider } from './migrations/index.js';
+import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
+import { createClientRepository } from './repositories/clients.js';
+import { createGrantRepository } from './repositories/grants.js';
+import { createRefreshTokenRepository } from './repositories/refresh-tokens.js';
+import { createRevocationRepository } from './repositories/revocations.js';
+import { createScopeRepository } from './repositories/scopes.js';
+import { createUserRepository } from './repositories/users.js';
+import { createSigningKeyRepository } from './repositories/signing-keys.js';
+import { createThrottleRepository } from './repositories/throttle.js';
+import type { Database } from './schema.js';
+
+export interface SqlStorageOptions {
+  /** `postgres://…` selects PostgreSQL; anything else (or nothing) the SQLite file in `dataDir`. */
+  databaseUrl?: string;
+  dataDir: string;
+  /** PostgreSQL schema to use instead of `public`. */
+  schema?: string;
+  poolSize?: number;
+  sqliteSynchronous?: 'FULL' | 'NORMAL';
+}
+
+export interface SqlStorage extends Storage {
+  /** Applies pending migrations; returns the names applied. */
+  migrate(): Promise<string[]>;
+  /** Names of migrations not yet applied. */
+  pendingMigrations(): Promise<string[]>;
+  readonly db: Kysely<Database>;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function sqliteFilename(databaseUrl: string | undefined, dataDir: string): string {
+  if (databaseUrl === undefined || databaseUrl === '') return join(dataDir, 'gatehouse.db');
+  if (databaseUrl.startsWith('sqlite:')) return databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '');
+  throw new Error('unsupported database URL: use postgres://… or sqlite:PATH');
+}
+
+export function isPostgresUrl(url: string | undefined): boolean {
+  return url !== undefined && /^postgres(ql)?:\/\//.test(url);
+}
+
+export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
+  let db: Kysely<Database>;
+  let dialectName: Storage['dialect'];
+  if (isPostgresUrl(options.databaseUrl)) {
+    if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
+      throw new Error('schema name must be a lower-case SQL identifier');
+    }
+    const { dialect } = createPostgresDialect({
+      connectionString: options.databaseUrl as string,
+      schema: options.schema,
+      poolSize: options.poolSize,
+    });
+    db = new Kysely<Database>({ dialect });
+    dialectName = 'postgres';
+  } else {
+    const { dialect } = createSqliteDialect({
+      filename: sqliteFilename(options.databaseUrl, options.dataDir),
+      synchronous: options.sqliteSynchronous,
+    });
+    db = new Kysely<Database>({ dialect });
+    dialectName = 'sqlite';
+  }
+
+  const migrator = new Migrator({ db, provider: migrationProvider });
+
+  return {
+    dialect: dialectName,
+    db,
+    clients: createClientRepository(db),
+    users: createUserRepository(db),
+    scopes: createScopeRepository(db),
+    grants: createGrantRepository(db),
+    codes: createAuthorizationCodeRepository(db),
+    refreshTokens: createRefreshTokenRepository(db),
+    revocations: createRevocationRepository(db),
+    signingKeys: createSigningKeyRepository(db),
+    throttle: createThrottleRepository(db),
+    async ping() {
+      await sql`SELECT 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+    async migrate() {
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(String(error));
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async pendingMigrations() {
+      const all = await migrator.getMigrations();
+      return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+    },
+  };
+}

@@ -1,0 +1,52 @@
+import type { Kysely } from 'kysely';
+import type { Grant } from '../../../core/model.js';
+import type { GrantStore } from '../../../core/ports.js';
+import type { Database } from '../schema.js';
+import { grantFromRow, grantToRow } from './mappers.js';
+
+export function createGrantRepository(db: Kysely<Database>): GrantStore {
+  return {
+    async insert(grant: Grant) {
+      await db.insertInto('grants').values(grantToRow(grant)).execute();
+    },
+    async get(id: string) {
+      const row = await db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
+      return row && grantFromRow(row);
+    },
+    async listByUser(userId: string) {
+      const rows = await db
+        .selectFrom('grants')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .orderBy('created_at', 'desc')
+        .execute();
+      return rows.map(grantFromRow);
+    },
+    async listByClient(clientId: string) {
+      const rows = await db
+        .selectFrom('grants')
+        .selectAll()
+        .where('client_id', '=', clientId)
+        .orderBy('created_at', 'desc')
+        .execute();
+      return rows.map(grantFromRow);
+    },
+    async revoke(id: string, at: number) {
+      return db.transaction().execute(async (trx) => {
+        const result = await trx
+          .updateTable('grants')
+          .set({ revoked_at: at })
+          .where('id', '=', id)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst();
+        await trx
+          .updateTable('refresh_tokens')
+          .set({ retired_at: at })
+          .where('grant_id', '=', id)
+          .where('retired_at', 'is', null)
+          .execute();
+        return result.numUpdatedRows > 0n;
+      });
+    },
+  };
+}

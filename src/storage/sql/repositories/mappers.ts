@@ -1,0 +1,151 @@
+import type {
+  AuthorizationCode,
+  Client,
+  Grant,
+  GrantType,
+  RefreshToken,
+  SigningKeyRecord,
+  TokenType,
+  User,
+} from '../../../core/model.js';
+import type {
+  AuthorizationCodesTable,
+  ClientsTable,
+  GrantsTable,
+  RefreshTokensTable,
+  SigningKeysTable,
+  UsersTable,
+} from '../schema.js';
+
+const splitScope = (value: string): string[] => (value === '' ? [] : value.split(' '));
+const joinScope = (scope: readonly string[]): string => scope.join(' ');
+
+export const clientFromRow = (row: ClientsTable): Client => ({
+  id: row.id,
+  name: row.name,
+  secretHash: row.secret_hash,
+  redirectUris: JSON.parse(row.redirect_uris) as string[],
+  grantTypes: JSON.parse(row.grant_types) as GrantType[],
+  scopes: splitScope(row.scopes),
+  tokenType: row.token_type as TokenType,
+  isPublic: row.is_public === 1,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export const clientToRow = (client: Client): ClientsTable => ({
+  id: client.id,
+  name: client.name,
+  secret_hash: client.secretHash,
+  redirect_uris: JSON.stringify(client.redirectUris),
+  grant_types: JSON.stringify(client.grantTypes),
+  scopes: joinScope(client.scopes),
+  token_type: client.tokenType,
+  is_public: client.isPublic ? 1 : 0,
+  created_at: client.createdAt,
+  updated_at: client.updatedAt,
+});
+
+export const userFromRow = (row: UsersTable): User => ({
+  id: row.id,
+  username: row.username,
+  passwordHash: row.password_hash,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+export const userToRow = (user: User): UsersTable => ({
+  id: user.id,
+  username: user.username,
+  password_hash: user.passwordHash,
+  created_at: user.createdAt,
+  updated_at: user.updatedAt,
+});
+
+export const grantFromRow = (row: GrantsTable): Grant => ({
+  id: row.id,
+  clientId: row.client_id,
+  userId: row.user_id,
+  scope: splitScope(row.scope),
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  revokedAt: row.revoked_at,
+});
+
+export const grantToRow = (grant: Grant): GrantsTable => ({
+  id: grant.id,
+  client_id: grant.clientId,
+  user_id: grant.userId,
+  scope: joinScope(grant.scope),
+  created_at: grant.createdAt,
+  expires_at: grant.expiresAt,
+  revoked_at: grant.revokedAt,
+});
+
+export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => ({
+  hash: row.hash,
+  clientId: row.client_id,
+  userId: row.user_id,
+  grantId: row.grant_id,
+  redirectUri: row.redirect_uri,
+  scope: splitScope(row.scope),
+  codeChallenge: row.code_challenge,
+  codeChallengeMethod: row.code_challenge_method as AuthorizationCode['codeChallengeMethod'],
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  consumedAt: row.consumed_at,
+});
+
+export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => ({
+  hash: code.hash,
+  client_id: code.clientId,
+  user_id: code.userId,
+  grant_id: code.grantId,
+  redirect_uri: code.redirectUri,
+  scope: joinScope(code.scope),
+  code_challenge: code.codeChallenge,
+  code_challenge_method: code.codeChallengeMethod,
+  created_at: code.createdAt,
+  expires_at: code.expiresAt,
+  consumed_at: code.consumedAt,
+});
+
+export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
+  hash: row.hash,
+  grantId: row.grant_id,
+  clientId: row.client_id,
+  userId: row.user_id,
+  scope: splitScope(row.scope),
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+  retiredAt: row.retired_at,
+});
+
+export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
+  hash: token.hash,
+  grant_id: token.grantId,
+  client_id: token.clientId,
+  user_id: token.userId,
+  scope: joinScope(token.scope),
+  created_at: token.createdAt,
+  expires_at: token.expiresAt,
+  retired_at: token.retiredAt,
+});
+
+export const signingKeyFromRow = (row: SigningKeysTable): SigningKeyRecord => ({
+  kid: row.kid,
+  alg: row.alg as SigningKeyRecord['alg'],
+  publicJwk: JSON.parse(row.public_jwk) as Record<string, string>,
+  privateKeySealed: row.private_key_sealed,
+  createdAt: row.created_at,
+  retiredAt: row.retired_at,
+});
+
+export const signingKeyToRow = (key: SigningKeyRecord): SigningKeysTable => ({
+  kid: key.kid,
+  alg: key.alg,
+  public_jwk: JSON.stringify(key.publicJwk),
+  private_key_sealed: key.privateKeySealed,
+  created_at: key.createdAt,
+  retired_at: key.retiredAt,
+});

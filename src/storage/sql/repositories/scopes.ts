@@ -1,0 +1,47 @@
+import type { Kysely } from 'kysely';
+import type { Scope } from '../../../core/model.js';
+import type { ScopeStore } from '../../../core/ports.js';
+import type { Database, ScopesTable } from '../schema.js';
+
+const fromRow = (row: ScopesTable): Scope => ({
+  name: row.name,
+  description: row.description,
+  createdAt: row.created_at,
+});
+const toRow = (scope: Scope): ScopesTable => ({
+  name: scope.name,
+  description: scope.description,
+  created_at: scope.createdAt,
+});
+
+export function createScopeRepository(db: Kysely<Database>): ScopeStore {
+  return {
+    async ensure(scopes: Scope[]) {
+      if (scopes.length === 0) return;
+      await db
+        .insertInto('scopes')
+        .values(scopes.map(toRow))
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+    },
+    async upsert(scope: Scope) {
+      await db
+        .insertInto('scopes')
+        .values(toRow(scope))
+        .onConflict((oc) => oc.column('name').doUpdateSet({ description: scope.description }))
+        .execute();
+    },
+    async get(name: string) {
+      const row = await db.selectFrom('scopes').selectAll().where('name', '=', name).executeTakeFirst();
+      return row && fromRow(row);
+    },
+    async list() {
+      const rows = await db.selectFrom('scopes').selectAll().orderBy('name').execute();
+      return rows.map(fromRow);
+    },
+    async delete(name: string) {
+      const result = await db.deleteFrom('scopes').where('name', '=', name).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+  };
+}

@@ -1,0 +1,98 @@
+import type { Kysely, Transaction } from 'kysely';
+
+/** Table shapes as stored. Times are epoch seconds (BIGINT); lists are JSON text; scopes space-delimited. */
+export interface ClientsTable {
+  id: string;
+  name: string;
+  secret_hash: string | null;
+  redirect_uris: string;
+  grant_types: string;
+  scopes: string;
+  token_type: string;
+  is_public: number;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UsersTable {
+  id: string;
+  username: string;
+  password_hash: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ScopesTable {
+  name: string;
+  description: string;
+  created_at: number;
+}
+
+export interface GrantsTable {
+  id: string;
+  client_id: string;
+  user_id: string;
+  scope: string;
+  created_at: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface AuthorizationCodesTable {
+  hash: string;
+  client_id: string;
+  user_id: string;
+  grant_id: string;
+  redirect_uri: string;
+  scope: string;
+  code_challenge: string | null;
+  code_challenge_method: string | null;
+  created_at: number;
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+export interface RefreshTokensTable {
+  hash: string;
+  grant_id: string;
+  client_id: string;
+  user_id: string;
+  scope: string;
+  created_at: number;
+  expires_at: number | null;
+  retired_at: number | null;
+}
+
+export interface RevokedAccessTokensTable {
+  jti: string;
+  expires_at: number;
+}
+
+export interface SigningKeysTable {
+  kid: string;
+  alg: string;
+  public_jwk: string;
+  private_key_sealed: string;
+  created_at: number;
+  retired_at: number | null;
+}
+
+export interface ThrottleTable {
+  key: string;
+  count: number;
+  reset_at: number;
+}
+
+export interface Database {
+  clients: ClientsTable;
+  users: UsersTable;
+  scopes: ScopesTable;
+  grants: GrantsTable;
+  authorization_codes: AuthorizationCodesTable;
+  refresh_tokens: RefreshTokensTable;
+  revoked_access_tokens: RevokedAccessTokensTable;
+  signing_keys: SigningKeysTable;
+  throttle: ThrottleTable;
+}
+
+export type Db = Kysely<Database> | Transaction<Database>;

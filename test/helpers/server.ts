@@ -1,0 +1,110 @@
+import { randomUUID } from 'node:crypto';
+import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
+import { loadConfig, type ConfigInput } from '../../src/config.js';
+import { createClient, type ClientInput } from '../../src/core/client-registry.js';
+import type { Client, Grant, User } from '../../src/core/model.js';
+import { createUser } from '../../src/core/user-registry.js';
+import { ManualClock } from '../../src/shared/clock.js';
+import { randomToken, sha256 } from '../../src/shared/crypto.js';
+import { createTestStore, type Backend, type TestStore } from './backends.js';
+import { HttpsClient } from './https-client.js';
+
+export interface TestServer {
+  gatehouse: Gatehouse;
+  store: TestStore;
+  clock: ManualClock;
+  http: HttpsClient;
+  url: string;
+  ca: string;
+  /** Registers a client; returns it with its one-time secret. */
+  client(input: Partial<ClientInput> & { name?: string }): Promise<{ client: Client; secret: string }>;
+  user(username?: string, password?: string): Promise<{ user: User; password: string }>;
+  /** Stores a grant and an authorization code for it, as /authorize would. */
+  seedCode(options: {
+    client: Client;
+    user: User;
+    redirectUri?: string;
+    scope?: string[];
+    codeChallenge?: string;
+    codeChallengeMethod?: 'S256' | 'plain';
+    grantExpiresAt?: number | null;
+  }): Promise<{ code: string; grant: Grant }>;
+  close(): Promise<void>;
+}
+
+/** Starts a real Gatehouse over HTTPS on a free port, on a fresh store, with a clock the test moves. */
+export async function startTestServer(backend: Backend, overrides: ConfigInput = {}): Promise<TestServer> {
+  const store = await createTestStore(backend);
+  const clock = new ManualClock();
+  const config = loadConfig(
+    {
+      dataDir: store.dataDir,
+      databaseUrl: store.databaseUrl,
+      port: 0,
+      host: '127.0.0.1',
+      issuer: 'https://gatehouse.test',
+      secret: Buffer.alloc(32, 7),
+      logLevel: 'silent',
+      ...overrides,
+    },
+    {},
+  );
+  const gatehouse = await createGatehouse(config, { clock, storage: store.storage });
+  const url = await gatehouse.listen();
+  const ca = gatehouse.tls?.cert ?? '';
+  const http = new HttpsClient(url.replace('localhost', '127.0.0.1'), ca);
+  const storage = store.storage;
+  return {
+    gatehouse,
+    store,
+    clock,
+    http,
+    url,
+    ca,
+    async client(input) {
+      const { client, secret } = await createClient(storage, clock, {
+        name: input.name ?? 'test client',
+        ...input,
+      });
+      return { client, secret: secret ?? '' };
+    },
+    async user(username = `user-${randomUUID().slice(0, 8)}`, password = 'correct horse battery') {
+      const user = await createUser(storage, clock, { username, password });
+      return { user, password };
+    },
+    async seedCode(options) {
+      const now = clock.now();
+      const scope = options.scope ?? options.client.scopes;
+      const grant: Grant = {
+        id: randomUUID(),
+        clientId: options.client.id,
+        userId: options.user.id,
+        scope,
+        createdAt: now,
+        expiresAt: options.grantExpiresAt ?? null,
+        revokedAt: null,
+      };
+      await storage.grants.insert(grant);
+      const code = randomToken('ac_');
+      await storage.codes.insert({
+        hash: sha256(code),
+        clientId: options.client.id,
+        userId: options.user.id,
+        grantId: grant.id,
+        redirectUri: options.redirectUri ?? options.client.redirectUris[0] ?? '',
+        scope,
+        codeChallenge: options.codeChallenge ?? null,
+        codeChallengeMethod: options.codeChallengeMethod ?? null,
+        createdAt: now,
+        expiresAt: now + config.authorizationCodeTtl,
+        consumedAt: null,
+      });
+      return { code, grant };
+    },
+    async close() {
+      http.close();
+      await gatehouse.app.close();
+      await store.cleanup();
+    },
+  };
+}
