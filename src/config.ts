@@ -34,6 +34,10 @@ export interface GatehouseConfig {
   retiredKeyRetentionSeconds: number;
   keyRefreshIntervalSeconds: number;
   logLevel: string;
+  /** Shown on the browser pages. */
+  productName: string;
+  /** URL or path of a logo shown on the browser pages; none by default. */
+  logoUrl: string | undefined;
 }
 
 export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret'>> & { secret?: Buffer | string };
@@ -115,5 +119,7 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * 86400,
     keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 10,
     logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',
+    productName: input.productName ?? env.GATEHOUSE_PRODUCT_NAME ?? 'Gatehouse',
+    logoUrl: input.logoUrl ?? env.GATEHOUSE_LOGO_URL,
   };
 }

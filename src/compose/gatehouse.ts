@@ -98,6 +98,9 @@ export async function createGatehouse(
     storage,
     keyRing,
     tokenEndpoint,
+    issuer,
+    clock,
+    serverKeys: keys,
     tls: tls && { key: tls.key, cert: tls.cert },
     logger: options.logger,
   });

@@ -4,6 +4,8 @@ import type { GatehouseConfig } from '../config.js';
 import type { KeyRing } from '../core/key-ring.js';
 import type { Storage } from '../core/ports.js';
 import type { TokenEndpoint } from '../core/token-endpoint.js';
+import type { TokenIssuer } from '../core/token-issuer.js';
+import type { Clock } from '../shared/clock.js';
 import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute } from './oauth/metadata-route.js';
@@ -15,6 +17,10 @@ export interface AppDependencies {
   storage: Storage & StoreHealth;
   keyRing: KeyRing;
   tokenEndpoint: TokenEndpoint;
+  issuer: TokenIssuer;
+  clock: Clock;
+  /** Purpose-bound keys derived from the server secret (see compose/gatehouse.ts). */
+  serverKeys: { keyEncryptionKey: Buffer; macSecret: Buffer; cookieSecret: Buffer };
   /** TLS key and certificate; absent only behind a trusted TLS-terminating proxy. */
   tls?: { key: string; cert: string };
   logger?: FastifyServerOptions['logger'];
