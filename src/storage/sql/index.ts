@@ -68,7 +68,22 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     dialectName = 'sqlite';
   }
 
-  const migrator = new Migrator({ db, provider: migrationProvider });
+  // Kysely looks for its migration tables in every schema it can see unless told which one, so a store
+  // beside another schema's Gatehouse would take that one's tables for its own: pin the migration tables
+  // to the schema this store writes to (the search_path's first, however it was set).
+  let migratorPromise: Promise<Migrator> | undefined;
+  const migrator = () =>
+    (migratorPromise ??= (async () => {
+      let migrationTableSchema: string | undefined;
+      if (dialectName === 'postgres') {
+        const { rows } = await sql<{ schema: string | null }>`SELECT current_schema() AS schema`.execute(db);
+        migrationTableSchema = rows[0]?.schema ?? undefined;
+      }
+      return new Migrator({ db, provider: migrationProvider, migrationTableSchema });
+    })().catch((error: unknown) => {
+      migratorPromise = undefined; // an unreachable store is tried again next time
+      throw error;
+    }));
 
   return {
     dialect: dialectName,
@@ -89,12 +104,12 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       await db.destroy();
     },
     async migrate() {
-      const { error, results } = await migrator.migrateToLatest();
+      const { error, results } = await (await migrator()).migrateToLatest();
       if (error) throw error instanceof Error ? error : new Error(String(error));
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
     async pendingMigrations() {
-      const all = await migrator.getMigrations();
+      const all = await (await migrator()).getMigrations();
       return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
     },
   };
