@@ -82,6 +82,14 @@ export interface RefreshToken {
   retiredAt: number | null;
 }
 
+/** A signed-in browser. The cookie holds a random id; only its SHA-256 is stored. */
+export interface BrowserSession {
+  hash: string;
+  userId: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
 export interface SigningKeyRecord {
   kid: string;
   alg: 'ES256' | 'EdDSA';

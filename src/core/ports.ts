@@ -1,5 +1,6 @@
 import type {
   AuthorizationCode,
+  BrowserSession,
   Client,
   Grant,
   RefreshToken,
@@ -93,6 +94,15 @@ export interface ThrottleStore {
   reset(key: string): Promise<void>;
 }
 
+export interface BrowserSessionStore {
+  insert(session: BrowserSession): Promise<void>;
+  /** The session, only while it has not expired at `at`. */
+  get(hash: string, at: number): Promise<BrowserSession | undefined>;
+  delete(hash: string): Promise<boolean>;
+  /** Deletes up to `limit` sessions that expired at or before `at`; returns how many. */
+  purgeExpired(at: number, limit: number): Promise<number>;
+}
+
 export interface Storage {
   readonly dialect: 'sqlite' | 'postgres';
   readonly clients: ClientStore;
@@ -104,6 +114,7 @@ export interface Storage {
   readonly revocations: RevocationStore;
   readonly signingKeys: SigningKeyStore;
   readonly throttle: ThrottleStore;
+  readonly browserSessions: BrowserSessionStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -5,6 +5,7 @@ import { createPostgresDialect } from './dialects/postgres.js';
 import { createSqliteDialect } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
+import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
 import { createRefreshTokenRepository } from './repositories/refresh-tokens.js';
@@ -97,6 +98,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     revocations: createRevocationRepository(db),
     signingKeys: createSigningKeyRepository(db),
     throttle: createThrottleRepository(db),
+    browserSessions: createBrowserSessionRepository(db),
     async ping() {
       await sql`SELECT 1`.execute(db);
     },

@@ -83,6 +83,13 @@ export interface ThrottleTable {
   reset_at: number;
 }
 
+export interface BrowserSessionsTable {
+  hash: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -93,6 +100,7 @@ export interface Database {
   revoked_access_tokens: RevokedAccessTokensTable;
   signing_keys: SigningKeysTable;
   throttle: ThrottleTable;
+  browser_sessions: BrowserSessionsTable;
 }
 
 export type Db = Kysely<Database> | Transaction<Database>;

@@ -1,0 +1,50 @@
+import type { Kysely } from 'kysely';
+import type { BrowserSession } from '../../../core/model.js';
+import type { BrowserSessionStore } from '../../../core/ports.js';
+import type { BrowserSessionsTable, Database } from '../schema.js';
+
+const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
+  hash: row.hash,
+  userId: row.user_id,
+  createdAt: row.created_at,
+  expiresAt: row.expires_at,
+});
+
+export function createBrowserSessionRepository(db: Kysely<Database>): BrowserSessionStore {
+  return {
+    async insert(session: BrowserSession) {
+      await db
+        .insertInto('browser_sessions')
+        .values({
+          hash: session.hash,
+          user_id: session.userId,
+          created_at: session.createdAt,
+          expires_at: session.expiresAt,
+        })
+        .execute();
+    },
+    async get(hash: string, at: number) {
+      const row = await db
+        .selectFrom('browser_sessions')
+        .selectAll()
+        .where('hash', '=', hash)
+        .where('expires_at', '>', at)
+        .executeTakeFirst();
+      return row && fromRow(row);
+    },
+    async delete(hash: string) {
+      const result = await db.deleteFrom('browser_sessions').where('hash', '=', hash).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+    async purgeExpired(at: number, limit: number) {
+      // Small batches by primary key, so a purge never holds a long lock (operations floor).
+      const expired = db
+        .selectFrom('browser_sessions')
+        .select('hash')
+        .where('expires_at', '<=', at)
+        .limit(limit);
+      const result = await db.deleteFrom('browser_sessions').where('hash', 'in', expired).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+  };
+}
