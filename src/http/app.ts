@@ -11,6 +11,8 @@ import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
 import { registerTokenRoute } from './oauth/token-route.js';
+import { createTokenServices } from '../core/token-services.js';
+import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
 
 export interface AppDependencies {
   config: GatehouseConfig;
@@ -70,16 +72,25 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     );
   });
 
+  const tokenServices = createTokenServices({
+    keyRing: deps.keyRing,
+    storage: deps.storage,
+    clock: deps.clock,
+    issuer: config.issuer,
+    macSecret: deps.serverKeys.macSecret,
+  });
   await app.register(
     async function oauthEndpoints(oauth) {
       await oauth.register(formBody);
       oauth.setErrorHandler(oauthErrorHandler);
       registerTokenRoute(oauth, deps.tokenEndpoint);
       registerJwksRoute(oauth, deps.keyRing);
+      registerTokenManagementRoutes(oauth, deps.storage.clients, tokenServices);
       registerMetadataRoute(oauth, deps.storage.scopes, {
         issuer: config.issuer,
         grantTypes: deps.tokenEndpoint.grantTypes,
         allowPlainPkce: config.allowPlainPkce,
+        extraEndpoints: { ...tokenManagementEndpoints(config.issuer) },
       });
     },
     { prefix: config.basePath },

@@ -1,0 +1,36 @@
+import type { FastifyInstance } from 'fastify';
+import { authenticateClient } from '../../core/client-auth.js';
+import type { ClientStore } from '../../core/ports.js';
+import { invalidClient, invalidRequest } from '../../core/errors.js';
+import type { TokenIntrospector } from '../../core/token-introspection.js';
+import { requireFormBody, singleValuedParams } from './form-params.js';
+
+/** POST /introspect (RFC 7662). */
+export function registerIntrospectRoute(
+  app: FastifyInstance,
+  clients: ClientStore,
+  introspector: TokenIntrospector,
+): void {
+  app.post('/introspect', async function introspect(request, reply) {
+    requireFormBody(request.headers['content-type']);
+    const params = singleValuedParams(request.body);
+    const { client } = await authenticateClient(
+      {
+        authorization: request.headers.authorization,
+        clientId: params.client_id,
+        clientSecret: params.client_secret,
+      },
+      clients,
+    );
+    // RFC 7662 §2.1 requires the caller to be authorized; a public client proves nothing about itself,
+    // and answering it would let anyone probe tokens (§4).
+    if (client.isPublic) throw invalidClient('public clients may not use introspection');
+    const token = params.token;
+    if (token === undefined) throw invalidRequest('token is required');
+    const response = await introspector.introspect(token, params.token_type_hint, client);
+    reply.header('content-type', 'application/json;charset=UTF-8');
+    reply.header('cache-control', 'no-store');
+    reply.header('pragma', 'no-cache');
+    return JSON.stringify(response);
+  });
+}
