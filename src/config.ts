@@ -27,6 +27,10 @@ export interface GatehouseConfig {
   refreshReuseGraceSeconds: number;
   allowPlainPkce: boolean;
   bodyLimitBytes: number;
+  /** Accept an access token in the `access_token` query parameter (RFC 6750 §2.3); off by default. */
+  allowAccessTokenInQuery: boolean;
+  /** How far a MAC request's timestamp may be from the server's clock, in seconds (either way). */
+  macTimestampWindowSeconds: number;
   /** Failed password attempts allowed per user name, and per client, inside the window. */
   passwordFailuresPerUsername: number;
   passwordFailuresPerClient: number;
@@ -113,6 +117,10 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     refreshReuseGraceSeconds: input.refreshReuseGraceSeconds ?? 5,
     allowPlainPkce: input.allowPlainPkce ?? env.GATEHOUSE_ALLOW_PLAIN_PKCE === 'true',
     bodyLimitBytes: input.bodyLimitBytes ?? 16 * 1024,
+    allowAccessTokenInQuery:
+      input.allowAccessTokenInQuery ?? env.GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY === 'true',
+    macTimestampWindowSeconds:
+      input.macTimestampWindowSeconds ?? integer(env.GATEHOUSE_MAC_TIMESTAMP_WINDOW) ?? 300,
     passwordFailuresPerUsername: input.passwordFailuresPerUsername ?? 5,
     passwordFailuresPerClient: input.passwordFailuresPerClient ?? 100,
     passwordFailureWindowSeconds: input.passwordFailureWindowSeconds ?? 900,

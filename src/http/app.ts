@@ -82,6 +82,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(
     async function oauthEndpoints(oauth) {
       await oauth.register(formBody);
+      // RFC 6749 §3.2 / RFC 7009 / RFC 7662: these endpoints take forms only. Without Fastify's JSON
+      // parser a JSON body is refused as a media type (415) instead of parsed and failing as 400.
+      oauth.removeContentTypeParser(['application/json', 'text/plain']);
       oauth.setErrorHandler(oauthErrorHandler);
       registerTokenRoute(oauth, deps.tokenEndpoint);
       registerJwksRoute(oauth, deps.keyRing);

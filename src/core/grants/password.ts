@@ -4,16 +4,30 @@ import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
 import { parseScope, resolveScope } from '../scopes.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
 
-/** Throws 429 while either counter is over its limit, before any password is checked. */
+/** Throws 429 while the counter is over its limit, before any password is checked. */
 async function refuseWhileThrottled(
-  keys: { key: string; limit: number }[],
+  key: string,
+  limit: number,
   { storage, clock }: GrantContext,
 ): Promise<void> {
   const now = clock.now();
-  for (const { key, limit } of keys) {
-    const { count, resetAt } = await storage.throttle.peek(key, now);
-    if (count >= limit) throw tooManyAttempts(Math.max(1, resetAt - now));
-  }
+  const { count, resetAt } = await storage.throttle.peek(key, now);
+  if (count >= limit) throw tooManyAttempts(Math.max(1, resetAt - now));
+}
+
+/**
+ * Counts this attempt against the user name before its password is checked, and refuses it when it
+ * is over the limit. Counting first, in one atomic upsert, is what makes the limit hold under
+ * concurrency: a burst of parallel guesses would all pass a look-then-count check at once.
+ */
+async function reserveAttempt(
+  key: string,
+  limit: number,
+  { storage, clock, policy }: GrantContext,
+): Promise<void> {
+  const now = clock.now();
+  const { count, resetAt } = await storage.throttle.hit(key, policy.passwordFailureWindowSeconds, now);
+  if (count > limit) throw tooManyAttempts(Math.max(1, resetAt - now));
 }
 
 /** RFC 6749 §4.3, for trusted clients only (the client must be registered for it). */
@@ -29,19 +43,14 @@ export const passwordGrant = {
 
     const userKey = `password:user:${username.toLowerCase()}`;
     const clientKey = `password:client:${client.id}`;
-    await refuseWhileThrottled(
-      [
-        { key: userKey, limit: policy.passwordFailuresPerUsername },
-        { key: clientKey, limit: policy.passwordFailuresPerClient },
-      ],
-      context,
-    );
+    // The per-client counter only counts failures (a busy trusted client logs many users in); the
+    // per-user-name one counts every attempt and is reset by a success.
+    await refuseWhileThrottled(clientKey, policy.passwordFailuresPerClient, context);
+    await reserveAttempt(userKey, policy.passwordFailuresPerUsername, context);
 
     const user = await storage.users.getByUsername(username);
     if (!(await verifyPassword(user?.passwordHash, password)) || user === undefined) {
-      const now = clock.now();
-      await storage.throttle.hit(userKey, policy.passwordFailureWindowSeconds, now);
-      await storage.throttle.hit(clientKey, policy.passwordFailureWindowSeconds, now);
+      await storage.throttle.hit(clientKey, policy.passwordFailureWindowSeconds, clock.now());
       // Design decision 1: the seed answers a wrong user name or password with 401.
       throw invalidGrant('wrong user name or password', 401);
     }
