@@ -42,6 +42,10 @@ export interface GatehouseConfig {
   productName: string;
   /** URL or path of a logo shown on the browser pages; none by default. */
   logoUrl: string | undefined;
+  /** Seconds between automatic purges of dead rows (plus jitter); 0 turns the purge off. */
+  purgeIntervalSeconds: number;
+  /** Rows deleted per purge statement. */
+  purgeBatchSize: number;
 }
 
 export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret'>> & { secret?: Buffer | string };
@@ -129,5 +133,7 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',
     productName: input.productName ?? env.GATEHOUSE_PRODUCT_NAME ?? 'Gatehouse',
     logoUrl: input.logoUrl ?? env.GATEHOUSE_LOGO_URL,
+    purgeIntervalSeconds: input.purgeIntervalSeconds ?? integer(env.GATEHOUSE_PURGE_INTERVAL) ?? 30,
+    purgeBatchSize: input.purgeBatchSize ?? integer(env.GATEHOUSE_PURGE_BATCH_SIZE) ?? 500,
   };
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
 import { KeyRing } from '../core/key-ring.js';
 import type { Scope } from '../core/model.js';
+import { DEFAULT_PURGE_POLICY, Purger, PurgeScheduler } from '../core/purge.js';
 import { TokenEndpoint } from '../core/token-endpoint.js';
 import { TokenIssuer } from '../core/token-issuer.js';
 import { buildApp } from '../http/app.js';
@@ -32,6 +33,8 @@ export interface Gatehouse {
   app: FastifyInstance;
   storage: SqlStorage;
   keyRing: KeyRing;
+  /** Deletes dead rows; runs on a timer once listening (config.purgeIntervalSeconds). */
+  purger: Purger;
   tls: TlsFiles | undefined;
   config: GatehouseConfig;
   /** Starts listening; returns the bound URL. */
@@ -105,14 +108,35 @@ export async function createGatehouse(
     logger: options.logger,
   });
 
+  const purgeObserver = {
+    failed: (err: unknown) => app.log.warn({ err }, 'purge failed; retrying at the next interval'),
+  };
+  const purger = new Purger(
+    storage.purge,
+    clock,
+    { ...DEFAULT_PURGE_POLICY, batchSize: config.purgeBatchSize, accessTokenTtl: config.accessTokenTtl },
+    purgeObserver,
+  );
+  const purgeScheduler = new PurgeScheduler(
+    purger,
+    { intervalSeconds: config.purgeIntervalSeconds },
+    purgeObserver,
+  );
+  // Stopped (waiting for a batch in progress) before the store is closed.
+  app.addHook('onClose', async function stopPurging() {
+    await purgeScheduler.stop();
+  });
+
   return {
     app,
     storage,
     keyRing,
+    purger,
     tls,
     config,
     async listen() {
       await app.listen({ port: config.port, host: config.host });
+      purgeScheduler.start();
       const address = app.server.address();
       const port = typeof address === 'object' && address !== null ? address.port : config.port;
       return `${tls ? 'https' : 'http'}://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}${config.basePath}`;

@@ -103,6 +103,27 @@ export interface BrowserSessionStore {
   purgeExpired(at: number, limit: number): Promise<number>;
 }
 
+/** The times before which rows are dead, computed by core/purge.ts from the policy. */
+export interface PurgeCutoffs {
+  /** Codes, refresh tokens, sessions, nonces and throttle windows that expired at or before this are dead. */
+  now: number;
+  /** Revoked access-token ids whose token expired before this (clock leeway for resource servers). */
+  revokedAccessTokensExpiredBefore: number;
+  /** Grants revoked before this have no live access token left. */
+  grantsRevokedBefore: number;
+}
+
+/** Deletes dead rows in small batches (operations floor). */
+export interface PurgeStore {
+  /** The tables purged, in the order to purge them: children before the grants they belong to. */
+  readonly tables: readonly string[];
+  /**
+   * Deletes at most `limit` dead rows of `table` in one statement and returns how many. Concurrent
+   * callers (other processes) never work on the same rows at once.
+   */
+  purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<number>;
+}
+
 export interface Storage {
   readonly dialect: 'sqlite' | 'postgres';
   readonly clients: ClientStore;
@@ -115,6 +136,7 @@ export interface Storage {
   readonly signingKeys: SigningKeyStore;
   readonly throttle: ThrottleStore;
   readonly browserSessions: BrowserSessionStore;
+  readonly purge: PurgeStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -13,6 +13,7 @@ import { oauthErrorHandler } from './oauth/oauth-errors.js';
 import { registerTokenRoute } from './oauth/token-route.js';
 import { createTokenServices } from '../core/token-services.js';
 import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
+import { apiV1 } from './api/v1/plugin.js';
 
 export interface AppDependencies {
   config: GatehouseConfig;
@@ -97,6 +98,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       });
     },
     { prefix: config.basePath },
+  );
+  await app.register(
+    apiV1({
+      config,
+      storage: deps.storage,
+      keyRing: deps.keyRing,
+      clock: deps.clock,
+      validator: tokenServices.validator,
+    }),
+    { prefix: `${config.basePath}/v1` },
   );
   await app.register(
     async function operations(ops) {

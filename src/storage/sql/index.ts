@@ -6,6 +6,7 @@ import { createSqliteDialect } from './dialects/sqlite.js';
 import { migrationProvider } from './migrations/index.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
+import { createPurgeRepository } from './repositories/purge.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
 import { createRefreshTokenRepository } from './repositories/refresh-tokens.js';
@@ -99,6 +100,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     signingKeys: createSigningKeyRepository(db),
     throttle: createThrottleRepository(db),
     browserSessions: createBrowserSessionRepository(db),
+    purge: createPurgeRepository(db, dialectName),
     async ping() {
       await sql`SELECT 1`.execute(db);
     },

@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as browserSessions from './0002-browser-sessions.js';
+import * as purgeIndexes from './0003-purge-indexes.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-browser-sessions': browserSessions,
+  '0003-purge-indexes': purgeIndexes,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,56 @@
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type { PurgeCutoffs, PurgeStore } from '../../../core/ports.js';
+import type { Database } from '../schema.js';
+
+interface PurgePlan {
+  /** Primary-key column: batches are chosen by key, then deleted by key. */
+  key: string;
+  /** Which rows are dead. Each plan's columns are indexed (migration 0003), so a batch never scans. */
+  dead(cutoffs: PurgeCutoffs): RawBuilder<unknown>;
+}
+
+// A grant is dead once nothing issued under it can be live: past the lifetime the user chose (every
+// token is bounded by it), or revoked longer ago than the longest access-token lifetime.
+const deadGrant = (c: PurgeCutoffs) =>
+  sql`(expires_at IS NOT NULL AND expires_at <= ${c.now}) OR (revoked_at IS NOT NULL AND revoked_at <= ${c.grantsRevokedBefore})`;
+
+/** Children first: a grant's rows go before the grant, so no grant delete cascades over a large set. */
+const PLANS: Record<string, PurgePlan> = {
+  authorization_codes: { key: 'hash', dead: (c) => sql`expires_at <= ${c.now}` },
+  refresh_tokens: {
+    key: 'hash',
+    // Retired tokens stay until their own expiry: reuse detection (RFC 9700 §4.14) needs them.
+    dead: (c) =>
+      sql`(expires_at IS NOT NULL AND expires_at <= ${c.now}) OR grant_id IN (SELECT id FROM grants WHERE ${deadGrant(c)})`,
+  },
+  browser_sessions: { key: 'hash', dead: (c) => sql`expires_at <= ${c.now}` },
+  grants: { key: 'id', dead: deadGrant },
+  revoked_access_tokens: {
+    key: 'jti',
+    dead: (c) => sql`expires_at <= ${c.revokedAccessTokensExpiredBefore}`,
+  },
+  throttle: { key: 'key', dead: (c) => sql`reset_at <= ${c.now}` },
+};
+
+export function createPurgeRepository(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): PurgeStore {
+  return {
+    tables: Object.keys(PLANS),
+    async purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number) {
+      const plan = PLANS[table];
+      if (plan === undefined) throw new Error(`no purge plan for table ${table}`);
+      const t = sql.table(table);
+      const key = sql.ref(plan.key);
+      const statement =
+        dialect === 'postgres'
+          ? // SKIP LOCKED: a purger in another process takes the next rows instead of the same ones,
+            // and rows a request has locked (a code being redeemed) wait for the next run.
+            sql`WITH batch AS (SELECT ${key} AS k FROM ${t} WHERE ${plan.dead(cutoffs)} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+                DELETE FROM ${t} WHERE ${key} IN (SELECT k FROM batch)`
+          : // SQLite has one writer at a time: each statement runs alone, so no two purgers can
+            // delete the same row, and a batch is a few milliseconds of the write lock.
+            sql`DELETE FROM ${t} WHERE ${key} IN (SELECT ${key} FROM ${t} WHERE ${plan.dead(cutoffs)} LIMIT ${limit})`;
+      const result = await statement.execute(db);
+      return Number(result.numAffectedRows ?? 0n);
+    },
+  };
+}

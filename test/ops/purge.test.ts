@@ -1,0 +1,275 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createClient } from '../../src/core/client-registry.js';
+import { DEFAULT_PURGE_POLICY, Purger } from '../../src/core/purge.js';
+import { createUser } from '../../src/core/user-registry.js';
+import { ManualClock } from '../../src/shared/clock.js';
+import type { SqlStorage } from '../../src/storage/sql/index.js';
+import type { Database } from '../../src/storage/sql/schema.js';
+import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
+import { startTestServer } from '../helpers/server.js';
+
+const ACCESS_TTL = 3600;
+const SKEW = DEFAULT_PURGE_POLICY.clockSkewSeconds;
+
+function purger(storage: SqlStorage, clock: ManualClock, batchSize = 500): Purger {
+  return new Purger(storage.purge, clock, {
+    ...DEFAULT_PURGE_POLICY,
+    batchSize,
+    pauseBetweenBatchesMs: 0,
+    accessTokenTtl: ACCESS_TTL,
+  });
+}
+
+async function insertChunked<T extends keyof Database>(
+  storage: SqlStorage,
+  table: T,
+  rows: Record<string, unknown>[],
+): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) {
+    // Test-only bulk insert; the rows match the table shapes exactly.
+    await storage.db
+      .insertInto(table)
+      .values(rows.slice(i, i + 200) as never)
+      .execute();
+  }
+}
+
+async function keys(storage: SqlStorage, table: keyof Database, column: string): Promise<Set<string>> {
+  const rows = (await storage.db
+    .selectFrom(table)
+    .select(column as never)
+    .execute()) as Record<string, string>[];
+  return new Set(rows.map((row) => row[column] as string));
+}
+
+async function count(storage: SqlStorage, table: keyof Database): Promise<number> {
+  const row = await storage.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+interface Fixture {
+  /** Keys that must survive, per table. */
+  keep: Record<string, Set<string>>;
+  /** How many rows must go, per table. */
+  dead: Record<string, number>;
+}
+
+/** Many dead rows and, next to each kind, the nearly-dead rows that must survive. */
+async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise<Fixture> {
+  const now = clock.now();
+  const { client } = await createClient(storage, clock, {
+    name: 'purge test',
+    redirect_uris: ['https://app.test/cb'],
+    grant_types: ['authorization_code', 'refresh_token'],
+  });
+  const user = await createUser(storage, clock, {
+    username: `u-${randomUUID()}`,
+    password: 'a long password',
+  });
+  const grant = (id: string, expiresAt: number | null, revokedAt: number | null) => ({
+    id,
+    client_id: client.id,
+    user_id: user.id,
+    scope: '',
+    created_at: now - 100_000,
+    expires_at: expiresAt,
+    revoked_at: revokedAt,
+  });
+  const keep: Fixture['keep'] = {};
+  const dead: Fixture['dead'] = {};
+
+  // Grants: live; expiring later; expired; revoked long ago (dead); revoked recently (access tokens may live).
+  const liveGrant = 'g-live';
+  const grants = [
+    grant(liveGrant, null, null),
+    grant('g-later', now + 10, null),
+    grant('g-revoked-recently', null, now - ACCESS_TTL),
+  ];
+  keep.grants = new Set(grants.map((g) => g.id));
+  const deadGrants = [
+    grant('g-expired', now, null),
+    grant('g-revoked-long-ago', null, now - ACCESS_TTL - SKEW),
+  ];
+  for (let i = 0; i < n; i++) deadGrants.push(grant(`g-dead-${i}`, now - 1 - (i % 50), null));
+  dead.grants = deadGrants.length;
+  await insertChunked(storage, 'grants', [...grants, ...deadGrants]);
+
+  const code = (hash: string, grantId: string, expiresAt: number, consumedAt: number | null) => ({
+    hash,
+    client_id: client.id,
+    user_id: user.id,
+    grant_id: grantId,
+    redirect_uri: 'https://app.test/cb',
+    scope: '',
+    code_challenge: null,
+    code_challenge_method: null,
+    created_at: now - 600,
+    expires_at: expiresAt,
+    consumed_at: consumedAt,
+  });
+  const liveCodes = [code('c-live', liveGrant, now + 1, null), code('c-used', liveGrant, now + 300, now - 5)];
+  keep.authorization_codes = new Set(liveCodes.map((c) => c.hash));
+  const deadCodes = [];
+  for (let i = 0; i < n; i++)
+    deadCodes.push(code(`c-dead-${i}`, liveGrant, now - (i % 600), i % 2 ? now : null));
+  dead.authorization_codes = deadCodes.length;
+  await insertChunked(storage, 'authorization_codes', [...liveCodes, ...deadCodes]);
+
+  const token = (hash: string, grantId: string, expiresAt: number | null, retiredAt: number | null) => ({
+    hash,
+    grant_id: grantId,
+    client_id: client.id,
+    user_id: user.id,
+    scope: '',
+    created_at: now - 1000,
+    expires_at: expiresAt,
+    retired_at: retiredAt,
+  });
+  const liveTokens = [
+    token('rt-live', liveGrant, now + 1, null),
+    // Retired but not expired: kept for reuse detection.
+    token('rt-retired', liveGrant, now + 100, now - 50),
+    token('rt-no-expiry', liveGrant, null, null),
+    token('rt-of-recently-revoked', 'g-revoked-recently', now + 100, now - ACCESS_TTL),
+  ];
+  keep.refresh_tokens = new Set(liveTokens.map((t) => t.hash));
+  const deadTokens = [
+    // Not expired, but its grant is dead: goes before the grant does.
+    token('rt-of-revoked', 'g-revoked-long-ago', now + 1000, now - ACCESS_TTL - SKEW),
+    token('rt-of-expired', 'g-expired', null, null),
+  ];
+  for (let i = 0; i < n; i++)
+    deadTokens.push(token(`rt-dead-${i}`, liveGrant, now - (i % 1000), i % 3 ? now : null));
+  for (let i = 0; i < 300; i++) deadTokens.push(token(`rt-dead-grant-${i}`, `g-dead-${i}`, now + 1000, null));
+  dead.refresh_tokens = deadTokens.length;
+  await insertChunked(storage, 'refresh_tokens', [...liveTokens, ...deadTokens]);
+
+  const revoked = [
+    { jti: 'j-live', expires_at: now + 60 },
+    // Expired, but inside the clock-skew margin a resource server may still allow.
+    { jti: 'j-skew', expires_at: now - SKEW + 1 },
+  ];
+  keep.revoked_access_tokens = new Set(revoked.map((r) => r.jti));
+  const deadRevoked = [];
+  for (let i = 0; i < n; i++) deadRevoked.push({ jti: `j-dead-${i}`, expires_at: now - SKEW - (i % 100) });
+  dead.revoked_access_tokens = deadRevoked.length;
+  await insertChunked(storage, 'revoked_access_tokens', [...revoked, ...deadRevoked]);
+
+  const throttle = [{ key: 't-live', count: 3, reset_at: now + 1 }];
+  keep.throttle = new Set(['t-live']);
+  const deadThrottle = [];
+  for (let i = 0; i < n; i++) deadThrottle.push({ key: `t-dead-${i}`, count: 1, reset_at: now - (i % 10) });
+  dead.throttle = deadThrottle.length;
+  await insertChunked(storage, 'throttle', [...throttle, ...deadThrottle]);
+
+  const sessions = [{ hash: 's-live', user_id: user.id, created_at: now - 10, expires_at: now + 1 }];
+  keep.browser_sessions = new Set(['s-live']);
+  const deadSessions = [];
+  for (let i = 0; i < n; i++) {
+    deadSessions.push({
+      hash: `s-dead-${i}`,
+      user_id: user.id,
+      created_at: now - 100,
+      expires_at: now - (i % 7),
+    });
+  }
+  dead.browser_sessions = deadSessions.length;
+  await insertChunked(storage, 'browser_sessions', [...sessions, ...deadSessions]);
+  return { keep, dead };
+}
+
+const KEY_COLUMNS: Record<string, string> = {
+  authorization_codes: 'hash',
+  refresh_tokens: 'hash',
+  browser_sessions: 'hash',
+  grants: 'id',
+  revoked_access_tokens: 'jti',
+  throttle: 'key',
+};
+
+for (const backend of backends()) {
+  describe(`automatic purge (${backend})`, () => {
+    let store: TestStore;
+    beforeEach(async () => {
+      store = await createTestStore(backend);
+    });
+    afterEach(async () => {
+      await store.cleanup();
+    });
+
+    it('deletes every dead row in batches and keeps every row that can still matter', async () => {
+      const clock = new ManualClock();
+      const { keep, dead } = await seed(store.storage, clock, 1300);
+      assert.deepEqual([...store.storage.purge.tables].sort(), Object.keys(KEY_COLUMNS).sort());
+      const batches: number[] = [];
+      const p = new Purger(
+        store.storage.purge,
+        clock,
+        { ...DEFAULT_PURGE_POLICY, batchSize: 500, pauseBetweenBatchesMs: 0, accessTokenTtl: ACCESS_TTL },
+        { purged: (_table, rows) => batches.push(rows) },
+      );
+      const deleted = await p.runUntilClean();
+      assert.deepEqual(deleted, dead);
+      // Never more than one batch's worth per statement.
+      assert.ok(batches.every((rows) => rows <= 500));
+      assert.ok(batches.length >= 6 * 3);
+      for (const [table, column] of Object.entries(KEY_COLUMNS)) {
+        assert.deepEqual(await keys(store.storage, table as keyof Database, column), keep[table], table);
+      }
+      // A second pass finds nothing.
+      const again = await p.runOnce();
+      assert.equal(
+        Object.values(again).reduce((a, b) => a + b, 0),
+        0,
+      );
+    });
+
+    it('two purgers running at once delete each row exactly once', async () => {
+      const clock = new ManualClock();
+      const other = store.reopen();
+      const { dead } = await seed(store.storage, clock, 2000);
+      const expected = Object.values(dead).reduce((a, b) => a + b, 0);
+      const [a, b] = await Promise.all([
+        purger(store.storage, clock, 100).runUntilClean(),
+        purger(other, clock, 100).runUntilClean(),
+      ]);
+      const sum = (r: Record<string, number>) => Object.values(r).reduce((x, y) => x + y, 0);
+      assert.equal(sum(a) + sum(b), expected);
+      for (const table of Object.keys(dead)) {
+        assert.equal((a[table] ?? 0) + (b[table] ?? 0), dead[table], table);
+      }
+      assert.equal(await count(store.storage, 'authorization_codes'), 2);
+      assert.equal(await count(store.storage, 'throttle'), 1);
+    });
+  });
+
+  describe(`purge timer in the server (${backend})`, () => {
+    it('purges by itself once listening, and stops when the server closes', async () => {
+      const server = await startTestServer(backend, { purgeIntervalSeconds: 0.1 });
+      try {
+        const { client } = await server.client({
+          redirect_uris: ['https://app.test/cb'],
+          grant_types: ['authorization_code'],
+        });
+        const { user } = await server.user();
+        const { code } = await server.seedCode({ client, user });
+        assert.equal(await count(server.store.storage, 'authorization_codes'), 1);
+        server.clock.advance(601);
+        const deadline = Date.now() + 5000;
+        while ((await count(server.store.storage, 'authorization_codes')) > 0 && Date.now() < deadline) {
+          await sleep(50);
+        }
+        assert.equal(await count(server.store.storage, 'authorization_codes'), 0);
+        assert.ok(code.length > 0);
+      } finally {
+        await server.close();
+      }
+    });
+  });
+}
