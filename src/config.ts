@@ -46,6 +46,11 @@ export interface GatehouseConfig {
   purgeIntervalSeconds: number;
   /** Rows deleted per purge statement. */
   purgeBatchSize: number;
+  /**
+   * Bearer token a scraper must send to GET /metrics. Without one, /metrics answers only direct
+   * loopback connections (and nobody behind a trusted proxy): see docs/deployment.md.
+   */
+  metricsToken: string | undefined;
 }
 
 export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret'>> & { secret?: Buffer | string };
@@ -135,5 +140,11 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     logoUrl: input.logoUrl ?? env.GATEHOUSE_LOGO_URL,
     purgeIntervalSeconds: input.purgeIntervalSeconds ?? integer(env.GATEHOUSE_PURGE_INTERVAL) ?? 30,
     purgeBatchSize: input.purgeBatchSize ?? integer(env.GATEHOUSE_PURGE_BATCH_SIZE) ?? 500,
+    metricsToken:
+      input.metricsToken ??
+      (env.GATEHOUSE_METRICS_TOKEN ||
+        (env.GATEHOUSE_METRICS_TOKEN_FILE
+          ? readFileSync(env.GATEHOUSE_METRICS_TOKEN_FILE, 'utf8').trim()
+          : undefined)),
   };
 }

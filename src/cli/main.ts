@@ -1,4 +1,5 @@
 import cluster from 'node:cluster';
+import { serveClusterMetrics } from '../compose/cluster-metrics.js';
 import { createGatehouse, openStorage } from '../compose/gatehouse.js';
 import { loadConfig, type ConfigInput } from '../config.js';
 import { ConflictError, ValidationError } from '../core/validation.js';
@@ -70,6 +71,7 @@ async function serve(argv: string[]): Promise<void> {
     // Migrations, the first signing key and the dev certificate are made once, before the fork.
     const gatehouse = await createGatehouse(config);
     await gatehouse.close();
+    serveClusterMetrics();
     for (let i = 0; i < workers; i++) cluster.fork();
     process.stdout.write(
       `Gatehouse (${workers} workers) on https://localhost:${config.port}${config.basePath}\n`,
@@ -81,7 +83,7 @@ async function serve(argv: string[]): Promise<void> {
     process.once('SIGINT', stop);
     return;
   }
-  const gatehouse = await createGatehouse(config);
+  const gatehouse = await createGatehouse(config, { processMetrics: true });
   const url = await gatehouse.listen();
   if (cluster.isPrimary) {
     const certNote = gatehouse.tls ? `; TLS certificate: ${gatehouse.tls.certPath}` : '';

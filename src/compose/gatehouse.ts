@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
 import { KeyRing } from '../core/key-ring.js';
@@ -6,6 +7,8 @@ import { DEFAULT_PURGE_POLICY, Purger, PurgeScheduler } from '../core/purge.js';
 import { TokenEndpoint } from '../core/token-endpoint.js';
 import { TokenIssuer } from '../core/token-issuer.js';
 import { buildApp } from '../http/app.js';
+import { createMetrics, type GatehouseMetrics } from '../http/metrics.js';
+import { clusterMetrics, localMetrics } from './cluster-metrics.js';
 import { deriveKey } from '../shared/crypto.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import { createSqlStorage, type SqlStorage, type SqlStorageOptions } from '../storage/sql/index.js';
@@ -35,6 +38,7 @@ export interface Gatehouse {
   keyRing: KeyRing;
   /** Deletes dead rows; runs on a timer once listening (config.purgeIntervalSeconds). */
   purger: Purger;
+  metrics: GatehouseMetrics;
   tls: TlsFiles | undefined;
   config: GatehouseConfig;
   /** Starts listening; returns the bound URL. */
@@ -47,6 +51,8 @@ export interface GatehouseOptions {
   clock?: Clock;
   storage?: SqlStorage;
   logger?: FastifyServerOptions['logger'];
+  /** Process metrics (CPU, memory, event loop) in /metrics: on in `gatehouse serve`. */
+  processMetrics?: boolean;
 }
 
 /** The composition root: store, keys, engine and HTTP application, wired from one config. */
@@ -95,6 +101,10 @@ export async function createGatehouse(
     },
   });
 
+  const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
+  const stopObservingQueries = storage.observeQueries((event) =>
+    metrics.storeQuery(event.operation, event.durationMs / 1000, event.failed),
+  );
   const tls = config.trustProxy && config.tlsCert === undefined ? undefined : await loadTls(config);
   const app = await buildApp({
     config,
@@ -106,9 +116,12 @@ export async function createGatehouse(
     serverKeys: keys,
     tls: tls && { key: tls.key, cert: tls.cert },
     logger: options.logger,
+    metrics,
+    collectMetrics: cluster.isWorker ? clusterMetrics(metrics.registry) : localMetrics(metrics.registry),
   });
 
   const purgeObserver = {
+    purged: (table: string, rows: number) => metrics.purged(table, rows),
     failed: (err: unknown) => app.log.warn({ err }, 'purge failed; retrying at the next interval'),
   };
   const purger = new Purger(
@@ -125,6 +138,7 @@ export async function createGatehouse(
   // Stopped (waiting for a batch in progress) before the store is closed.
   app.addHook('onClose', async function stopPurging() {
     await purgeScheduler.stop();
+    stopObservingQueries();
   });
 
   return {
@@ -132,6 +146,7 @@ export async function createGatehouse(
     storage,
     keyRing,
     purger,
+    metrics,
     tls,
     config,
     async listen() {

@@ -7,6 +7,8 @@ import type { TokenEndpoint } from '../core/token-endpoint.js';
 import type { TokenIssuer } from '../core/token-issuer.js';
 import type { Clock } from '../shared/clock.js';
 import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
+import { createMetrics, type GatehouseMetrics } from './metrics.js';
+import { installObservability, requestId, type MetricsCollector } from './observability.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
@@ -27,6 +29,10 @@ export interface AppDependencies {
   /** TLS key and certificate; absent only behind a trusted TLS-terminating proxy. */
   tls?: { key: string; cert: string };
   logger?: FastifyServerOptions['logger'];
+  /** Prometheus metrics; a private registry when absent. */
+  metrics?: GatehouseMetrics;
+  /** What GET /metrics serves (cluster-wide under --workers); this process's registry when absent. */
+  collectMetrics?: MetricsCollector;
 }
 
 // Every request and response header that can carry a credential is kept out of the logs.
@@ -51,7 +57,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     trustProxy: config.trustProxy,
     // One structured line per request is written by the onResponse hook below instead.
     logController: new LogController({ disableRequestLogging: true }),
-    requestIdHeader: 'x-request-id',
+    // Every log line carries the request id: the caller's X-Request-Id when well-formed, else a UUID.
+    requestIdHeader: false,
+    genReqId: requestId,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
 
@@ -60,6 +68,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
+  });
+  const metrics = deps.metrics ?? createMetrics();
+  installObservability(app, {
+    metrics,
+    collect:
+      deps.collectMetrics ??
+      (async () => ({ contentType: metrics.registry.contentType, body: await metrics.registry.metrics() })),
+    metricsToken: config.metricsToken,
+    trustProxy: config.trustProxy,
+    basePath: config.basePath,
   });
   app.addHook('onResponse', async function accessLog(request, reply) {
     request.log.info(
@@ -87,7 +105,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       // parser a JSON body is refused as a media type (415) instead of parsed and failing as 400.
       oauth.removeContentTypeParser(['application/json', 'text/plain']);
       oauth.setErrorHandler(oauthErrorHandler);
-      registerTokenRoute(oauth, deps.tokenEndpoint);
+      registerTokenRoute(oauth, deps.tokenEndpoint, {
+        issued(grantType, response) {
+          metrics.tokenIssued(grantType, response.token_type);
+          if (response.refresh_token !== undefined) metrics.tokenIssued(grantType, 'refresh');
+        },
+      });
       registerJwksRoute(oauth, deps.keyRing);
       registerTokenManagementRoutes(oauth, deps.storage.clients, tokenServices);
       registerMetadataRoute(oauth, deps.storage.scopes, {

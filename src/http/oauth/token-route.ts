@@ -1,9 +1,19 @@
 import type { FastifyInstance } from 'fastify';
 import type { TokenEndpoint } from '../../core/token-endpoint.js';
+import type { TokenResponse } from '../../core/token-issuer.js';
 import { requireFormBody, singleValuedParams } from './form-params.js';
 
+/** What the token route reports to observers (metrics) after each success. */
+export interface TokenRouteObserver {
+  issued(grantType: string, response: TokenResponse): void;
+}
+
 /** POST /token (RFC 6749 §3.2). */
-export function registerTokenRoute(app: FastifyInstance, tokenEndpoint: TokenEndpoint): void {
+export function registerTokenRoute(
+  app: FastifyInstance,
+  tokenEndpoint: TokenEndpoint,
+  observer?: TokenRouteObserver,
+): void {
   app.post('/token', async function token(request, reply) {
     requireFormBody(request.headers['content-type']);
     const params = singleValuedParams(request.body);
@@ -11,6 +21,7 @@ export function registerTokenRoute(app: FastifyInstance, tokenEndpoint: TokenEnd
       authorization: request.headers.authorization,
       params,
     });
+    observer?.issued(params.grant_type ?? '', response);
     reply.header('content-type', 'application/json;charset=UTF-8');
     reply.header('cache-control', 'no-store');
     reply.header('pragma', 'no-cache');

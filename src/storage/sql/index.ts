@@ -7,6 +7,7 @@ import { migrationProvider } from './migrations/index.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
 import { createPurgeRepository } from './repositories/purge.js';
+import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
 import { createRefreshTokenRepository } from './repositories/refresh-tokens.js';
@@ -32,6 +33,8 @@ export interface SqlStorage extends Storage {
   migrate(): Promise<string[]>;
   /** Names of migrations not yet applied. */
   pendingMigrations(): Promise<string[]>;
+  /** Calls `listener` after every statement (metrics: store latency); returns a function that stops it. */
+  observeQueries(listener: QueryListener): () => void;
   readonly db: Kysely<Database>;
 }
 
@@ -50,6 +53,7 @@ export function isPostgresUrl(url: string | undefined): boolean {
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let db: Kysely<Database>;
   let dialectName: Storage['dialect'];
+  const queries = createQueryObserver();
   if (isPostgresUrl(options.databaseUrl)) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new Error('schema name must be a lower-case SQL identifier');
@@ -59,14 +63,14 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       schema: options.schema,
       poolSize: options.poolSize,
     });
-    db = new Kysely<Database>({ dialect });
+    db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'postgres';
   } else {
     const { dialect } = createSqliteDialect({
       filename: sqliteFilename(options.databaseUrl, options.dataDir),
       synchronous: options.sqliteSynchronous,
     });
-    db = new Kysely<Database>({ dialect });
+    db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'sqlite';
   }
 
@@ -101,6 +105,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     throttle: createThrottleRepository(db),
     browserSessions: createBrowserSessionRepository(db),
     purge: createPurgeRepository(db, dialectName),
+    observeQueries: queries.observe,
     async ping() {
       await sql`SELECT 1`.execute(db);
     },

@@ -1,0 +1,94 @@
+import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+
+/**
+ * The Prometheus metrics of one Gatehouse process, in a registry of its own (tests run several apps
+ * in one process; the global registry would clash). Labels are bounded sets only: route patterns,
+ * never raw URLs; error codes from RFC 6749; table names.
+ */
+export interface GatehouseMetrics {
+  readonly registry: Registry;
+  request(route: string, method: string, status: number, seconds: number): void;
+  tokenIssued(grantType: string, tokenType: string): void;
+  oauthError(route: string, error: string): void;
+  throttled(route: string, limit: string): void;
+  purged(table: string, rows: number): void;
+  storeQuery(operation: string, seconds: number, failed: boolean): void;
+}
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event-loop lag, GC): on in servers, off in tests. */
+  processMetrics?: boolean;
+}
+
+export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
+  const registry = new Registry();
+  if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'gatehouse_' });
+
+  const requests = new Counter({
+    name: 'gatehouse_http_requests_total',
+    help: 'HTTP requests answered, by route pattern, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'gatehouse_http_request_duration_seconds',
+    help: 'Time from request received to response sent, by route pattern and method',
+    labelNames: ['route', 'method'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const tokens = new Counter({
+    name: 'gatehouse_tokens_issued_total',
+    help: 'Tokens issued, by grant type and token type (bearer, mac, refresh)',
+    labelNames: ['grant_type', 'token_type'] as const,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'gatehouse_oauth_errors_total',
+    help: 'OAuth error responses, by route pattern and RFC 6749 error code',
+    labelNames: ['route', 'error'] as const,
+    registers: [registry],
+  });
+  const throttled = new Counter({
+    name: 'gatehouse_throttled_total',
+    help: 'Requests refused with 429, by route pattern and the limit that refused them',
+    labelNames: ['route', 'limit'] as const,
+    registers: [registry],
+  });
+  const purged = new Counter({
+    name: 'gatehouse_purged_rows_total',
+    help: 'Dead rows deleted by the automatic purge, by table',
+    labelNames: ['table'] as const,
+    registers: [registry],
+  });
+  const store = new Histogram({
+    name: 'gatehouse_store_query_duration_seconds',
+    help: 'Duration of each store statement, by operation; _count is the number of statements',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    request(route, method, status, seconds) {
+      requests.inc({ route, method, status: String(status) });
+      latency.observe({ route, method }, seconds);
+    },
+    tokenIssued(grantType, tokenType) {
+      tokens.inc({ grant_type: grantType, token_type: tokenType });
+    },
+    oauthError(route, error) {
+      errors.inc({ route, error });
+    },
+    throttled(route, limit) {
+      throttled.inc({ route, limit });
+    },
+    purged(table, rows) {
+      purged.inc({ table }, rows);
+    },
+    storeQuery(operation, seconds, failed) {
+      store.observe({ operation, outcome: failed ? 'error' : 'ok' }, seconds);
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { OAuthError } from '../core/errors.js';
+import { safeEqual, sha256 } from '../shared/crypto.js';
+import type { GatehouseMetrics } from './metrics.js';
+import { toOAuthError } from './oauth/oauth-errors.js';
+
+// A caller's X-Request-Id is kept (so a trace spans the load balancer and Gatehouse) only when it is a
+// plain token of bounded length: it goes into every log line, where anything else could forge entries.
+const ACCEPTABLE_REQUEST_ID = /^[A-Za-z0-9._:@/+=-]{1,128}$/;
+
+/** Fastify's genReqId: the caller's X-Request-Id when acceptable, else a fresh UUID. */
+export function requestId(request: IncomingMessage): string {
+  const header = request.headers['x-request-id'];
+  return typeof header === 'string' && ACCEPTABLE_REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+/** The metrics text, from this process or (with --workers) aggregated over the cluster. */
+export type MetricsCollector = () => Promise<{ contentType: string; body: string }>;
+
+export interface ObservabilityOptions {
+  metrics: GatehouseMetrics;
+  collect: MetricsCollector;
+  /** When set, /metrics wants `Authorization: Bearer <token>`. */
+  metricsToken: string | undefined;
+  /** Behind a proxy every connection may come from loopback, so loopback means nothing there. */
+  trustProxy: boolean;
+  basePath: string;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+
+function metricsAccess(
+  request: FastifyRequest,
+  options: ObservabilityOptions,
+): 'ok' | 'unauthorized' | 'hidden' {
+  if (options.metricsToken !== undefined) {
+    const match = /^bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    // Hashing first gives equal lengths, so the comparison time says nothing about the token.
+    return match?.[1] !== undefined && safeEqual(sha256(match[1]), sha256(options.metricsToken))
+      ? 'ok'
+      : 'unauthorized';
+  }
+  // No token configured: only a scraper on this machine, talking to this process directly, is served.
+  return !options.trustProxy && LOOPBACK.has(request.socket.remoteAddress ?? '') ? 'ok' : 'hidden';
+}
+
+/**
+ * Request ids in responses, request metrics, OAuth error counts, and GET /metrics. Hooks are added to
+ * the root instance so that they see every route, whichever plugin registered it.
+ */
+export function installObservability(app: FastifyInstance, options: ObservabilityOptions): void {
+  const { metrics } = options;
+  app.addHook('onRequest', async function echoRequestId(request, reply) {
+    reply.header('x-request-id', request.id);
+  });
+  app.addHook('onResponse', async function countRequest(request, reply) {
+    // Route patterns, never raw URLs: label values must stay a small, fixed set.
+    const route = request.routeOptions.url ?? 'unmatched';
+    metrics.request(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+  });
+  app.addHook('onError', async function countError(request, _reply, error) {
+    const code = error instanceof OAuthError ? error.code : (toOAuthError(error)?.code ?? 'server_error');
+    metrics.oauthError(request.routeOptions.url ?? 'unmatched', code);
+  });
+
+  app.get(`${options.basePath}/metrics`, async function prometheusMetrics(request, reply) {
+    const access = metricsAccess(request, options);
+    if (access === 'hidden') {
+      reply.code(404);
+      return { error: 'not_found', error_description: 'no such endpoint' };
+    }
+    if (access === 'unauthorized') {
+      reply.code(401).header('www-authenticate', 'Bearer realm="metrics"');
+      return { error: 'invalid_token', error_description: 'metrics need the configured bearer token' };
+    }
+    const { contentType, body } = await options.collect();
+    reply.header('content-type', contentType).header('cache-control', 'no-store');
+    return body;
+  });
+}
