@@ -1,0 +1,493 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type {
+  AuthorizationCode,
+  Client,
+  Grant,
+  GrantType,
+  RefreshToken,
+  SigningKeyRecord,
+  User,
+} from '../../src/core/model.js';
+import type { Storage } from '../../src/core/ports.js';
+import { randomToken, sha256 } from '../../src/shared/crypto.js';
+import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
+
+/**
+ * One contract for every Storage implementation, exercised through the Storage interface only
+ * (src/core/ports.ts). Each backend runs the same cases on a fresh store.
+ */
+const NOW = 1_800_000_000;
+
+function makeClient(overrides: Partial<Client> = {}): Client {
+  return {
+    id: randomUUID(),
+    name: 'contract client',
+    secretHash: sha256(randomToken('cs_')),
+    redirectUris: ['https://app.example/cb'],
+    grantTypes: ['authorization_code', 'refresh_token'],
+    scopes: ['read', 'write'],
+    tokenType: 'bearer',
+    isPublic: false,
+    createdAt: NOW,
+    updatedAt: NOW,
+    ...overrides,
+  };
+}
+
+function makeUser(overrides: Partial<User> = {}): User {
+  return {
+    id: randomUUID(),
+    username: `user-${randomUUID()}`,
+    passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g',
+    createdAt: NOW,
+    updatedAt: NOW,
+    ...overrides,
+  };
+}
+
+function makeGrant(client: Client, user: User, overrides: Partial<Grant> = {}): Grant {
+  return {
+    id: randomUUID(),
+    clientId: client.id,
+    userId: user.id,
+    scope: ['read'],
+    createdAt: NOW,
+    expiresAt: null,
+    revokedAt: null,
+    ...overrides,
+  };
+}
+
+function makeCode(grant: Grant, overrides: Partial<AuthorizationCode> = {}): AuthorizationCode {
+  return {
+    hash: sha256(randomToken('ac_')),
+    clientId: grant.clientId,
+    userId: grant.userId,
+    grantId: grant.id,
+    redirectUri: 'https://app.example/cb',
+    scope: grant.scope,
+    codeChallenge: null,
+    codeChallengeMethod: null,
+    createdAt: NOW,
+    expiresAt: NOW + 600,
+    consumedAt: null,
+    ...overrides,
+  };
+}
+
+function makeRefreshToken(grant: Grant, overrides: Partial<RefreshToken> = {}): RefreshToken {
+  return {
+    hash: sha256(randomToken('rt_')),
+    grantId: grant.id,
+    clientId: grant.clientId,
+    userId: grant.userId,
+    scope: grant.scope,
+    createdAt: NOW,
+    expiresAt: NOW + 86400,
+    retiredAt: null,
+    ...overrides,
+  };
+}
+
+function makeSigningKey(createdAt: number): SigningKeyRecord {
+  const kid = randomUUID();
+  return {
+    kid,
+    alg: 'ES256',
+    publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y', kid, alg: 'ES256', use: 'sig' },
+    privateKeySealed: 'sealed-' + kid,
+    createdAt,
+    retiredAt: null,
+  };
+}
+
+for (const backend of backends()) {
+  describe(`storage contract (${backend})`, () => {
+    let store: TestStore;
+    let storage: Storage;
+    /** A second handle on the same database: what another process sees. */
+    let other: Storage;
+    /**
+     * The handles concurrent calls are spread over. PostgreSQL: both, each a pool of connections.
+     * SQLite: one, whose driver queues every statement; two better-sqlite3 connections in ONE process
+     * cannot race transactions (the waiting one blocks the event loop the holder needs to commit, then
+     * fails with SQLITE_BUSY), which only separate processes can do, where busy_timeout handles it.
+     */
+    let racers: Storage[];
+    before(async () => {
+      store = await createTestStore(backend);
+      storage = store.storage;
+      other = store.reopen();
+      racers = backend === 'postgres' ? [storage, other] : [storage];
+    });
+    after(async () => {
+      await store.cleanup();
+    });
+
+    const racer = (i: number): Storage => racers[i % racers.length] ?? storage;
+
+    /** A stored client, user and grant to hang codes and tokens on. */
+    async function seedGrant(overrides: Partial<Grant> = {}) {
+      const client = makeClient();
+      const user = makeUser();
+      await storage.clients.insert(client);
+      assert.equal(await storage.users.insert(user), true);
+      const grant = makeGrant(client, user, overrides);
+      await storage.grants.insert(grant);
+      return { client, user, grant };
+    }
+
+    it('reports its dialect and answers ping', async () => {
+      assert.equal(storage.dialect, backend);
+      await storage.ping();
+    });
+
+    describe('clients', () => {
+      it('round-trips every field, including a public client without secret', async () => {
+        const confidential = makeClient({ tokenType: 'mac', scopes: [] });
+        const pub = makeClient({
+          secretHash: null,
+          isPublic: true,
+          redirectUris: ['http://127.0.0.1/cb', 'https://a.example/x'],
+        });
+        await storage.clients.insert(confidential);
+        await storage.clients.insert(pub);
+        assert.deepEqual(await storage.clients.get(confidential.id), confidential);
+        assert.deepEqual(await other.clients.get(pub.id), pub);
+        assert.equal(await storage.clients.get('no-such-client'), undefined);
+      });
+
+      it('refuses a second client with the same id', async () => {
+        const client = makeClient();
+        await storage.clients.insert(client);
+        await assert.rejects(storage.clients.insert({ ...client, name: 'copy' }));
+        assert.equal((await storage.clients.get(client.id))?.name, client.name);
+      });
+
+      it('lists with name and grant-type filters, totals and pagination', async () => {
+        const name = `list-${randomUUID()}`;
+        const grantTypes: GrantType[][] = [
+          ['client_credentials'],
+          ['password'],
+          ['client_credentials', 'password'],
+        ];
+        const made: Client[] = [];
+        for (let i = 0; i < 5; i++) {
+          const client = makeClient({
+            name,
+            grantTypes: grantTypes[i % 3] ?? ['client_credentials'],
+            createdAt: NOW + i,
+          });
+          made.push(client);
+          await storage.clients.insert(client);
+        }
+        const all = await storage.clients.list({ name, limit: 100, offset: 0 });
+        assert.equal(all.total, 5);
+        assert.deepEqual(
+          all.items.map((c) => c.id),
+          made.map((c) => c.id),
+          'ordered by creation time',
+        );
+        const page = await storage.clients.list({ name, limit: 2, offset: 2 });
+        assert.equal(page.total, 5, 'the total ignores pagination');
+        assert.deepEqual(
+          page.items.map((c) => c.id),
+          made.slice(2, 4).map((c) => c.id),
+        );
+        const beyond = await storage.clients.list({ name, limit: 2, offset: 10 });
+        assert.deepEqual(beyond, { items: [], total: 5 });
+
+        const password = await storage.clients.list({ name, grantType: 'password', limit: 100, offset: 0 });
+        assert.equal(password.total, 3);
+        assert.ok(password.items.every((c) => c.grantTypes.includes('password')));
+        // "password" must not match a longer grant-type name, nor a substring one.
+        const code = await storage.clients.list({
+          name,
+          grantType: 'authorization_code',
+          limit: 100,
+          offset: 0,
+        });
+        assert.equal(code.total, 0);
+        const none = await storage.clients.list({ name: `${name}-absent`, limit: 100, offset: 0 });
+        assert.deepEqual(none, { items: [], total: 0 });
+        const unfiltered = await storage.clients.list({ limit: 1000, offset: 0 });
+        assert.ok(unfiltered.total >= 5);
+      });
+
+      it('updates and deletes, answering false for an unknown id', async () => {
+        const client = makeClient();
+        await storage.clients.insert(client);
+        const changed = { ...client, name: 'renamed', scopes: ['read'], updatedAt: NOW + 10 };
+        assert.equal(await storage.clients.update(changed), true);
+        assert.deepEqual(await other.clients.get(client.id), changed);
+        assert.equal(await storage.clients.update(makeClient()), false);
+        assert.equal(await storage.clients.delete(client.id), true);
+        assert.equal(await storage.clients.get(client.id), undefined);
+        assert.equal(await storage.clients.delete(client.id), false);
+      });
+
+      it('deleting a client removes its grants, codes and refresh tokens', async () => {
+        const { client, grant } = await seedGrant();
+        const code = makeCode(grant);
+        const token = makeRefreshToken(grant);
+        await storage.codes.insert(code);
+        await storage.refreshTokens.insert(token);
+        assert.equal(await storage.clients.delete(client.id), true);
+        assert.equal(await storage.grants.get(grant.id), undefined);
+        assert.equal(await storage.codes.get(code.hash), undefined);
+        assert.equal(await storage.refreshTokens.get(token.hash), undefined);
+      });
+    });
+
+    describe('users', () => {
+      it('inserts, and answers false (storing nothing) for a duplicate user name', async () => {
+        const user = makeUser();
+        assert.equal(await storage.users.insert(user), true);
+        const duplicate = makeUser({ username: user.username });
+        assert.equal(await storage.users.insert(duplicate), false);
+        assert.equal(await other.users.insert(makeUser({ username: user.username })), false);
+        assert.equal(await storage.users.get(duplicate.id), undefined);
+        assert.deepEqual(await storage.users.get(user.id), user);
+        assert.deepEqual(await storage.users.getByUsername(user.username), user);
+        assert.equal(await storage.users.getByUsername(user.username + 'x'), undefined);
+      });
+
+      it('lists with totals and pagination, updates and deletes', async () => {
+        const before = await storage.users.list(1000, 0);
+        const made = [makeUser({ createdAt: NOW + 100 }), makeUser({ createdAt: NOW + 101 })];
+        for (const user of made) assert.equal(await storage.users.insert(user), true);
+        const after = await storage.users.list(1000, 0);
+        assert.equal(after.total, before.total + 2);
+        const last = await storage.users.list(1, after.total - 1);
+        assert.equal(last.items.length, 1);
+        assert.equal(last.total, after.total);
+        const [first] = made;
+        assert.ok(first);
+        const updated = { ...first, passwordHash: 'new-hash', updatedAt: NOW + 200 };
+        assert.equal(await storage.users.update(updated), true);
+        assert.deepEqual(await other.users.get(first.id), updated);
+        assert.equal(await storage.users.update(makeUser()), false);
+        assert.equal(await storage.users.delete(first.id), true);
+        assert.equal(await storage.users.get(first.id), undefined);
+        assert.equal(await storage.users.delete(first.id), false);
+      });
+
+      it('deleting a user removes their grants', async () => {
+        const { user, grant } = await seedGrant();
+        assert.equal(await storage.users.delete(user.id), true);
+        assert.equal(await storage.grants.get(grant.id), undefined);
+      });
+    });
+
+    describe('scopes', () => {
+      it('ensure adds missing scopes and keeps existing descriptions; upsert replaces them', async () => {
+        const name = `scope-${randomUUID().slice(0, 8)}`;
+        await storage.scopes.ensure([{ name, description: 'first', createdAt: NOW }]);
+        await storage.scopes.ensure([
+          { name, description: 'second', createdAt: NOW },
+          { name: `${name}-b`, description: 'b', createdAt: NOW },
+        ]);
+        await storage.scopes.ensure([]);
+        assert.equal((await storage.scopes.get(name))?.description, 'first');
+        assert.equal((await storage.scopes.get(`${name}-b`))?.description, 'b');
+        await storage.scopes.upsert({ name, description: 'third', createdAt: NOW });
+        assert.equal((await other.scopes.get(name))?.description, 'third');
+        const names = (await storage.scopes.list()).map((s) => s.name);
+        assert.deepEqual(names, [...names].sort(), 'listed by name');
+        assert.ok(names.includes(name));
+        assert.equal(await storage.scopes.delete(name), true);
+        assert.equal(await storage.scopes.get(name), undefined);
+        assert.equal(await storage.scopes.delete(name), false);
+      });
+    });
+
+    describe('grants', () => {
+      it('round-trips and lists by user and by client, newest first', async () => {
+        const { client, user, grant } = await seedGrant({ expiresAt: NOW + 3600, scope: ['read', 'write'] });
+        assert.deepEqual(await storage.grants.get(grant.id), grant);
+        const newer = makeGrant(client, user, { createdAt: NOW + 5 });
+        await storage.grants.insert(newer);
+        assert.deepEqual(
+          (await storage.grants.listByUser(user.id)).map((g) => g.id),
+          [newer.id, grant.id],
+        );
+        assert.deepEqual(
+          (await other.grants.listByClient(client.id)).map((g) => g.id),
+          [newer.id, grant.id],
+        );
+        assert.deepEqual(await storage.grants.listByUser('nobody'), []);
+        assert.equal(await storage.grants.get('no-such-grant'), undefined);
+      });
+
+      it('revoke marks the grant and retires its live refresh tokens, once', async () => {
+        const { client, user, grant } = await seedGrant();
+        const live = makeRefreshToken(grant);
+        const alreadyRetired = makeRefreshToken(grant, { retiredAt: NOW + 1 });
+        const otherGrant = makeGrant(client, user);
+        await storage.grants.insert(otherGrant);
+        const untouched = makeRefreshToken(otherGrant);
+        for (const token of [live, alreadyRetired, untouched]) await storage.refreshTokens.insert(token);
+
+        assert.equal(await storage.grants.revoke(grant.id, NOW + 50), true);
+        assert.equal((await other.grants.get(grant.id))?.revokedAt, NOW + 50);
+        assert.equal((await storage.refreshTokens.get(live.hash))?.retiredAt, NOW + 50);
+        assert.equal((await storage.refreshTokens.get(alreadyRetired.hash))?.retiredAt, NOW + 1);
+        assert.equal((await storage.refreshTokens.get(untouched.hash))?.retiredAt, null);
+        assert.equal((await storage.grants.get(otherGrant.id))?.revokedAt, null);
+
+        // A second revocation changes nothing and says so.
+        assert.equal(await storage.grants.revoke(grant.id, NOW + 99), false);
+        assert.equal((await storage.grants.get(grant.id))?.revokedAt, NOW + 50);
+        assert.equal(await storage.grants.revoke('no-such-grant', NOW), false);
+      });
+    });
+
+    describe('authorization codes', () => {
+      it('round-trips and is consumed once', async () => {
+        const { grant } = await seedGrant();
+        const code = makeCode(grant, { codeChallenge: 'c'.repeat(43), codeChallengeMethod: 'S256' });
+        await storage.codes.insert(code);
+        assert.deepEqual(await storage.codes.get(code.hash), code);
+        const consumed = await storage.codes.consume(code.hash, NOW + 1);
+        assert.deepEqual(consumed, { ...code, consumedAt: NOW + 1 });
+        assert.equal(await storage.codes.consume(code.hash, NOW + 2), undefined);
+        assert.equal((await other.codes.get(code.hash))?.consumedAt, NOW + 1);
+        assert.equal(await storage.codes.consume(sha256('unknown'), NOW), undefined);
+        assert.equal(await storage.codes.get(sha256('unknown')), undefined);
+      });
+
+      it('consume is atomic: of 20 concurrent calls exactly one gets the code', async () => {
+        const { grant } = await seedGrant();
+        const code = makeCode(grant);
+        await storage.codes.insert(code);
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => racer(i).codes.consume(code.hash, NOW + i)),
+        );
+        const winners = results.filter((r) => r !== undefined);
+        assert.equal(winners.length, 1);
+        assert.equal((await storage.codes.get(code.hash))?.consumedAt, winners[0]?.consumedAt);
+      });
+    });
+
+    describe('refresh tokens', () => {
+      it('round-trips, rotates and retires', async () => {
+        const { grant } = await seedGrant();
+        const token = makeRefreshToken(grant, { scope: ['read', 'write'], expiresAt: null });
+        await storage.refreshTokens.insert(token);
+        assert.deepEqual(await storage.refreshTokens.get(token.hash), token);
+
+        const next = makeRefreshToken(grant, { createdAt: NOW + 10 });
+        const retired = await storage.refreshTokens.rotate(token.hash, next, NOW + 10);
+        assert.deepEqual(retired, { ...token, retiredAt: NOW + 10 });
+        assert.deepEqual(await other.refreshTokens.get(next.hash), next);
+        assert.equal((await storage.refreshTokens.get(token.hash))?.retiredAt, NOW + 10);
+
+        // Rotating a retired token stores nothing.
+        const late = makeRefreshToken(grant);
+        assert.equal(await storage.refreshTokens.rotate(token.hash, late, NOW + 11), undefined);
+        assert.equal(await storage.refreshTokens.get(late.hash), undefined);
+        const ghost = makeRefreshToken(grant);
+        assert.equal(await storage.refreshTokens.rotate(sha256('unknown'), ghost, NOW), undefined);
+        assert.equal(await storage.refreshTokens.get(ghost.hash), undefined);
+
+        assert.equal(await storage.refreshTokens.retire(next.hash, NOW + 12), true);
+        assert.equal(await storage.refreshTokens.retire(next.hash, NOW + 13), false);
+        assert.equal((await storage.refreshTokens.get(next.hash))?.retiredAt, NOW + 12);
+      });
+
+      it('rotate is atomic: of 20 concurrent rotations exactly one succeeds and one successor exists', async () => {
+        const { grant } = await seedGrant();
+        const token = makeRefreshToken(grant);
+        await storage.refreshTokens.insert(token);
+        const successors = Array.from({ length: 20 }, () => makeRefreshToken(grant));
+        const results = await Promise.all(
+          successors.map((next, i) => racer(i).refreshTokens.rotate(token.hash, next, NOW + 1)),
+        );
+        assert.equal(results.filter((r) => r !== undefined).length, 1);
+        const stored = await Promise.all(successors.map((next) => storage.refreshTokens.get(next.hash)));
+        assert.equal(stored.filter((s) => s !== undefined).length, 1);
+        const winner = successors[results.findIndex((r) => r !== undefined)];
+        assert.ok(winner);
+        assert.deepEqual(await storage.refreshTokens.get(winner.hash), winner);
+      });
+    });
+
+    describe('revoked access tokens', () => {
+      it('records a revoked jti idempotently', async () => {
+        const jti = randomUUID();
+        assert.equal(await storage.revocations.isAccessTokenRevoked(jti), false);
+        await storage.revocations.revokeAccessToken(jti, NOW + 3600);
+        await other.revocations.revokeAccessToken(jti, NOW + 3600);
+        assert.equal(await other.revocations.isAccessTokenRevoked(jti), true);
+        assert.equal(await storage.revocations.isAccessTokenRevoked(randomUUID()), false);
+      });
+    });
+
+    describe('signing keys', () => {
+      it('lists newest first and retires every key but one', async () => {
+        const base = NOW + 10_000 + Math.floor(Math.random() * 1000) * 10;
+        const older = makeSigningKey(base);
+        const newer = makeSigningKey(base + 5);
+        await storage.signingKeys.insert(older);
+        await storage.signingKeys.insert(newer);
+        const listed = await other.signingKeys.list();
+        const ours = listed.filter((k) => k.kid === older.kid || k.kid === newer.kid);
+        assert.deepEqual(ours, [newer, older]);
+        const createdAts = listed.map((k) => k.createdAt);
+        assert.deepEqual(
+          createdAts,
+          [...createdAts].sort((a, b) => b - a),
+          'newest first',
+        );
+
+        await storage.signingKeys.retireAllExcept(newer.kid, base + 6);
+        const after = await storage.signingKeys.list();
+        assert.equal(after.find((k) => k.kid === newer.kid)?.retiredAt, null);
+        assert.equal(after.find((k) => k.kid === older.kid)?.retiredAt, base + 6);
+        assert.deepEqual(
+          after.filter((k) => k.retiredAt === null).map((k) => k.kid),
+          [newer.kid],
+        );
+        // A key already retired keeps its first retirement time.
+        await storage.signingKeys.retireAllExcept(newer.kid, base + 100);
+        assert.equal(
+          (await storage.signingKeys.list()).find((k) => k.kid === older.kid)?.retiredAt,
+          base + 6,
+        );
+      });
+    });
+
+    describe('throttle', () => {
+      it('counts hits inside a window, peeks without counting, and resets', async () => {
+        const key = `t:${randomUUID()}`;
+        assert.deepEqual(await storage.throttle.peek(key, NOW), { count: 0, resetAt: NOW });
+        assert.deepEqual(await storage.throttle.hit(key, 60, NOW), { count: 1, resetAt: NOW + 60 });
+        assert.deepEqual(await other.throttle.hit(key, 60, NOW + 10), { count: 2, resetAt: NOW + 60 });
+        assert.deepEqual(await storage.throttle.peek(key, NOW + 59), { count: 2, resetAt: NOW + 60 });
+        assert.deepEqual(await storage.throttle.peek(key, NOW + 59), { count: 2, resetAt: NOW + 60 });
+        // The window has passed at reset_at: peek sees nothing, and the next hit opens a new window.
+        assert.equal((await storage.throttle.peek(key, NOW + 60)).count, 0);
+        assert.deepEqual(await storage.throttle.hit(key, 60, NOW + 60), { count: 1, resetAt: NOW + 120 });
+        await storage.throttle.reset(key);
+        assert.equal((await storage.throttle.peek(key, NOW + 61)).count, 0);
+        assert.deepEqual(await storage.throttle.hit(key, 30, NOW + 61), { count: 1, resetAt: NOW + 91 });
+        await storage.throttle.reset(`t:${randomUUID()}`); // an unknown key is fine
+      });
+
+      it('keeps keys apart and counts every one of 20 concurrent hits', async () => {
+        const key = `t:${randomUUID()}`;
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => racer(i).throttle.hit(key, 60, NOW)),
+        );
+        assert.deepEqual(
+          results.map((r) => r.count).sort((a, b) => a - b),
+          Array.from({ length: 20 }, (_, i) => i + 1),
+        );
+        assert.equal((await storage.throttle.peek(key, NOW)).count, 20);
+        assert.equal((await storage.throttle.peek(`${key}:other`, NOW)).count, 0);
+      });
+    });
+  });
+}
