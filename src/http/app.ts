@@ -13,6 +13,7 @@ import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
 import { registerTokenRoute } from './oauth/token-route.js';
+import { browserUi } from './ui/plugin.js';
 import { createTokenServices } from '../core/token-services.js';
 import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
@@ -115,9 +116,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerTokenManagementRoutes(oauth, deps.storage.clients, tokenServices);
       registerMetadataRoute(oauth, deps.storage.scopes, {
         issuer: config.issuer,
-        grantTypes: deps.tokenEndpoint.grantTypes,
+        // The implicit grant has no token request; /authorize serves it (response_type=token).
+        grantTypes: [...deps.tokenEndpoint.grantTypes, 'implicit'],
         allowPlainPkce: config.allowPlainPkce,
-        extraEndpoints: { ...tokenManagementEndpoints(config.issuer) },
+        extraEndpoints: {
+          ...tokenManagementEndpoints(config.issuer),
+          authorization_endpoint: `${config.issuer}/authorize`,
+        },
+        responseTypes: ['code', 'token'],
       });
     },
     { prefix: config.basePath },
@@ -136,6 +142,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     async function operations(ops) {
       registerHealthRoutes(ops, deps.storage);
     },
+    { prefix: config.basePath },
+  );
+  await app.register(
+    browserUi({
+      config,
+      storage: deps.storage,
+      issuer: deps.issuer,
+      clock: deps.clock,
+      cookieSecret: deps.serverKeys.cookieSecret,
+    }),
     { prefix: config.basePath },
   );
 

@@ -1,0 +1,146 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../shared/clock.js';
+import { randomToken, sha256 } from '../../shared/crypto.js';
+import { OAuthError } from '../errors.js';
+import type { Grant } from '../model.js';
+import type { Storage } from '../ports.js';
+import { isSubset } from '../scopes.js';
+import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
+import type { AuthorizationRequest } from './request.js';
+import { authorizationErrorUrl, authorizationResponseUrl, type ResponseMode } from './response.js';
+
+/** The lifetimes the consent page offers, in seconds; null is "until I revoke it". */
+export const GRANT_LIFETIMES: readonly (number | null)[] = [3600, 86400, 30 * 86400, null];
+
+export interface AuthorizationServiceOptions {
+  storage: Storage;
+  issuer: TokenIssuer;
+  clock: Clock;
+  authorizationCodeTtl: number;
+}
+
+/** What the user decided on the consent page. */
+export interface ConsentDecision {
+  /** The scopes left ticked: a subset of the request's. */
+  scope: string[];
+  /** Seconds the grant lasts, or null for "until I revoke it". */
+  lifetime: number | null;
+}
+
+export const responseMode = (request: AuthorizationRequest): ResponseMode =>
+  request.responseType === 'token' ? 'fragment' : 'query';
+
+export const isLive = (grant: Grant, now: number): boolean =>
+  grant.revokedAt === null && (grant.expiresAt === null || grant.expiresAt > now);
+
+/**
+ * Turns a validated authorization request and the user's decision into the redirect back to the
+ * client. One live grant per (client, user): a new consent replaces the previous grant.
+ */
+export class AuthorizationService {
+  constructor(private readonly options: AuthorizationServiceOptions) {}
+
+  /** A live grant of this user to this client that already covers everything the request asks for. */
+  async rememberedGrant(request: AuthorizationRequest, userId: string): Promise<Grant | undefined> {
+    const now = this.options.clock.now();
+    const grants = await this.options.storage.grants.listByUser(userId);
+    return grants.find(
+      (grant) =>
+        grant.clientId === request.client.id && isLive(grant, now) && isSubset(request.scope, grant.scope),
+    );
+  }
+
+  /** Answers the request under a grant the user made earlier (consent skipped). */
+  async approveWithGrant(request: AuthorizationRequest, grant: Grant): Promise<string> {
+    return this.respond(request, grant, request.scope);
+  }
+
+  /** Records the user's consent as a new grant, retires the one it replaces, and answers the request. */
+  async approve(request: AuthorizationRequest, userId: string, decision: ConsentDecision): Promise<string> {
+    // The consent page may only narrow what was asked for (RFC 6749 §3.3, seed §5.6).
+    if (!isSubset(decision.scope, request.scope)) throw new Error('consent widened the requested scope');
+    if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
+    const { storage, clock } = this.options;
+    const now = clock.now();
+    const grant: Grant = {
+      id: randomUUID(),
+      clientId: request.client.id,
+      userId,
+      scope: decision.scope,
+      createdAt: now,
+      expiresAt: decision.lifetime === null ? null : now + decision.lifetime,
+      revokedAt: null,
+    };
+    const previous = (await storage.grants.listByUser(userId)).filter(
+      (other) => other.clientId === request.client.id && isLive(other, now),
+    );
+    await storage.grants.insert(grant);
+    // The newest decision is the one that stands: what the user unticked or shortened must not live on
+    // in an older grant.
+    for (const other of previous) await storage.grants.revoke(other.id, now);
+    return this.respond(request, grant, decision.scope);
+  }
+
+  /** RFC 6749 §4.1.2.1: the user said no. */
+  deny(request: AuthorizationRequest): string {
+    return this.error(request, new OAuthError('access_denied', 'the user denied the request'));
+  }
+
+  error(request: AuthorizationRequest, error: OAuthError): string {
+    return authorizationErrorUrl(request.redirectUri, responseMode(request), error, request.state);
+  }
+
+  private async respond(request: AuthorizationRequest, grant: Grant, scope: string[]): Promise<string> {
+    if (request.responseType === 'code') {
+      const code = await this.issueCode(request, grant, scope);
+      // §4.1.2: code and state in the query.
+      return authorizationResponseUrl(request.redirectUri, 'query', { code, state: request.state });
+    }
+    const token = this.options.issuer.issueAccessToken({
+      client: request.client,
+      subject: grant.userId,
+      scope,
+      grant,
+      withRefreshToken: false,
+    });
+    return authorizationResponseUrl(request.redirectUri, 'fragment', {
+      ...implicitParams(token),
+      state: request.state,
+    });
+  }
+
+  /** A single-use code bound to client, redirect URI, PKCE challenge, user, scope and grant. */
+  private async issueCode(request: AuthorizationRequest, grant: Grant, scope: string[]): Promise<string> {
+    const now = this.options.clock.now();
+    const code = randomToken('ac_');
+    await this.options.storage.codes.insert({
+      hash: sha256(code),
+      clientId: request.client.id,
+      userId: grant.userId,
+      grantId: grant.id,
+      redirectUri: request.redirectUri,
+      scope,
+      codeChallenge: request.codeChallenge,
+      codeChallengeMethod: request.codeChallengeMethod,
+      createdAt: now,
+      expiresAt: now + this.options.authorizationCodeTtl,
+      consumedAt: null,
+    });
+    return code;
+  }
+}
+
+/**
+ * The fragment of an implicit response (RFC 6749 §4.2.2): everything of the token response but a
+ * refresh token, which the implicit grant never issues.
+ */
+function implicitParams(token: TokenResponse): Record<string, string | undefined> {
+  return {
+    access_token: token.access_token,
+    token_type: token.token_type,
+    expires_in: String(token.expires_in),
+    scope: token.scope,
+    mac_key: token.mac_key,
+    mac_algorithm: token.mac_algorithm,
+  };
+}

@@ -1,0 +1,66 @@
+import type { Clock } from '../../shared/clock.js';
+import type { Storage } from '../ports.js';
+import { isLive } from './authorization-service.js';
+
+/** One client a user has granted access to, as the connected-apps page shows it. */
+export interface ConnectedApp {
+  clientId: string;
+  clientName: string;
+  scope: string[];
+  /** When the user first granted what is still live. */
+  grantedAt: number;
+  /** When the access ends; null means "until you revoke it". */
+  validUntil: number | null;
+}
+
+/** The clients a user has live grants to, one entry per client, most recently granted first. */
+export async function listConnectedApps(
+  storage: Storage,
+  clock: Clock,
+  userId: string,
+): Promise<ConnectedApp[]> {
+  const now = clock.now();
+  const byClient = new Map<string, ConnectedApp>();
+  for (const grant of await storage.grants.listByUser(userId)) {
+    if (!isLive(grant, now)) continue;
+    const entry = byClient.get(grant.clientId);
+    if (entry === undefined) {
+      const client = await storage.clients.get(grant.clientId);
+      byClient.set(grant.clientId, {
+        clientId: grant.clientId,
+        clientName: client?.name ?? grant.clientId,
+        scope: [...grant.scope],
+        grantedAt: grant.createdAt,
+        validUntil: grant.expiresAt,
+      });
+      continue;
+    }
+    // Several live grants (password logins beside a consent): show what they allow together.
+    entry.scope = [...new Set([...entry.scope, ...grant.scope])];
+    entry.grantedAt = Math.min(entry.grantedAt, grant.createdAt);
+    entry.validUntil =
+      entry.validUntil === null || grant.expiresAt === null
+        ? null
+        : Math.max(entry.validUntil, grant.expiresAt);
+  }
+  return [...byClient.values()];
+}
+
+/**
+ * Revokes every live grant of the user to the client. GrantStore.revoke retires the refresh tokens;
+ * access tokens carry the grant id, so introspection and resource servers refuse them from now on.
+ */
+export async function revokeConnectedApp(
+  storage: Storage,
+  clock: Clock,
+  userId: string,
+  clientId: string,
+): Promise<number> {
+  const now = clock.now();
+  let revoked = 0;
+  for (const grant of await storage.grants.listByUser(userId)) {
+    if (grant.clientId !== clientId || !isLive(grant, now)) continue;
+    if (await storage.grants.revoke(grant.id, now)) revoked += 1;
+  }
+  return revoked;
+}

@@ -1,0 +1,49 @@
+import type { Clock } from '../shared/clock.js';
+import { randomToken, sha256 } from '../shared/crypto.js';
+import type { User } from './model.js';
+import type { BrowserSessionStore, UserStore } from './ports.js';
+
+/** How long a browser stays signed in. */
+export const BROWSER_SESSION_TTL = 12 * 3600;
+
+/**
+ * Signed-in browsers. The cookie carries a random id (256 bits); the store keeps only its SHA-256,
+ * so a leaked database does not sign anyone in. Stored, not in memory: several processes share it.
+ */
+export class BrowserSessions {
+  constructor(
+    private readonly sessions: BrowserSessionStore,
+    private readonly users: UserStore,
+    private readonly clock: Clock,
+    private readonly ttlSeconds: number = BROWSER_SESSION_TTL,
+  ) {}
+
+  /** A fresh random browser id, signed in or not (it also anchors the CSRF token before sign-in). */
+  static newBrowserId(): string {
+    return randomToken('bs_');
+  }
+
+  /** Signs the user in under a new browser id (never the old one: session fixation). */
+  async start(userId: string): Promise<string> {
+    const id = BrowserSessions.newBrowserId();
+    const now = this.clock.now();
+    await this.sessions.insert({
+      hash: sha256(id),
+      userId,
+      createdAt: now,
+      expiresAt: now + this.ttlSeconds,
+    });
+    return id;
+  }
+
+  /** The signed-in user behind a browser id, if its session is live and the user still exists. */
+  async user(browserId: string | undefined): Promise<User | undefined> {
+    if (browserId === undefined || browserId === '') return undefined;
+    const session = await this.sessions.get(sha256(browserId), this.clock.now());
+    return session && this.users.get(session.userId);
+  }
+
+  async end(browserId: string | undefined): Promise<void> {
+    if (browserId !== undefined && browserId !== '') await this.sessions.delete(sha256(browserId));
+  }
+}

@@ -1,0 +1,92 @@
+/** The one stylesheet of the browser pages, served at /assets/style. Colours meet WCAG AA contrast. */
+export const STYLESHEET = `
+:root {
+  --ink: #1b1f24; --muted: #57606a; --line: #d0d7de; --page: #f4f6f8; --card: #fff;
+  --accent: #0b57d0; --accent-ink: #fff; --danger: #b3261e; --ok: #1a7f37; --focus: #ff9e0d;
+  font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  color: var(--ink); background: var(--page);
+}
+* { box-sizing: border-box; }
+body { margin: 0; min-height: 100vh; }
+a { color: var(--accent); }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .875em; }
+.skip { position: absolute; left: -999px; top: 0; }
+.skip:focus { left: 1rem; top: .5rem; background: var(--card); padding: .5rem 1rem; z-index: 2; }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+
+.topbar { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: .5rem 1rem;
+  padding: .75rem 1.25rem; background: var(--card); border-bottom: 1px solid var(--line); }
+.brand { display: inline-flex; align-items: center; gap: .5rem; font-weight: 700; font-size: 1.125rem;
+  color: var(--ink); text-decoration: none; }
+.brand img { border-radius: 6px; }
+.topbar nav { display: flex; flex-wrap: wrap; align-items: center; gap: .25rem 1rem; font-size: .9375rem; }
+.who { color: var(--muted); font-weight: 400; }
+form.inline { display: inline; margin: 0; }
+
+main { margin: 2rem auto; padding: 1.5rem; background: var(--card); border: 1px solid var(--line);
+  border-radius: 12px; }
+main.narrow { max-width: 30rem; }
+main.wide { max-width: 72rem; }
+h1 { font-size: 1.5rem; line-height: 1.25; margin: 0 0 .5rem; overflow-wrap: anywhere; }
+h2 { font-size: 1.125rem; margin: 0 0 .5rem; overflow-wrap: anywhere; }
+.lead { margin: 0 0 1.25rem; color: var(--muted); }
+.muted { color: var(--muted); }
+.small { font-size: .875rem; }
+.hint { margin: .25rem 0 0; font-size: .875rem; color: var(--muted); }
+
+.stack > * + * { margin-top: 1rem; }
+.field label { display: block; font-weight: 600; margin-bottom: .25rem; }
+input[type=text], input:not([type]), input[type=password], select, textarea {
+  width: 100%; padding: .625rem .75rem; font: inherit; color: inherit; background: var(--card);
+  border: 1px solid #8c959f; border-radius: 8px; }
+textarea { min-height: 4.5rem; font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .875rem; }
+fieldset { margin: 0; padding: .75rem 1rem 1rem; border: 1px solid var(--line); border-radius: 8px; }
+legend { font-weight: 600; padding: 0 .25rem; overflow-wrap: anywhere; }
+.check { display: flex; align-items: flex-start; gap: .625rem; padding: .375rem 0; }
+.check input { width: 1.25rem; height: 1.25rem; margin: .15rem 0 0; flex: none; accent-color: var(--accent); }
+.check code, .scope-list code { color: var(--muted); }
+
+.actions { display: flex; flex-wrap: wrap; gap: .75rem; }
+button { font: inherit; font-weight: 600; padding: .625rem 1.25rem; border-radius: 8px; cursor: pointer;
+  border: 1px solid #8c959f; background: var(--card); color: var(--ink); min-height: 2.75rem; }
+button:hover { background: #eef1f4; }
+button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }
+button.primary:hover { background: #0842a0; }
+button.danger { color: var(--danger); border-color: var(--danger); }
+button.danger:hover { background: #fdecea; }
+button.link { border: 0; background: none; padding: 0; min-height: 0; color: var(--accent);
+  font-weight: 400; text-decoration: underline; }
+.actions button { flex: 1 1 8rem; }
+
+.error { color: var(--danger); background: #fdecea; border: 1px solid #f3b8b4; padding: .625rem .75rem;
+  border-radius: 8px; }
+.notice { color: var(--ok); background: #e6f4ea; border: 1px solid #a8d5b5; padding: .625rem .75rem;
+  border-radius: 8px; }
+
+.apps { list-style: none; margin: 0; padding: 0; }
+.app { padding: 1rem 0; border-top: 1px solid var(--line); }
+.app dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 .75rem; }
+.app dt { color: var(--muted); }
+.app dd { margin: 0; }
+.scope-list { margin: 0; padding-left: 1.125rem; }
+.empty { color: var(--muted); }
+
+.playground { display: grid; gap: 1.5rem; grid-template-columns: minmax(0, 22rem) minmax(0, 1fr); }
+.playground .grants { display: grid; gap: .5rem; }
+.playground .grants button { width: 100%; }
+.log { display: grid; gap: 1rem; }
+.exchange { border: 1px solid var(--line); border-radius: 8px; overflow: hidden; }
+.exchange h3 { margin: 0; padding: .5rem .75rem; font-size: .9375rem; background: var(--page);
+  border-bottom: 1px solid var(--line); }
+.exchange pre { margin: 0; padding: .75rem; overflow-x: auto; white-space: pre-wrap; overflow-wrap: anywhere; }
+.exchange .status-ok { color: var(--ok); }
+.exchange .status-error { color: var(--danger); }
+
+@media (max-width: 40rem) {
+  main { margin: 0; border: 0; border-radius: 0; padding: 1.25rem 1rem; }
+  .topbar { padding: .75rem 1rem; }
+  .playground { grid-template-columns: minmax(0, 1fr); }
+  .app dl { grid-template-columns: minmax(0, 1fr); }
+  .app dt { margin-top: .25rem; }
+}
+`;

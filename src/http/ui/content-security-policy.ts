@@ -1,0 +1,48 @@
+import type { FastifyReply } from 'fastify';
+
+// Sources a page's forms may submit to beyond our own origin. Per reply, because a form whose answer
+// redirects to the client (consent, sign-in that resumes an authorization) must name the client's
+// origin: Chromium applies form-action to every redirect that follows a form submission.
+const formTargets = new WeakMap<FastifyReply, Set<string>>();
+
+/** The CSP source expression that matches a redirect URI: its origin, or its private-use scheme. */
+export function sourceFor(uri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol === 'https:' || url.protocol === 'http:') return url.origin;
+  // A private-use scheme of a native app (RFC 8252 §7.1), already vetted at registration.
+  return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : undefined;
+}
+
+export function allowFormTarget(reply: FastifyReply, redirectUri: string): void {
+  const source = sourceFor(redirectUri);
+  if (source === undefined) return;
+  const set = formTargets.get(reply) ?? new Set<string>();
+  set.add(source);
+  formTargets.set(reply, set);
+}
+
+/**
+ * A strict policy: scripts and styles only from our own origin (no inline script at all), nothing may
+ * frame the pages (clickjacking on the consent page), no <base> rewriting, forms only to us and the
+ * redirect target the page is about.
+ */
+export function contentSecurityPolicy(reply: FastifyReply, logoUrl: string | undefined): string {
+  const images = ["'self'", 'data:'];
+  const logo = logoUrl && /^https?:\/\//.test(logoUrl) ? sourceFor(logoUrl) : undefined;
+  if (logo !== undefined) images.push(logo);
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src ${images.join(' ')}`,
+    "connect-src 'self'",
+    `form-action 'self'${[...(formTargets.get(reply) ?? [])].map((s) => ` ${s}`).join('')}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ');
+}

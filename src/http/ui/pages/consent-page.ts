@@ -1,0 +1,70 @@
+import { html } from '../html.js';
+import { layout, type PageFrame } from './layout.js';
+
+export interface ConsentPageInput {
+  csrfToken: string;
+  clientName: string;
+  /** Host (or scheme) the user will be sent back to, so they can tell where the answer goes. */
+  returnTo: string;
+  /** The authorization request's query, carried to POST /consent and validated again there. */
+  request: string;
+  scopes: { name: string; description: string; checked: boolean }[];
+  lifetime: string;
+  error?: string;
+}
+
+export const LIFETIME_OPTIONS: readonly { value: string; label: string }[] = [
+  { value: '3600', label: '1 hour' },
+  { value: '86400', label: '1 day' },
+  { value: '2592000', label: '30 days' },
+  { value: 'forever', label: 'Until I revoke it' },
+];
+
+export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
+  const body = html` <h1>Allow <span class="client">${input.clientName}</span> to access your account?</h1>
+    <p class="lead">Signed in as <strong>${frame.username}</strong>.</p>
+    ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+    <form method="post" action="${frame.basePath}/consent" class="stack">
+      <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
+      <input type="hidden" name="request" value="${input.request}" />
+      ${
+        input.scopes.length > 0
+          ? html`<fieldset class="scopes">
+              <legend>${input.clientName} will be able to:</legend>
+              ${input.scopes.map(
+                (scope, index) =>
+                  html`<div class="check">
+                    <input
+                      type="checkbox"
+                      id="scope-${index}"
+                      name="scope"
+                      value="${scope.name}"
+                      ${scope.checked ? html` checked` : ''}
+                    />
+                    <label for="scope-${index}">${scope.description} <code>${scope.name}</code></label>
+                  </div>`,
+              )}
+              <p class="hint">Untick anything you do not want to allow.</p>
+            </fieldset>`
+          : html`<p>${input.clientName} asks to know that it is you; it asks for no other access.</p>`
+      }
+      <div class="field">
+        <label for="lifetime">Access valid for</label>
+        <select id="lifetime" name="lifetime">
+          ${LIFETIME_OPTIONS.map(
+            (option) =>
+              html`<option value="${option.value}" ${option.value === input.lifetime ? html` selected` : ''}>
+                ${option.label}
+              </option>`,
+          )}
+        </select>
+        <p class="hint">You can revoke access at any time under Connected apps.</p>
+      </div>
+      <div class="actions">
+        <button type="submit" name="decision" value="allow" class="primary">Allow</button>
+        <button type="submit" name="decision" value="deny">Deny</button>
+      </div>
+    </form>
+    <p class="muted small">Either way you will be sent back to <strong>${input.returnTo}</strong>.</p>`;
+  return layout(frame, { title: `Allow ${input.clientName}?`, name: 'consent', body });
+}

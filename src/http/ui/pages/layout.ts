@@ -1,0 +1,63 @@
+import { html, type SafeHtml } from '../html.js';
+
+/** What every page's frame needs: branding, where it is mounted, and who is signed in. */
+export interface PageFrame {
+  productName: string;
+  logoUrl: string | undefined;
+  basePath: string;
+  /** The signed-in user's name; absent before sign-in. */
+  username?: string;
+  /** The CSRF token for the sign-out form (present whenever username is). */
+  csrfToken?: string;
+}
+
+export interface PageOptions {
+  title: string;
+  /** Names the page for the stylesheet and the playground script. */
+  name: string;
+  body: SafeHtml;
+  scripts?: string[];
+  /** Wider layout for the playground. */
+  wide?: boolean;
+}
+
+export function layout(frame: PageFrame, page: PageOptions): string {
+  const base = frame.basePath;
+  const signedIn = frame.username !== undefined;
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="referrer" content="no-referrer" />
+        <title>${page.title} · ${frame.productName}</title>
+        <link rel="stylesheet" href="${base}/assets/style" />
+        ${(page.scripts ?? []).map((src) => html`<script type="module" src="${base}${src}"></script>`)}
+      </head>
+      <body data-page="${page.name}" data-base-path="${base}">
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="topbar">
+          <a class="brand" href="${base}/account/apps"
+            >${frame.logoUrl ? html`<img src="${frame.logoUrl}" alt="" width="28" height="28" />` : ''}<span
+              >${frame.productName}</span
+            ></a
+          >
+          ${
+            signedIn
+              ? html`<nav aria-label="Account">
+                  <a href="${base}/account/apps">Connected apps</a>
+                  <a href="${base}/playground">Playground</a>
+                  <form method="post" action="${base}/sign-out" class="inline">
+                    <input type="hidden" name="csrf_token" value="${frame.csrfToken}" />
+                    <button type="submit" class="link" title="Signed in as ${frame.username}">
+                      Sign out <span class="who">${frame.username}</span>
+                    </button>
+                  </form>
+                </nav>`
+              : ''
+          }
+        </header>
+        <main id="main" class="${page.wide ? 'wide' : 'narrow'}">${page.body}</main>
+      </body>
+    </html> `.value;
+}

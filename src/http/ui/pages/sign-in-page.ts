@@ -1,0 +1,47 @@
+import { html } from '../html.js';
+import { layout, type PageFrame } from './layout.js';
+
+export interface SignInPageInput {
+  csrfToken: string;
+  /** Where to continue after signing in, relative to the base path. */
+  next: string;
+  /** The application the user is signing in for, when an authorization request is pending. */
+  clientName?: string;
+  username?: string;
+  error?: string;
+}
+
+export function signInPage(frame: PageFrame, input: SignInPageInput): string {
+  const body = html` <h1>Sign in</h1>
+    ${
+      input.clientName !== undefined
+        ? html`<p class="lead">to continue to <strong>${input.clientName}</strong></p>`
+        : html`<p class="lead">to ${frame.productName}</p>`
+    }
+    ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+    <form method="post" action="${frame.basePath}/sign-in" class="stack">
+      <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
+      <input type="hidden" name="next" value="${input.next}" />
+      <div class="field">
+        <label for="username">Username</label>
+        <input
+          id="username"
+          name="username"
+          autocomplete="username"
+          autocapitalize="none"
+          spellcheck="false"
+          required
+          autofocus
+          value="${input.username ?? ''}"
+        />
+      </div>
+      <div class="field">
+        <label for="password">Password</label>
+        <input id="password" name="password" type="password" autocomplete="current-password" required />
+      </div>
+      <div class="actions">
+        <button type="submit" class="primary">Sign in</button>
+      </div>
+    </form>`;
+  return layout(frame, { title: 'Sign in', name: 'sign-in', body });
+}

@@ -1,0 +1,86 @@
+import cookie from '@fastify/cookie';
+import formBody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
+import type { GatehouseConfig } from '../../config.js';
+import { AuthorizationService } from '../../core/authorize/authorization-service.js';
+import { BrowserSessions } from '../../core/browser-sessions.js';
+import type { Storage } from '../../core/ports.js';
+import type { TokenIssuer } from '../../core/token-issuer.js';
+import type { Clock } from '../../shared/clock.js';
+import { STYLESHEET } from './assets/stylesheet.js';
+import { BrowserContexts } from './browser-context.js';
+import { contentSecurityPolicy } from './content-security-policy.js';
+import { CsrfTokens } from './csrf.js';
+import { registerAccountRoutes } from './routes/account-routes.js';
+import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
+import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
+import { registerSessionRoutes } from './routes/session-routes.js';
+import { sendMessage, type UiContext } from './ui-context.js';
+
+export interface BrowserUiDependencies {
+  config: GatehouseConfig;
+  storage: Storage;
+  issuer: TokenIssuer;
+  clock: Clock;
+  /** Purpose-bound key for cookies and CSRF tokens (compose/gatehouse.ts derives it). */
+  cookieSecret: Buffer;
+}
+
+/**
+ * Everything a person sees: /authorize, sign-in, consent, connected apps, the playground, and their
+ * assets. Encapsulated, so its cookie parsing, form parsing, security headers and HTML error pages
+ * apply to these routes only.
+ */
+export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
+  return async function browserPages(app: FastifyInstance) {
+    const { config, storage, clock } = deps;
+    await app.register(cookie);
+    await app.register(formBody);
+    await app.register(helmet, {
+      // Set below per reply: form-action must name the client a page redirects to.
+      contentSecurityPolicy: false,
+      frameguard: { action: 'deny' },
+      // Sent by the app for every route already (design decision 8).
+      strictTransportSecurity: false,
+      referrerPolicy: { policy: 'no-referrer' },
+    });
+    app.addHook('onSend', async function pagePolicy(_request, reply) {
+      reply.header('content-security-policy', contentSecurityPolicy(reply, config.logoUrl));
+    });
+
+    const sessions = new BrowserSessions(storage.browserSessions, storage.users, clock);
+    const ui: UiContext = {
+      config,
+      storage,
+      clock,
+      sessions,
+      browsers: new BrowserContexts(sessions, new CsrfTokens(deps.cookieSecret)),
+      authorization: new AuthorizationService({
+        storage,
+        issuer: deps.issuer,
+        clock,
+        authorizationCodeTtl: config.authorizationCodeTtl,
+      }),
+    };
+
+    app.setErrorHandler(function pageError(error: FastifyError, request, reply) {
+      const status = error.statusCode ?? 500;
+      if (status === 413) return sendMessage(ui, reply, 413, 'Too much data', 'The form sent was too large.');
+      if (status >= 400 && status < 500) {
+        return sendMessage(ui, reply, status, 'Bad request', 'The request could not be understood.');
+      }
+      // Only the error: never the URL or body, which may hold codes, tokens or passwords.
+      request.log.error({ err: error }, 'page failed');
+      return sendMessage(ui, reply, 500, 'Something went wrong', 'Please try again in a moment.');
+    });
+
+    const assets: StaticAsset[] = [
+      { path: '/assets/style', contentType: 'text/css; charset=utf-8', body: STYLESHEET },
+    ];
+    registerAssetRoutes(app, assets);
+    registerAuthorizeRoutes(app, ui);
+    registerSessionRoutes(app, ui);
+    registerAccountRoutes(app, ui);
+  };
+}
