@@ -1,0 +1,92 @@
+import autocannon from 'autocannon';
+
+/** What one load run sends. */
+export interface LoadSpec {
+  /** Base URL, e.g. https://127.0.0.1:8443 */
+  url: string;
+  path: string;
+  method: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+  connections: number;
+  /** Seconds. */
+  duration: number;
+  /** Requests per second over all connections; unset means as fast as the server answers. */
+  overallRate?: number;
+  /** The server's certificate, trusted for this run only (no rejectUnauthorized: false). */
+  ca: string;
+  /** One body per connection (round robin), e.g. one user per connection; overrides `body`. */
+  bodies?: string[];
+  /** Called with the first 2xx response body of the run (e.g. to verify a token afterwards). */
+  onFirstSuccess?: (body: string) => void;
+}
+
+export interface LoadResult {
+  rps: number;
+  /** Milliseconds. */
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  requests: number;
+  non2xx: number;
+  /** Connection errors, timeouts included. */
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  seconds: number;
+}
+
+/** One autocannon run in this process, over keep-alive HTTPS connections (autocannon's default). */
+export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  let sampled = false;
+  const onResponse = spec.onFirstSuccess
+    ? (status: number, body: string) => {
+        if (!sampled && status >= 200 && status < 300) {
+          sampled = true;
+          spec.onFirstSuccess?.(body);
+        }
+      }
+    : undefined;
+  const request = {
+    method: spec.method,
+    path: spec.path,
+    headers: spec.headers ?? {},
+    ...(spec.body !== undefined ? { body: spec.body } : {}),
+    ...(onResponse ? { onResponse } : {}),
+  };
+  const bodies = spec.bodies;
+  let next = 0;
+  // autocannon shares the request objects between connections, so each connection gets its own copy.
+  const setupClient = bodies
+    ? (client: autocannon.Client) =>
+        client.setRequests([{ ...request, body: bodies[next++ % bodies.length] }])
+    : undefined;
+  const result = await autocannon({
+    url: spec.url,
+    ...(setupClient ? { setupClient } : {}),
+    connections: spec.connections,
+    duration: spec.duration,
+    pipelining: 1,
+    ...(spec.overallRate !== undefined ? { overallRate: spec.overallRate } : {}),
+    tlsOptions: { ca: spec.ca, servername: 'localhost' },
+    requests: [request],
+  });
+  const statusCodes: Record<string, number> = {};
+  for (const [code, stat] of Object.entries(result.statusCodeStats ?? {})) {
+    statusCodes[code] = stat.count ?? 0;
+  }
+  return {
+    rps: result.requests.total / result.duration,
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    seconds: result.duration,
+  };
+}

@@ -1,0 +1,151 @@
+import pg from 'pg';
+import { randomBytes } from 'node:crypto';
+import type { ServerProcess } from '../lib/processes.js';
+import { runCli } from '../lib/processes.js';
+import { clientCredentialsRequest } from '../lib/token-requests.js';
+import { costRatio, throughputRatio } from '../lib/cost.js';
+import type { BenchContext, Check, Credentials, Measured, Row, Scenario, Target } from '../lib/types.js';
+import { verifyTokenCheck } from '../lib/verify-token.js';
+
+/** Issue 2 §7: client_credentials with JWTs and the real store, >= 1/3 of bare Fastify (15,000/s there). */
+const MIN_RATIO = 1 / 3;
+const REFERENCE_RPS = 15_000;
+
+async function measureClientCredentials(
+  context: BenchContext,
+  server: ServerProcess,
+  client: Credentials,
+  name: string,
+): Promise<{ row: Row; checks: Check[] }> {
+  let sample: string | undefined;
+  const [result] = await context.measure(server, [
+    { ...clientCredentialsRequest(client), onFirstSuccess: (body) => (sample = body) },
+  ]);
+  const measured = result!;
+  const failures = measured.non2xx + measured.warmupNon2xx + measured.errors;
+  const codes = Object.entries(measured.statusCodes)
+    .map(([code, count]) => `${code}: ${count}`)
+    .join(', ');
+  const checks: Check[] = [
+    {
+      name: `${name}: every response 200`,
+      pass: failures === 0,
+      detail:
+        `${measured.requests} responses (${codes}); ${measured.non2xx} non-2xx, ` +
+        `${measured.warmupNon2xx} non-2xx in warm-up, ${measured.errors} connection errors`,
+    },
+    await verifyTokenCheck({
+      name: `${name}: a token from the run verifies`,
+      serverUrl: server.url,
+      issuer: server.url.replace('127.0.0.1', 'localhost'),
+      ca: context.ca,
+      responseBody: sample,
+      clientId: client.id,
+    }),
+  ];
+  return { row: { scenario: 'cc', label: name, result: measured }, checks };
+}
+
+/** Judged on requests/s; the CPU-cost ratio is shown beside it as the cross-check for noise. */
+export function ratioTarget(name: string, result: Measured): Target {
+  return {
+    name: `${name} >= 1/3 of bare Fastify`,
+    target: '>= 0.333 x bare requests/s',
+    judge: (bracket) => {
+      const ratio = throughputRatio(result, bracket);
+      const cost = costRatio(result, bracket);
+      return {
+        measured: `${ratio.toFixed(3)} x bare (by CPU per request: ${cost.toFixed(3)} x)`,
+        pass: ratio >= MIN_RATIO,
+      };
+    },
+  };
+}
+
+/** (b) client_credentials, HTTP Basic, SQLite store, pinned Gatehouse. */
+export const clientCredentialsScenario: Scenario = {
+  id: 'cc',
+  title: 'client_credentials, Basic auth, SQLite, JWT (ES256)',
+  async run(context) {
+    const { row, checks } = await measureClientCredentials(
+      context,
+      context.gatehouse,
+      context.clients.clientCredentials,
+      'client_credentials, SQLite, 1 core',
+    );
+    const rps = row.result.rps;
+    return {
+      rows: [row],
+      checks,
+      targets: [
+        ratioTarget('client_credentials (SQLite)', row.result),
+        {
+          name: 'client_credentials >= 15,000/s on one core',
+          target: '>= 15,000/s (issue 2 reference machine)',
+          judge: () => ({
+            measured: `${Math.round(rps).toLocaleString('en')}/s`,
+            pass: rps >= REFERENCE_RPS,
+          }),
+        },
+      ],
+    };
+  },
+};
+
+/** A fresh database beside the base URL's (the CLI has no schema option), dropped afterwards. */
+async function withFreshDatabase<T>(baseUrl: string, run: (url: string) => Promise<T>): Promise<T> {
+  const name = `bench_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 3000 });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+    const url = new URL(baseUrl);
+    url.pathname = `/${name}`;
+    try {
+      return await run(url.toString());
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    }
+  } finally {
+    await admin.end();
+  }
+}
+
+/** (c) The same on PostgreSQL (issue 5 §6: "client credentials on PostgreSQL next to SQLite"). */
+export const clientCredentialsPostgresScenario: Scenario = {
+  id: 'cc-pg',
+  title: 'client_credentials, Basic auth, PostgreSQL, JWT (ES256)',
+  async run(context) {
+    if (context.pgBaseUrl === undefined) {
+      return {
+        rows: [],
+        notes: ['cc-pg skipped: PostgreSQL not reachable (set GATEHOUSE_BENCH_DATABASE_URL).'],
+      };
+    }
+    return withFreshDatabase(context.pgBaseUrl, async (databaseUrl) => {
+      const created = runCli<{ client_id: string; client_secret: string }>(
+        { dataDir: context.dataDir, databaseUrl },
+        ['clients', 'create', '--name', 'bench-cc-pg', '--grant-types', 'client_credentials'],
+      );
+      const client = { id: created.client_id, secret: created.client_secret };
+      const server = await context.startGatehouse({ label: 'gatehouse-pg', cpus: '0', databaseUrl });
+      try {
+        const { row, checks } = await measureClientCredentials(
+          context,
+          server,
+          client,
+          'client_credentials, PostgreSQL, 1 core',
+        );
+        return {
+          rows: [{ ...row, scenario: 'cc-pg' }],
+          checks,
+          notes: [
+            'cc-pg: PostgreSQL itself is not pinned; it shares the machine with the driver and other work.',
+          ],
+        };
+      } finally {
+        await server.stop();
+      }
+    });
+  },
+};

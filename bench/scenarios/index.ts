@@ -1,0 +1,16 @@
+import type { Scenario } from '../lib/types.js';
+import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
+import { passwordFloodScenario, passwordScenario } from './password.js';
+import { workersScenario } from './workers.js';
+
+/**
+ * Every scenario `npm run bench` knows, in run order; `--only id,id` picks some. A new scenario is one
+ * object here. The bare Fastify peer is not listed: run.ts always measures it first and last.
+ */
+export const SCENARIOS: Scenario[] = [
+  clientCredentialsScenario,
+  clientCredentialsPostgresScenario,
+  passwordScenario,
+  passwordFloodScenario,
+  workersScenario,
+];
