@@ -36,6 +36,11 @@ export function parseCommandArgs<T extends Options>(argv: string[], options: T):
   }
 }
 
+/** `gatehouse clients --help`: the flag stands where the action would, so parseArgs never sees it. */
+export function isHelpFlag(arg: string | undefined): boolean {
+  return arg === '--help' || arg === '-h';
+}
+
 /** Reads all of standard input (for --password-stdin), without the final newline. */
 export async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];

@@ -1,6 +1,6 @@
 import { createClient, viewClient, type ClientView } from '../../core/client-registry.js';
 import { systemClock } from '../../shared/clock.js';
-import { UsageError, parseCommandArgs } from '../args.js';
+import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
 import { printJson, type WithStorage } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
 
@@ -28,7 +28,7 @@ export async function runClientsCommand(argv: string[], withStorage: WithStorage
     public: { type: 'boolean' },
     'token-type': { type: 'string' },
   });
-  if (values.help || action === undefined) {
+  if (values.help || action === undefined || isHelpFlag(action)) {
     process.stdout.write(CLIENTS_HELP);
     if (action === undefined) throw new UsageError('clients needs an action: create, list, show or delete');
     return;

@@ -1,14 +1,14 @@
 import { deriveServerKeys } from '../../compose/gatehouse.js';
 import { KeyRing } from '../../core/key-ring.js';
 import { systemClock } from '../../shared/clock.js';
-import { UsageError, parseCommandArgs } from '../args.js';
+import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
 import { printJson, type WithStorage } from '../context.js';
 import { KEYS_HELP } from '../help.js';
 
 export async function runKeysCommand(argv: string[], withStorage: WithStorage): Promise<void> {
   const [action, ...rest] = argv;
   const { values } = parseCommandArgs(rest, {});
-  if (values.help || action === undefined) {
+  if (values.help || action === undefined || isHelpFlag(action)) {
     process.stdout.write(KEYS_HELP);
     if (action === undefined) throw new UsageError('keys needs an action: rotate or list');
     return;

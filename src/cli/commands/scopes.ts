@@ -1,13 +1,13 @@
 import { isValidScopeName } from '../../core/scopes.js';
 import { ValidationError } from '../../core/validation.js';
-import { UsageError, parseCommandArgs } from '../args.js';
+import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
 import { printJson, type WithStorage } from '../context.js';
 import { SCOPES_HELP } from '../help.js';
 
 export async function runScopesCommand(argv: string[], withStorage: WithStorage): Promise<void> {
   const [action, ...rest] = argv;
   const { values, positionals } = parseCommandArgs(rest, { description: { type: 'string' } });
-  if (values.help || action === undefined) {
+  if (values.help || action === undefined || isHelpFlag(action)) {
     process.stdout.write(SCOPES_HELP);
     if (action === undefined) throw new UsageError('scopes needs an action: create, list or delete');
     return;

@@ -1,6 +1,6 @@
 import { createUser, viewUser } from '../../core/user-registry.js';
 import { systemClock } from '../../shared/clock.js';
-import { UsageError, parseCommandArgs, readStdin } from '../args.js';
+import { UsageError, isHelpFlag, parseCommandArgs, readStdin } from '../args.js';
 import { printJson, type WithStorage } from '../context.js';
 import { USERS_HELP } from '../help.js';
 
@@ -10,7 +10,7 @@ export async function runUsersCommand(argv: string[], withStorage: WithStorage):
     username: { type: 'string' },
     'password-stdin': { type: 'boolean' },
   });
-  if (values.help || action === undefined) {
+  if (values.help || action === undefined || isHelpFlag(action)) {
     process.stdout.write(USERS_HELP);
     if (action === undefined) throw new UsageError('users needs an action: create, list or delete');
     return;
