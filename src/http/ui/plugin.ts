@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import cookie from '@fastify/cookie';
 import formBody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
@@ -8,6 +9,7 @@ import { BrowserSessions } from '../../core/browser-sessions.js';
 import type { Storage } from '../../core/ports.js';
 import type { TokenIssuer } from '../../core/token-issuer.js';
 import type { Clock } from '../../shared/clock.js';
+import { ICON_SVG } from './assets/icon.js';
 import { STYLESHEET } from './assets/stylesheet.js';
 import { BrowserContexts } from './browser-context.js';
 import { contentSecurityPolicy } from './content-security-policy.js';
@@ -15,8 +17,18 @@ import { CsrfTokens } from './csrf.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
+import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
 import { sendMessage, type UiContext } from './ui-context.js';
+
+/**
+ * The playground script, as tsc compiled it next to this module (so it is found from any output
+ * folder). The source-map comment is dropped: the map is not served.
+ */
+function compiledScript(name: string): string {
+  const source = readFileSync(new URL(`./browser/${name}.js`, import.meta.url), 'utf8');
+  return source.replace(/\n\/\/# sourceMappingURL=.*\s*$/, '\n');
+}
 
 export interface BrowserUiDependencies {
   config: GatehouseConfig;
@@ -77,10 +89,17 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
 
     const assets: StaticAsset[] = [
       { path: '/assets/style', contentType: 'text/css; charset=utf-8', body: STYLESHEET },
+      { path: '/assets/icon', contentType: 'image/svg+xml', body: ICON_SVG },
+      {
+        path: '/assets/playground',
+        contentType: 'text/javascript; charset=utf-8',
+        body: compiledScript('playground'),
+      },
     ];
     registerAssetRoutes(app, assets);
     registerAuthorizeRoutes(app, ui);
     registerSessionRoutes(app, ui);
     registerAccountRoutes(app, ui);
+    registerPlaygroundRoutes(app, ui);
   };
 }

@@ -70,6 +70,7 @@ button.link { border: 0; background: none; padding: 0; min-height: 0; color: var
 .app dd { margin: 0; }
 .scope-list { margin: 0; padding-left: 1.125rem; }
 .empty { color: var(--muted); }
+.spaced { margin-top: 1.5rem; }
 
 .playground { display: grid; gap: 1.5rem; grid-template-columns: minmax(0, 22rem) minmax(0, 1fr); }
 .playground .grants { display: grid; gap: .5rem; }

@@ -31,6 +31,7 @@ export function layout(frame: PageFrame, page: PageOptions): string {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="referrer" content="no-referrer" />
         <title>${page.title} · ${frame.productName}</title>
+        <link rel="icon" href="${frame.logoUrl ?? `${base}/assets/icon`}" />
         <link rel="stylesheet" href="${base}/assets/style" />
         ${(page.scripts ?? []).map((src) => html`<script type="module" src="${base}${src}"></script>`)}
       </head>
@@ -38,7 +39,7 @@ export function layout(frame: PageFrame, page: PageOptions): string {
         <a class="skip" href="#main">Skip to content</a>
         <header class="topbar">
           <a class="brand" href="${base}/account/apps"
-            >${frame.logoUrl ? html`<img src="${frame.logoUrl}" alt="" width="28" height="28" />` : ''}<span
+            ><img src="${frame.logoUrl ?? `${base}/assets/icon`}" alt="" width="28" height="28" /><span
               >${frame.productName}</span
             ></a
           >
