@@ -1,0 +1,102 @@
+import type { FastifyReply, FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import {
+  AccessTokenValidator,
+  InvalidAccessTokenError,
+  type ValidAccessToken,
+} from '../../../core/access-token-validation.js';
+import { extractCredential, missingScopes, TokenError } from '../../../resource-server/rfc6750.js';
+import { mediaType } from '../../oauth/form-params.js';
+import { Problem } from './problem.js';
+
+export interface ApiAuthOptions {
+  validator: AccessTokenValidator;
+  allowQuery: boolean;
+  /** Checks a MAC-signed request and returns its token's validation; see mac-authentication.ts. */
+  verifyMac?: (request: FastifyRequest, header: string) => Promise<ValidAccessToken>;
+}
+
+export interface RouteAuth {
+  /** Every one of these scopes is needed (RFC 6750 §3.1 insufficient_scope otherwise). */
+  scopes: string[];
+  /** The token must act for a user (not a client_credentials token). */
+  user?: boolean;
+}
+
+const callers = new WeakMap<FastifyRequest, ValidAccessToken>();
+
+/** The validated token of an authenticated /v1 request. */
+export function callerOf(request: FastifyRequest): ValidAccessToken {
+  const caller = callers.get(request);
+  if (caller === undefined) throw new Error('route registered without authentication');
+  return caller;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/**
+ * The preValidation hook of a protected /v1 route: runs after the body is parsed (a form body may
+ * carry the token, RFC 6750 §2.2) and before schema validation, so a caller without a valid token
+ * learns nothing about the request's shape.
+ */
+export function authenticator(options: ApiAuthOptions) {
+  return function requireToken(auth: RouteAuth): preValidationAsyncHookHandler {
+    return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
+      const isForm = mediaType(request.headers['content-type']) === FORM;
+      const formBody = isForm ? (request.body as Record<string, unknown> | undefined) : undefined;
+      const query = request.query as Record<string, unknown> | undefined;
+      const credential = extractCredential({
+        authorization: request.headers.authorization,
+        formBody,
+        method: request.method,
+        query,
+        allowQuery: options.allowQuery,
+      });
+      if (credential === undefined) throw new TokenError(undefined, 'an access token is required');
+
+      let valid: ValidAccessToken;
+      if (credential.scheme === 'mac') {
+        if (options.verifyMac === undefined) {
+          throw new TokenError('invalid_token', 'MAC tokens are not accepted here', { scheme: 'mac' });
+        }
+        valid = await options.verifyMac(request, credential.macHeader ?? '');
+      } else {
+        try {
+          valid = await options.validator.validate(credential.token);
+        } catch (error) {
+          if (error instanceof InvalidAccessTokenError)
+            throw new TokenError('invalid_token', error.description);
+          throw error;
+        }
+        // A MAC token is useless without its signature: as a bearer token it is refused.
+        if (valid.tokenType === 'mac') {
+          throw new TokenError('invalid_token', 'a MAC token must be presented with the MAC scheme');
+        }
+      }
+
+      const scheme = credential.scheme;
+      const missing = missingScopes(valid.claims.scope, auth.scopes);
+      if (missing.length > 0) {
+        throw new TokenError('insufficient_scope', `the access token lacks the scope ${missing.join(' ')}`, {
+          scheme,
+          scope: auth.scopes.join(' '),
+        });
+      }
+      if (auth.user === true && valid.claims.gid === undefined) {
+        throw new TokenError('insufficient_scope', 'this resource needs a token issued for a user', {
+          scheme,
+          scope: auth.scopes.join(' '),
+        });
+      }
+      callers.set(request, valid);
+
+      // The token is spent: take it out of what schema validation and the handler see.
+      if (credential.source === 'query' && query !== undefined) delete query.access_token;
+      if (isForm) {
+        if (request.routeOptions.schema?.body !== undefined) {
+          throw new Problem(415, 'send the body as application/json', { field: 'content-type' });
+        }
+        request.body = undefined;
+      }
+    };
+  };
+}

@@ -1,0 +1,125 @@
+import type {} from '@fastify/swagger';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, HTTPMethods } from 'fastify';
+import type { GatehouseConfig } from '../../../config.js';
+import type { AccessTokenValidator } from '../../../core/access-token-validation.js';
+import type { KeyRing } from '../../../core/key-ring.js';
+import type { Storage } from '../../../core/ports.js';
+import type { Clock } from '../../../shared/clock.js';
+import { authenticator, type ApiAuthOptions } from './authentication.js';
+import { Problem, problemErrorHandler, sendProblem } from './problem.js';
+import type { ApiContext } from './context.js';
+import { typeboxValidatorCompiler } from './schema-validation.js';
+import { registerMeRoutes } from './routes/me.js';
+
+export interface ApiV1Dependencies {
+  config: GatehouseConfig;
+  storage: Storage;
+  keyRing: KeyRing;
+  clock: Clock;
+  validator: AccessTokenValidator;
+  verifyMac?: ApiAuthOptions['verifyMac'];
+}
+
+const rawBodies = new WeakMap<FastifyRequest, Buffer>();
+
+/** The request body exactly as received (MAC `bodyhash`, draft-ietf-oauth-v2-http-mac-01 §3.2). */
+export function rawBodyOf(request: FastifyRequest): Buffer | undefined {
+  return rawBodies.get(request);
+}
+
+// Methods a /v1 path can be asked for; any it does not serve is answered 405 with Allow (RFC 9110 §15.5.6).
+const KNOWN_METHODS: HTTPMethods[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+function parseForm(text: string): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = Object.create(null) as Record<string, string>;
+  for (const [key, value] of new URLSearchParams(text)) {
+    const existing = out[key];
+    out[key] = existing === undefined ? value : ([] as string[]).concat(existing, value);
+  }
+  return out;
+}
+
+// Object keys that could reach a prototype if a body were ever merged into another object.
+function refuseProtoKeys(key: string, value: unknown): unknown {
+  if (key === '__proto__' || key === 'constructor') throw new SyntaxError('forbidden key');
+  return value;
+}
+
+/**
+ * The REST API, version 1 (seed §9): JSON in and out, problem+json errors, RFC 6750 token checks.
+ * Registered with the prefix `<base path>/v1`; an encapsulated plugin, so its parsers, validator
+ * and error handler apply to /v1 only.
+ */
+export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
+  return async function apiV1Plugin(api: FastifyInstance) {
+    const routes = new Map<string, Set<string>>();
+    api.addHook('onRoute', (route) => {
+      const path = route.routePath;
+      const methods = routes.get(path) ?? new Set<string>();
+      for (const method of [route.method].flat()) methods.add(method);
+      routes.set(path, methods);
+    });
+
+    // JSON bodies only, plus forms solely to carry access_token (RFC 6750 §2.2); anything else is 415.
+    api.removeAllContentTypeParsers();
+    api.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
+      const raw = body as Buffer;
+      rawBodies.set(request, raw);
+      if (raw.length === 0) return done(null, undefined);
+      try {
+        done(null, JSON.parse(raw.toString('utf8'), refuseProtoKeys));
+      } catch {
+        done(new Problem(400, 'the body is not valid JSON', { field: 'body' }), undefined);
+      }
+    });
+    api.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'buffer' },
+      (request, body, done) => {
+        rawBodies.set(request, body as Buffer);
+        done(null, parseForm((body as Buffer).toString('utf8')));
+      },
+    );
+    api.setValidatorCompiler(typeboxValidatorCompiler);
+    api.setErrorHandler(problemErrorHandler);
+    api.setNotFoundHandler(function notFound(_request, reply) {
+      return sendProblem(reply, new Problem(404, 'no such resource', { field: 'path' }));
+    });
+    api.addHook('onSend', async function noStore(_request, reply, payload) {
+      if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+      return payload;
+    });
+
+    const context: ApiContext = {
+      storage: deps.storage,
+      clock: deps.clock,
+      keyRing: deps.keyRing,
+      issuer: deps.config.issuer,
+      requireToken: authenticator({
+        validator: deps.validator,
+        allowQuery: deps.config.allowAccessTokenInQuery,
+        verifyMac: deps.verifyMac,
+      }),
+    };
+    registerMeRoutes(api, context);
+
+    for (const [path, served] of routes) {
+      const allow = [...served].sort().join(', ');
+      const others = KNOWN_METHODS.filter((method) => !served.has(method));
+      if (others.length === 0) continue;
+      api.route({
+        method: others,
+        url: path,
+        schema: { hide: true },
+        // onRequest: answered before any body is read, so the method is what the client learns about.
+        onRequest: async function methodNotAllowed(request, reply) {
+          reply.header('allow', allow);
+          return sendProblem(reply, new Problem(405, `${request.method} is not allowed here; use ${allow}`));
+        },
+        handler: async function unreachable() {
+          throw new Error('answered in onRequest');
+        },
+      });
+    }
+  };
+}

@@ -1,0 +1,99 @@
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ConflictError, ValidationError } from '../../../core/validation.js';
+import { TokenError } from '../../../resource-server/rfc6750.js';
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+export const REALM = 'gatehouse';
+
+/** RFC 9457 problem details body, with Gatehouse's extension members. */
+export interface ProblemBody {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** The request field at fault (400, 409), as a dotted path such as `redirect_uris.0`. */
+  field?: string;
+  /** The RFC 6750 error code of a 400/401/403 caused by the access token. */
+  error?: string;
+}
+
+/** An error the /v1 API answers as application/problem+json. */
+export class Problem extends Error {
+  /** Read by Fastify, which keeps the status of errors thrown in hooks. */
+  readonly statusCode: number;
+
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    readonly extras: { field?: string; error?: string; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = 'Problem';
+    this.statusCode = status;
+  }
+
+  body(): ProblemBody {
+    // RFC 9457 §4.2.1: "about:blank" says the problem is exactly what the status code says; the
+    // detail and the field name the specifics.
+    const body: ProblemBody = {
+      type: 'about:blank',
+      title: STATUS_CODES[this.status] ?? 'Error',
+      status: this.status,
+      detail: this.detail,
+    };
+    if (this.extras.field !== undefined) body.field = this.extras.field;
+    if (this.extras.error !== undefined) body.error = this.extras.error;
+    return body;
+  }
+}
+
+export const notFound = (what: string, field = 'id'): Problem =>
+  new Problem(404, `no ${what} with this ${field}`, { field });
+
+/** The problem an error amounts to; undefined for a server fault. */
+export function toProblem(error: unknown): Problem | undefined {
+  if (error instanceof Problem) return error;
+  if (error instanceof TokenError) {
+    return new Problem(error.status, error.description, {
+      ...(error.code === undefined ? {} : { error: error.code }),
+      headers: { 'www-authenticate': error.challenge(REALM) },
+    });
+  }
+  if (error instanceof ValidationError) return new Problem(400, error.message, { field: error.field });
+  if (error instanceof ConflictError) return new Problem(409, error.message, { field: error.field });
+  const { code, statusCode } = error as Partial<FastifyError>;
+  switch (code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new Problem(413, 'the request body is larger than the server accepts', { field: 'body' });
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new Problem(415, 'send the body as application/json', { field: 'content-type' });
+    default:
+      if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
+        return new Problem(statusCode, 'the request is malformed', { field: 'body' });
+      }
+      return undefined;
+  }
+}
+
+export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply {
+  for (const [name, value] of Object.entries(problem.extras.headers ?? {})) reply.header(name, value);
+  reply.code(problem.status);
+  reply.header('content-type', PROBLEM_CONTENT_TYPE);
+  reply.header('cache-control', 'no-store');
+  return reply.send(JSON.stringify(problem.body()));
+}
+
+/** The /v1 error handler: every error as problem+json; a 500 says nothing and is logged. */
+export function problemErrorHandler(
+  this: unknown,
+  error: FastifyError | Error,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): FastifyReply {
+  const problem = toProblem(error);
+  if (problem !== undefined) return sendProblem(reply, problem);
+  request.log.error({ err: error }, 'request failed');
+  return sendProblem(reply, new Problem(500, 'internal error; the request may or may not have taken effect'));
+}

@@ -1,0 +1,226 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
+
+/** Every object schema here refuses properties it does not name (additionalProperties: false). */
+const strict = { additionalProperties: false } as const;
+
+const Timestamp = Type.String({ format: 'date-time', description: 'RFC 3339 date and time (UTC)' });
+const NullableTimestamp = Type.Union([Timestamp, Type.Null()]);
+const ScopeName = Type.String({
+  minLength: 1,
+  maxLength: 200,
+  pattern: '^[\\x21\\x23-\\x5b\\x5d-\\x7e]+$',
+  description: 'RFC 6749 §3.3 scope token',
+});
+const GrantTypeName = Type.Union(
+  GRANT_TYPES.map((name) => Type.Literal(name)),
+  { description: 'OAuth grant type' },
+);
+const TokenTypeName = Type.Union(
+  TOKEN_TYPES.map((name) => Type.Literal(name)),
+  { description: 'Kind of access token the client receives' },
+);
+const RedirectUri = Type.String({ minLength: 1, maxLength: 2000, description: 'Exact redirect URI' });
+
+export const Problem = Type.Object(
+  {
+    type: Type.String({ description: 'Problem type URI; about:blank means "see the status code"' }),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    field: Type.Optional(Type.String({ description: 'The request field at fault' })),
+    error: Type.Optional(Type.String({ description: 'RFC 6750 error code, for token problems' })),
+  },
+  { ...strict, description: 'RFC 9457 problem details (application/problem+json)' },
+);
+
+export const Pagination = {
+  limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size' }),
+  offset: Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' }),
+};
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }, strict);
+export const ItemGrantParams = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 200 }),
+    grantId: Type.String({ minLength: 1, maxLength: 200 }),
+  },
+  strict,
+);
+
+// ---- clients
+export const Client = Type.Object(
+  {
+    client_id: Type.String(),
+    name: Type.String(),
+    redirect_uris: Type.Array(Type.String()),
+    grant_types: Type.Array(GrantTypeName),
+    scopes: Type.Array(Type.String()),
+    token_type: TokenTypeName,
+    public: Type.Boolean({ description: 'A public client has no secret (RFC 6749 §2.1)' }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  strict,
+);
+export const ClientWithSecret = Type.Object(
+  {
+    ...Client.properties,
+    client_secret: Type.Optional(
+      Type.String({
+        description: 'Shown only in this response; stored as a hash. Absent for public clients.',
+      }),
+    ),
+  },
+  strict,
+);
+const clientFields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  redirect_uris: Type.Array(RedirectUri, { maxItems: 50 }),
+  grant_types: Type.Array(GrantTypeName, { minItems: 1, maxItems: GRANT_TYPES.length }),
+  scopes: Type.Array(ScopeName, { maxItems: 100 }),
+  token_type: TokenTypeName,
+  public: Type.Boolean(),
+};
+export const ClientCreate = Type.Object(
+  {
+    name: clientFields.name,
+    redirect_uris: Type.Optional(clientFields.redirect_uris),
+    grant_types: Type.Optional(clientFields.grant_types),
+    scopes: Type.Optional(clientFields.scopes),
+    token_type: Type.Optional(clientFields.token_type),
+    public: Type.Optional(clientFields.public),
+  },
+  { ...strict, description: 'The fields `gatehouse clients create --json` prints' },
+);
+export const ClientReplace = Type.Object(clientFields, {
+  ...strict,
+  description: 'The complete client; every field is required',
+});
+export const ClientPatch = Type.Partial(Type.Object(clientFields, strict), {
+  ...strict,
+  minProperties: 1,
+  description: 'Only the fields to change',
+});
+export const ClientSecret = Type.Object(
+  {
+    client_id: Type.String(),
+    client_secret: Type.String({ description: 'Shown only in this response; the old secret stops working' }),
+  },
+  strict,
+);
+export const ClientQuery = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact client name' })),
+    grant_type: Type.Optional(GrantTypeName),
+    limit: Type.Optional(Pagination.limit),
+    offset: Type.Optional(Pagination.offset),
+  },
+  strict,
+);
+export const ClientList = page(Client);
+
+// ---- users
+export const User = Type.Object(
+  { id: Type.String(), username: Type.String(), created_at: Timestamp, updated_at: Timestamp },
+  strict,
+);
+const Username = Type.String({ minLength: 1, maxLength: 128 });
+const Password = Type.String({
+  minLength: 8,
+  maxLength: 1024,
+  writeOnly: true,
+  description: 'Write-only: never returned',
+});
+export const UserCreate = Type.Object({ username: Username, password: Password }, strict);
+export const UserReplace = Type.Object(
+  { username: Username, password: Type.Optional(Password) },
+  { ...strict, description: 'The complete user; the write-only password may be left out to keep it' },
+);
+export const UserPatch = Type.Object(
+  { username: Type.Optional(Username), password: Type.Optional(Password) },
+  { ...strict, minProperties: 1 },
+);
+export const UserQuery = Type.Object(
+  {
+    username: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'Exact user name' })),
+    limit: Type.Optional(Pagination.limit),
+    offset: Type.Optional(Pagination.offset),
+  },
+  strict,
+);
+export const UserList = page(User);
+
+// ---- grants
+export const Grant = Type.Object(
+  {
+    id: Type.String(),
+    client_id: Type.String(),
+    user_id: Type.String(),
+    scopes: Type.Array(Type.String()),
+    created_at: Timestamp,
+    expires_at: Type.Union([Timestamp, Type.Null()], {
+      description: 'When the grant ends; null: until revoked',
+    }),
+  },
+  { ...strict, description: 'A standing grant: what a user let a client do, and until when' },
+);
+export const GrantList = Type.Object({ items: Type.Array(Grant) }, strict);
+
+// ---- scopes
+export const Scope = Type.Object(
+  {
+    name: Type.String(),
+    description: Type.String({ description: 'What the consent page shows the user' }),
+    created_at: Timestamp,
+  },
+  strict,
+);
+const ScopeDescription = Type.String({ minLength: 1, maxLength: 500 });
+export const ScopeCreate = Type.Object(
+  { name: ScopeName, description: Type.Optional(ScopeDescription) },
+  strict,
+);
+export const ScopeReplace = Type.Object({ description: ScopeDescription }, strict);
+export const ScopePatch = Type.Object({ description: Type.Optional(ScopeDescription) }, strict);
+export const ScopeParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, strict);
+export const ScopeList = Type.Object({ items: Type.Array(Scope) }, strict);
+
+// ---- signing keys
+export const SigningKey = Type.Object(
+  {
+    kid: Type.String(),
+    alg: Type.String(),
+    status: Type.Union([Type.Literal('active'), Type.Literal('retired')]),
+    public_jwk: Type.Record(Type.String(), Type.String(), { description: 'The public key (RFC 7517)' }),
+    created_at: Timestamp,
+    retired_at: NullableTimestamp,
+  },
+  strict,
+);
+export const SigningKeyList = Type.Object({ items: Type.Array(SigningKey) }, strict);
+export const KidParams = Type.Object({ kid: Type.String({ minLength: 1, maxLength: 200 }) }, strict);
+
+function page<T extends TSchema>(item: T) {
+  return Type.Object(
+    {
+      items: Type.Array(item),
+      total: Type.Integer({ description: 'Items matching the filters, over all pages' }),
+      limit: Type.Integer(),
+      offset: Type.Integer(),
+    },
+    strict,
+  );
+}
+
+export type ClientCreateBody = Static<typeof ClientCreate>;
+export type ClientReplaceBody = Static<typeof ClientReplace>;
+export type ClientPatchBody = Static<typeof ClientPatch>;
+export type ClientQueryString = Static<typeof ClientQuery>;
+export type UserCreateBody = Static<typeof UserCreate>;
+export type UserReplaceBody = Static<typeof UserReplace>;
+export type UserPatchBody = Static<typeof UserPatch>;
+export type UserQueryString = Static<typeof UserQuery>;
+export type ScopeCreateBody = Static<typeof ScopeCreate>;
+export type ScopeReplaceBody = Static<typeof ScopeReplace>;
+export type ScopePatchBody = Static<typeof ScopePatch>;
