@@ -175,6 +175,18 @@ for (const backend of backends()) {
         assertTokenSuccess(await redeem(code, credentials, { code_verifier: verifier }));
       });
 
+      it('enforces a challenge stored without a method as plain (RFC 7636 §4.3), never skipping it', async () => {
+        const { verifier } = pkcePair();
+        const { code } = await server.seedCode({ client, user, codeChallenge: verifier });
+        assertOAuthError(await redeem(code, credentials), 400, 'invalid_grant');
+        assertOAuthError(
+          await redeem(code, credentials, { code_verifier: pkcePair().verifier }),
+          400,
+          'invalid_grant',
+        );
+        assertTokenSuccess(await redeem(code, credentials, { code_verifier: verifier }));
+      });
+
       it('refuses a verifier when no challenge was sent (downgrade, RFC 9700 §2.1.1)', async () => {
         const { code } = await server.seedCode({ client, user });
         assertOAuthError(

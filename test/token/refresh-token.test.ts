@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { User } from '../../src/core/model.js';
 import { sha256 } from '../../src/shared/crypto.js';
@@ -98,6 +99,52 @@ for (const backend of backends()) {
         'invalid_grant',
       );
       assertTokenSuccess(await refresh(credentials, refreshToken));
+    });
+
+    it('lets a public client refresh with its client_id alone, bound to that client', async () => {
+      const { client } = await server.client({
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        public: true,
+        scopes: ['read'],
+      });
+      const verifier = 'v'.repeat(43);
+      const challenge = createHash('sha256').update(verifier).digest('base64url');
+      const { code } = await server.seedCode({
+        client,
+        user,
+        codeChallenge: challenge,
+        codeChallengeMethod: 'S256',
+      });
+      const first = assertTokenSuccess(
+        await server.http.token({
+          grant_type: 'authorization_code',
+          code,
+          redirect_uri: REDIRECT,
+          client_id: client.id,
+          code_verifier: verifier,
+        }),
+      );
+      assert.ok(first.refresh_token);
+      const otherPublic = await server.client({
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code', 'refresh_token'],
+        public: true,
+      });
+      const stolen = await server.http.token({
+        grant_type: 'refresh_token',
+        refresh_token: first.refresh_token,
+        client_id: otherPublic.client.id,
+      });
+      assertOAuthError(stolen, 400, 'invalid_grant');
+      const refreshed = assertTokenSuccess(
+        await server.http.token({
+          grant_type: 'refresh_token',
+          refresh_token: first.refresh_token,
+          client_id: client.id,
+        }),
+      );
+      assert.ok(refreshed.refresh_token);
     });
 
     it('refuses unknown and missing refresh tokens', async () => {

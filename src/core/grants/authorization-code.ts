@@ -29,9 +29,11 @@ export const authorizationCodeGrant = {
     if (stored.redirectUri !== redirectUri) {
       throw invalidGrant('redirect_uri does not match the authorization request');
     }
-    if (stored.codeChallenge !== null && stored.codeChallengeMethod !== null) {
+    if (stored.codeChallenge !== null) {
+      // RFC 7636 §4.3: a challenge without a method is "plain". Never skip a stored challenge.
+      const method = stored.codeChallengeMethod ?? 'plain';
       if (verifier === undefined) throw invalidGrant('code_verifier is required');
-      if (!verifyCodeVerifier(verifier, stored.codeChallenge, stored.codeChallengeMethod)) {
+      if (!verifyCodeVerifier(verifier, stored.codeChallenge, method)) {
         throw invalidGrant('code_verifier does not match the code challenge');
       }
     } else if (verifier !== undefined) {
