@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { createLocalJWKSet, jwtVerify } from 'jose';
 import pg from 'pg';
 import { verifyPassword } from '../../src/core/passwords.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
@@ -162,6 +163,22 @@ function workspace(t: TestContext) {
 }
 
 // Every test has its own data directory, so they run side by side: each CLI run is a process start.
+function httpsGet(url: string, ca: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const agent = new Agent({ ca, keepAlive: false });
+    request(url, { agent }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        agent.destroy();
+        resolve(JSON.parse(text) as unknown);
+      });
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
 describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
   before(() => {
     assert.ok(existsSync(CLI), `compiled CLI not found at ${CLI}`);
@@ -439,6 +456,31 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
       iss: string;
     };
     assert.equal(claims.iss, url, 'the issuer defaults to https://localhost:<port>');
+
+    // `keys rotate` in another process: the running server signs with the new key within its
+    // refresh interval (10 s), and the token signed before still verifies against /jwks.
+    const ca = readFileSync(certPath, 'utf8');
+    const rotated = await cli('keys', 'rotate', '--json');
+    assertOk(rotated);
+    const { kid: newKid } = JSON.parse(rotated.stdout) as { kid: string };
+    const tokenKid = (token: string) =>
+      (JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString()) as { kid: string }).kid;
+    assert.notEqual(tokenKid(body.access_token), newKid);
+    let fresh = body.access_token;
+    for (const started = Date.now(); tokenKid(fresh) !== newKid && Date.now() - started < 30_000;) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const again = await httpsPost(`${url}/token`, ca, 'grant_type=client_credentials', {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: basicAuth(client.client_id, client.client_secret ?? ''),
+      });
+      assert.equal(again.status, 200);
+      fresh = (again.json as { access_token: string }).access_token;
+    }
+    assert.equal(tokenKid(fresh), newKid, 'the server never picked up the rotated key');
+    const jwks = await httpsGet(`${url}/jwks`, ca);
+    const keySet = createLocalJWKSet(jwks as Parameters<typeof createLocalJWKSet>[0]);
+    await jwtVerify(body.access_token, keySet, { issuer: url, typ: 'at+jwt' });
+    await jwtVerify(fresh, keySet, { issuer: url, typ: 'at+jwt' });
 
     const exited = new Promise<number | null>((resolve) => server.once('exit', (code) => resolve(code)));
     server.kill('SIGTERM');
