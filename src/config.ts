@@ -3,6 +3,30 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import type { SigningAlgorithm } from './core/key-ring.js';
 
+/** Endpoints with request rate limits (docs/limits.md). */
+export const RATE_LIMITED_ENDPOINTS = ['token', 'authorize', 'introspect', 'signIn'] as const;
+export type RateLimitedEndpoint = (typeof RATE_LIMITED_ENDPOINTS)[number];
+/** Requests allowed per window; 0 means no limit of that kind. */
+export interface RateLimit {
+  perAddress: number;
+  perClient: number;
+}
+
+/** Defaults per 60-second window: far above what one honest address or client sends (docs/limits.md). */
+export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitedEndpoint, RateLimit>> = {
+  token: { perAddress: 600, perClient: 3000 },
+  authorize: { perAddress: 300, perClient: 3000 },
+  introspect: { perAddress: 3000, perClient: 12000 },
+  signIn: { perAddress: 60, perClient: 0 },
+};
+
+const ENV_NAMES: Record<RateLimitedEndpoint, string> = {
+  token: 'TOKEN',
+  authorize: 'AUTHORIZE',
+  introspect: 'INTROSPECT',
+  signIn: 'SIGN_IN',
+};
+
 /** Everything a running Gatehouse is configured by. Documented option by option in the README. */
 export interface GatehouseConfig {
   dataDir: string;
@@ -51,9 +75,22 @@ export interface GatehouseConfig {
    * loopback connections (and nobody behind a trusted proxy): see docs/deployment.md.
    */
   metricsToken: string | undefined;
+  /** Request rate limits per address and per client, by endpoint, counted in the store. */
+  rateLimits: Record<RateLimitedEndpoint, RateLimit>;
+  rateLimitWindowSeconds: number;
+  /** Request line plus headers (node's maxHeaderSize); larger requests get 431. */
+  maxHeaderBytes: number;
+  /** Form or query parameters per request, and bytes per parameter value; more is a 400. */
+  maxParameters: number;
+  maxParameterBytes: number;
+  /** A request (headers and body) must arrive within this many seconds (slow-client protection). */
+  requestTimeoutSeconds: number;
 }
 
-export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret'>> & { secret?: Buffer | string };
+export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret' | 'rateLimits'>> & {
+  secret?: Buffer | string;
+  rateLimits?: Partial<Record<RateLimitedEndpoint, Partial<RateLimit>>>;
+};
 
 function readSecret(dataDir: string, env: NodeJS.ProcessEnv): Buffer {
   if (env.GATEHOUSE_SECRET) return decodeSecret(env.GATEHOUSE_SECRET, 'GATEHOUSE_SECRET');
@@ -76,6 +113,24 @@ function decodeSecret(value: string, source: string): Buffer {
     throw new Error(`${source}: the secret must be at least 32 bytes, base64url-encoded`);
   }
   return bytes;
+}
+
+function rateLimits(
+  input: ConfigInput['rateLimits'],
+  env: NodeJS.ProcessEnv,
+): Record<RateLimitedEndpoint, RateLimit> {
+  // GATEHOUSE_RATE_LIMITS=off turns every request rate limit off (benchmarks, or limits kept in a proxy).
+  const off = env.GATEHOUSE_RATE_LIMITS === 'off';
+  const limits = {} as Record<RateLimitedEndpoint, RateLimit>;
+  for (const endpoint of RATE_LIMITED_ENDPOINTS) {
+    const name = `GATEHOUSE_RATE_LIMIT_${ENV_NAMES[endpoint]}`;
+    const fallback = off ? { perAddress: 0, perClient: 0 } : DEFAULT_RATE_LIMITS[endpoint];
+    limits[endpoint] = {
+      perAddress: input?.[endpoint]?.perAddress ?? integer(env[`${name}_PER_ADDRESS`]) ?? fallback.perAddress,
+      perClient: input?.[endpoint]?.perClient ?? integer(env[`${name}_PER_CLIENT`]) ?? fallback.perClient,
+    };
+  }
+  return limits;
 }
 
 function integer(value: string | undefined): number | undefined {
@@ -125,14 +180,16 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     authorizationCodeTtl: input.authorizationCodeTtl ?? 600,
     refreshReuseGraceSeconds: input.refreshReuseGraceSeconds ?? 5,
     allowPlainPkce: input.allowPlainPkce ?? env.GATEHOUSE_ALLOW_PLAIN_PKCE === 'true',
-    bodyLimitBytes: input.bodyLimitBytes ?? 16 * 1024,
+    bodyLimitBytes: input.bodyLimitBytes ?? integer(env.GATEHOUSE_BODY_LIMIT_BYTES) ?? 16 * 1024,
     allowAccessTokenInQuery:
       input.allowAccessTokenInQuery ?? env.GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY === 'true',
     macTimestampWindowSeconds:
       input.macTimestampWindowSeconds ?? integer(env.GATEHOUSE_MAC_TIMESTAMP_WINDOW) ?? 300,
-    passwordFailuresPerUsername: input.passwordFailuresPerUsername ?? 5,
+    passwordFailuresPerUsername:
+      input.passwordFailuresPerUsername ?? integer(env.GATEHOUSE_LOCKOUT_ATTEMPTS) ?? 5,
     passwordFailuresPerClient: input.passwordFailuresPerClient ?? 100,
-    passwordFailureWindowSeconds: input.passwordFailureWindowSeconds ?? 900,
+    passwordFailureWindowSeconds:
+      input.passwordFailureWindowSeconds ?? integer(env.GATEHOUSE_LOCKOUT_WINDOW) ?? 900,
     retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * 86400,
     keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 10,
     logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',
@@ -146,5 +203,12 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
         (env.GATEHOUSE_METRICS_TOKEN_FILE
           ? readFileSync(env.GATEHOUSE_METRICS_TOKEN_FILE, 'utf8').trim()
           : undefined)),
+    rateLimits: rateLimits(input.rateLimits, env),
+    rateLimitWindowSeconds: input.rateLimitWindowSeconds ?? integer(env.GATEHOUSE_RATE_LIMIT_WINDOW) ?? 60,
+    maxHeaderBytes: input.maxHeaderBytes ?? integer(env.GATEHOUSE_MAX_HEADER_BYTES) ?? 16 * 1024,
+    maxParameters: input.maxParameters ?? 64,
+    // A value may fill the body; the separate bound matters for query strings and smaller settings.
+    maxParameterBytes: input.maxParameterBytes ?? 16 * 1024,
+    requestTimeoutSeconds: input.requestTimeoutSeconds ?? integer(env.GATEHOUSE_REQUEST_TIMEOUT) ?? 30,
   };
 }

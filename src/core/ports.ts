@@ -103,6 +103,19 @@ export interface BrowserSessionStore {
   purgeExpired(at: number, limit: number): Promise<number>;
 }
 
+/** Fixed-window request counters shared by every process (abuse limits). */
+export interface RateLimitStore {
+  /**
+   * Counts one request against each key, in one statement, each in a fixed window of `windowSeconds`
+   * opened by its first request; returns every key's count and window end, in the order given.
+   */
+  hit(
+    keys: readonly string[],
+    windowSeconds: number,
+    at: number,
+  ): Promise<{ key: string; count: number; resetAt: number }[]>;
+}
+
 /** The times before which rows are dead, computed by core/purge.ts from the policy. */
 export interface PurgeCutoffs {
   /** Codes, refresh tokens, sessions, nonces and throttle windows that expired at or before this are dead. */
@@ -137,6 +150,7 @@ export interface Storage {
   readonly throttle: ThrottleStore;
   readonly browserSessions: BrowserSessionStore;
   readonly purge: PurgeStore;
+  readonly rateLimits: RateLimitStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

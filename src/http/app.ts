@@ -9,6 +9,8 @@ import type { Clock } from '../shared/clock.js';
 import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
 import { createMetrics, type GatehouseMetrics } from './metrics.js';
 import { installObservability, requestId, type MetricsCollector } from './observability.js';
+import { installRateLimits } from './rate-limit.js';
+import { applyServerTimeouts, installParameterLimits } from './request-limits.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
@@ -52,7 +54,11 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config } = deps;
   const app = Fastify({
-    ...(deps.tls ? { https: { key: deps.tls.key, cert: deps.tls.cert } } : {}),
+    // Request line plus headers beyond maxHeaderBytes get 431 from node itself (docs/limits.md).
+    ...(deps.tls
+      ? { https: { key: deps.tls.key, cert: deps.tls.cert, maxHeaderSize: config.maxHeaderBytes } }
+      : { http: { maxHeaderSize: config.maxHeaderBytes } }),
+    requestTimeout: config.requestTimeoutSeconds * 1000,
     logger: deps.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
@@ -63,6 +69,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     genReqId: requestId,
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
+  applyServerTimeouts(app.server, config.requestTimeoutSeconds);
 
   app.addHook('onRequest', async function securityHeaders(_request, reply) {
     // HTTPS always (design decision 8), also behind a proxy.
@@ -79,6 +86,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     metricsToken: config.metricsToken,
     trustProxy: config.trustProxy,
     basePath: config.basePath,
+  });
+  installParameterLimits(app, {
+    maxParameters: config.maxParameters,
+    maxParameterBytes: config.maxParameterBytes,
+  });
+  installRateLimits(app, {
+    store: deps.storage.rateLimits,
+    clock: deps.clock,
+    limits: config.rateLimits,
+    windowSeconds: config.rateLimitWindowSeconds,
+    basePath: config.basePath,
+    metrics,
   });
   app.addHook('onResponse', async function accessLog(request, reply) {
     request.log.info(

@@ -5,6 +5,7 @@ import { OAuthError } from '../core/errors.js';
 import { safeEqual, sha256 } from '../shared/crypto.js';
 import type { GatehouseMetrics } from './metrics.js';
 import { toOAuthError } from './oauth/oauth-errors.js';
+import { wasRateLimited } from './rate-limit.js';
 
 // A caller's X-Request-Id is kept (so a trace spans the load balancer and Gatehouse) only when it is a
 // plain token of bounded length: it goes into every log line, where anything else could forge entries.
@@ -59,6 +60,8 @@ export function installObservability(app: FastifyInstance, options: Observabilit
     // Route patterns, never raw URLs: label values must stay a small, fixed set.
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.request(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    // Rate limits count themselves; any other 429 is a lockout after failed passwords.
+    if (reply.statusCode === 429 && !wasRateLimited(request)) metrics.throttled(route, 'password_attempts');
   });
   app.addHook('onError', async function countError(request, _reply, error) {
     const code = error instanceof OAuthError ? error.code : (toOAuthError(error)?.code ?? 'server_error');

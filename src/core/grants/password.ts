@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { AccountLockout } from '../account-lockout.js';
 import { invalidGrant, invalidRequest, tooManyAttempts } from '../errors.js';
 import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
 import { parseScope, resolveScope } from '../scopes.js';
@@ -15,21 +16,6 @@ async function refuseWhileThrottled(
   if (count >= limit) throw tooManyAttempts(Math.max(1, resetAt - now));
 }
 
-/**
- * Counts this attempt against the user name before its password is checked, and refuses it when it
- * is over the limit. Counting first, in one atomic upsert, is what makes the limit hold under
- * concurrency: a burst of parallel guesses would all pass a look-then-count check at once.
- */
-async function reserveAttempt(
-  key: string,
-  limit: number,
-  { storage, clock, policy }: GrantContext,
-): Promise<void> {
-  const now = clock.now();
-  const { count, resetAt } = await storage.throttle.hit(key, policy.passwordFailureWindowSeconds, now);
-  if (count > limit) throw tooManyAttempts(Math.max(1, resetAt - now));
-}
-
 /** RFC 6749 §4.3, for trusted clients only (the client must be registered for it). */
 export const passwordGrant = {
   grantType: 'password',
@@ -41,12 +27,16 @@ export const passwordGrant = {
     if (password === undefined) throw invalidRequest('password is required');
     const scope = resolveScope(parseScope(params.scope), client.scopes);
 
-    const userKey = `password:user:${username.toLowerCase()}`;
     const clientKey = `password:client:${client.id}`;
     // The per-client counter only counts failures (a busy trusted client logs many users in); the
     // per-user-name one counts every attempt and is reset by a success.
     await refuseWhileThrottled(clientKey, policy.passwordFailuresPerClient, context);
-    await reserveAttempt(userKey, policy.passwordFailuresPerUsername, context);
+    const lockout = new AccountLockout(storage.throttle, clock, {
+      maxAttempts: policy.passwordFailuresPerUsername,
+      windowSeconds: policy.passwordFailureWindowSeconds,
+    });
+    const locked = await lockout.reserve(username);
+    if (locked !== undefined) throw tooManyAttempts(locked);
 
     const user = await storage.users.getByUsername(username);
     if (!(await verifyPassword(user?.passwordHash, password)) || user === undefined) {
@@ -54,7 +44,7 @@ export const passwordGrant = {
       // Design decision 1: the seed answers a wrong user name or password with 401.
       throw invalidGrant('wrong user name or password', 401);
     }
-    await storage.throttle.reset(userKey);
+    await lockout.succeeded(username);
     if (needsRehash(user.passwordHash)) {
       const now = clock.now();
       await storage.users.update({ ...user, passwordHash: await hashPassword(password), updatedAt: now });

@@ -7,6 +7,7 @@ import { migrationProvider } from './migrations/index.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
 import { createPurgeRepository } from './repositories/purge.js';
+import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
@@ -105,6 +106,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     throttle: createThrottleRepository(db),
     browserSessions: createBrowserSessionRepository(db),
     purge: createPurgeRepository(db, dialectName),
+    rateLimits: createRateLimitRepository(db),
     observeQueries: queries.observe,
     async ping() {
       await sql`SELECT 1`.execute(db);

@@ -1,0 +1,126 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { RateLimit, RateLimitedEndpoint } from '../config.js';
+import type { RateLimitStore } from '../core/ports.js';
+import type { Clock } from '../shared/clock.js';
+import { sha256 } from '../shared/crypto.js';
+import type { GatehouseMetrics } from './metrics.js';
+
+export interface RateLimitOptions {
+  store: RateLimitStore;
+  clock: Clock;
+  limits: Record<RateLimitedEndpoint, RateLimit>;
+  windowSeconds: number;
+  basePath: string;
+  metrics: GatehouseMetrics;
+}
+
+/** Which routes are limited, by method and path (without the base path). */
+const LIMITED_ROUTES: Record<string, RateLimitedEndpoint> = {
+  'POST /token': 'token',
+  'GET /authorize': 'authorize',
+  'POST /introspect': 'introspect',
+  'POST /sign-in': 'signIn',
+};
+
+const BROWSER_ENDPOINTS: ReadonlySet<RateLimitedEndpoint> = new Set(['authorize', 'signIn']);
+
+const limited = new WeakSet<FastifyRequest>();
+
+/** Whether this request was refused by a rate limit (rather than, say, an account lockout). */
+export function wasRateLimited(request: FastifyRequest): boolean {
+  return limited.has(request);
+}
+
+function field(source: unknown, name: string): string | undefined {
+  if (typeof source !== 'object' || source === null) return undefined;
+  const value = (source as Record<string, unknown>)[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/**
+ * Who the request says the client is, as a counter key. The secret is part of it: a request naming a
+ * confidential client without its secret counts against another key, so nobody who merely knows a
+ * client id can spend that client's allowance and lock it out. Public clients (and /authorize, which
+ * has no client authentication) are known by id alone. Hashed: the key holds no secret and is short.
+ */
+function clientIdentity(request: FastifyRequest, endpoint: RateLimitedEndpoint): string | undefined {
+  if (endpoint === 'authorize') {
+    const id = field(request.query, 'client_id');
+    return id && sha256(`${id}\n`);
+  }
+  const header = request.headers.authorization;
+  if (header !== undefined && /^basic\s/i.test(header)) {
+    // RFC 6749 §2.3.1: Basic with the client id and secret; the raw pair is enough to tell clients apart.
+    const pair = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
+    const colon = pair.indexOf(':');
+    return colon > 0 ? sha256(`${pair.slice(0, colon)}\n${pair.slice(colon + 1)}`) : undefined;
+  }
+  const id = field(request.body, 'client_id');
+  return id && sha256(`${id}\n${field(request.body, 'client_secret') ?? ''}`);
+}
+
+function refuse(reply: FastifyReply, endpoint: RateLimitedEndpoint, retryAfter: number): FastifyReply {
+  reply.code(429).header('retry-after', String(retryAfter)).header('cache-control', 'no-store');
+  if (BROWSER_ENDPOINTS.has(endpoint)) {
+    return reply
+      .type('text/html; charset=utf-8')
+      .send(
+        `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Too many requests</title></head>` +
+          `<body><h1>Too many requests</h1><p>Please wait ${retryAfter} seconds and try again.</p></body></html>`,
+      );
+  }
+  return reply
+    .type('application/json;charset=UTF-8')
+    .header('pragma', 'no-cache')
+    .send(
+      JSON.stringify({
+        error: 'slow_down',
+        error_description: 'too many requests; retry after the delay in Retry-After',
+      }),
+    );
+}
+
+/**
+ * Request rate limits per address and per client on /token, /authorize, /introspect and the sign-in
+ * page (429 with Retry-After). The counters are fixed windows in the shared store, so the limits hold
+ * across every process; all of a request's counters are one statement.
+ */
+export function installRateLimits(app: FastifyInstance, options: RateLimitOptions): void {
+  const enabled = Object.values(options.limits).some((l) => l.perAddress > 0 || l.perClient > 0);
+  if (!enabled) return;
+  const routes = new Map<string, RateLimitedEndpoint>();
+  for (const [route, endpoint] of Object.entries(LIMITED_ROUTES)) {
+    const [method, path] = route.split(' ');
+    routes.set(`${method} ${options.basePath}${path}`, endpoint);
+  }
+
+  // preHandler: the body is parsed by now (a form's client_id), and nothing has been done yet.
+  app.addHook('preHandler', async function rateLimit(request, reply) {
+    const route = request.routeOptions.url;
+    const endpoint = route === undefined ? undefined : routes.get(`${request.method} ${route}`);
+    if (endpoint === undefined) return;
+    const limit = options.limits[endpoint];
+    const counters: { key: string; limit: number; kind: 'address' | 'client' }[] = [];
+    if (limit.perAddress > 0) {
+      counters.push({ key: `rl:${endpoint}:a:${request.ip}`, limit: limit.perAddress, kind: 'address' });
+    }
+    const client = limit.perClient > 0 ? clientIdentity(request, endpoint) : undefined;
+    if (client !== undefined)
+      counters.push({ key: `rl:${endpoint}:c:${client}`, limit: limit.perClient, kind: 'client' });
+    if (counters.length === 0) return;
+
+    const now = options.clock.now();
+    const counts = await options.store.hit(
+      counters.map((c) => c.key),
+      options.windowSeconds,
+      now,
+    );
+    const over = counters.findIndex((c, i) => (counts[i]?.count ?? 0) > c.limit);
+    if (over === -1) return;
+    const counter = counters[over];
+    const resetAt = counts[over]?.resetAt ?? now + options.windowSeconds;
+    limited.add(request);
+    options.metrics.throttled(route ?? endpoint, counter?.kind ?? 'address');
+    return refuse(reply, endpoint, Math.max(1, resetAt - now));
+  });
+}
