@@ -34,8 +34,6 @@ export interface AccessTokenValidatorOptions {
 // The algorithms Gatehouse signs with (key-ring.ts); anything else is refused before any key is tried
 // (RFC 8725 §3.1: never let the token choose its own algorithm).
 const ALGORITHMS = ['ES256', 'EdDSA', 'Ed25519'];
-/** Minimum spacing between key re-reads caused by an unknown kid, so forged kids cannot flood the store. */
-const UNKNOWN_KID_REFETCH_MS = 1000;
 
 /**
  * Validates access tokens this server issued: signature against the key ring's public keys, `typ`
@@ -113,10 +111,11 @@ export class AccessTokenValidator {
 
   private async currentKeys(unknownKid: boolean): Promise<JWTVerifyGetKey> {
     const ttlMs = (this.options.keyCacheSeconds ?? 10) * 1000;
-    // Monotonic time, not the domain clock: this only paces a cache.
+    // Monotonic time, not the domain clock: this only paces a cache. An unknown kid always re-reads
+    // (a key rotated in moments ago), but concurrent re-reads share one query, so forged kids cost
+    // no more than any other look-up a request can cause.
     const age = this.keys === undefined ? Infinity : performance.now() - this.keys.loadedAtMs;
-    const stale = unknownKid ? age > UNKNOWN_KID_REFETCH_MS : age > ttlMs;
-    if (this.keys !== undefined && !stale) return this.keys.getKey;
+    if (this.keys !== undefined && !unknownKid && age <= ttlMs) return this.keys.getKey;
     this.loading ??= this.options.keyRing
       .publicJwks()
       .then((jwks) => {

@@ -4,19 +4,7 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { backends } from '../helpers/backends.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { bearer, clientCredentialsToken, expectStatus, revoke, userToken } from './support.js';
-
-/** A problem+json body (RFC 9457) with the given status. */
-export function assertProblem(res: HttpResponse, status: number): Record<string, unknown> {
-  expectStatus(res, status);
-  assert.match(String(res.headers['content-type']), /^application\/problem\+json(;|$)/);
-  const body = res.json as Record<string, unknown>;
-  assert.equal(body.status, status);
-  assert.equal(typeof body.type, 'string');
-  assert.equal(typeof body.title, 'string');
-  assert.equal(typeof body.detail, 'string');
-  return body;
-}
+import { assertProblem, bearer, clientCredentialsToken, expectStatus, revoke, userToken } from './support.js';
 
 function challenge(res: HttpResponse): string {
   return String(res.headers['www-authenticate']);

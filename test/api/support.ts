@@ -116,3 +116,48 @@ export async function introspection(
   assert.equal(res.headers['cache-control'], 'no-store');
   return res.json as Record<string, unknown>;
 }
+
+/** A JSON problem (RFC 9457) with the given status; returns the body. */
+export function assertProblem(res: HttpResponse, status: number, field?: string): Record<string, unknown> {
+  expectStatus(res, status);
+  assert.match(String(res.headers['content-type']), /^application\/problem\+json(;|$)/);
+  const body = res.json as Record<string, unknown>;
+  assert.equal(body.status, status);
+  assert.equal(typeof body.type, 'string');
+  assert.equal(typeof body.title, 'string');
+  assert.equal(typeof body.detail, 'string');
+  if (field !== undefined) assert.equal(body.field, field, describe(res));
+  return body;
+}
+
+/** JSON requests to /v1 with one access token. */
+export function apiClient(server: TestServer, token: TokenBody | string | undefined) {
+  const auth: Record<string, string> = token === undefined ? {} : bearer(token);
+  const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+    server.http.request(`/v1${path}`, {
+      method,
+      headers: {
+        ...auth,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+  return {
+    get: (path: string, headers?: Record<string, string>) => send('GET', path, undefined, headers),
+    post: (path: string, body?: unknown) => send('POST', path, body),
+    put: (path: string, body: unknown) => send('PUT', path, body),
+    patch: (path: string, body: unknown) => send('PATCH', path, body),
+    delete: (path: string) => send('DELETE', path),
+    send,
+  };
+}
+
+export type ApiClient = ReturnType<typeof apiClient>;
+
+/** The path part of an absolute Location header. */
+export function locationPath(res: HttpResponse): string {
+  const location = res.headers.location;
+  assert.equal(typeof location, 'string', 'Location header missing');
+  return new URL(location as string).pathname;
+}

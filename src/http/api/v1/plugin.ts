@@ -9,7 +9,11 @@ import { authenticator, type ApiAuthOptions } from './authentication.js';
 import { Problem, problemErrorHandler, sendProblem } from './problem.js';
 import type { ApiContext } from './context.js';
 import { typeboxValidatorCompiler } from './schema-validation.js';
+import { registerClientRoutes } from './routes/clients.js';
 import { registerMeRoutes } from './routes/me.js';
+import { registerScopeRoutes } from './routes/scopes.js';
+import { registerSigningKeyRoutes } from './routes/signing-keys.js';
+import { registerUserRoutes } from './routes/users.js';
 
 export interface ApiV1Dependencies {
   config: GatehouseConfig;
@@ -102,6 +106,10 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
       }),
     };
     registerMeRoutes(api, context);
+    registerClientRoutes(api, context);
+    registerUserRoutes(api, context);
+    registerScopeRoutes(api, context);
+    registerSigningKeyRoutes(api, context);
 
     for (const [path, served] of routes) {
       const allow = [...served].sort().join(', ');

@@ -1,0 +1,156 @@
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import type { Scope } from '../../../../core/model.js';
+import type { ApiContext } from '../context.js';
+import { isoTime, locationOf } from '../context.js';
+import { notFound, Problem } from '../problem.js';
+import {
+  Problem as ProblemSchema,
+  Scope as ScopeSchema,
+  ScopeCreate,
+  ScopeList,
+  ScopeParams,
+  ScopePatch,
+  ScopeReplace,
+  type ScopeCreateBody,
+  type ScopePatchBody,
+  type ScopeReplaceBody,
+} from '../schemas.js';
+
+const tags = ['scopes'];
+const errors = { '4xx': ProblemSchema };
+/** The scopes /v1 itself is guarded by: deleting them would lock every caller out. */
+const PROTECTED_SCOPES: readonly string[] = ['profile', 'admin'];
+
+function viewScope(scope: Scope) {
+  return { name: scope.name, description: scope.description, created_at: isoTime(scope.createdAt) };
+}
+
+/** /v1/scopes: the scope registry, with the descriptions the consent page shows (scope admin). */
+export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): void {
+  const { storage, clock } = context;
+  const admin = context.requireToken({ scopes: ['admin'] });
+
+  async function existing(name: string): Promise<Scope> {
+    const scope = await storage.scopes.get(name);
+    if (scope === undefined) throw notFound('scope', 'name');
+    return scope;
+  }
+
+  async function describe(scope: Scope, description: string | undefined) {
+    const updated = { ...scope, description: description ?? scope.description };
+    await storage.scopes.upsert(updated);
+    return viewScope(updated);
+  }
+
+  api.get(
+    '/scopes',
+    {
+      schema: { summary: 'List scopes', tags, response: { 200: ScopeList, ...errors } },
+      preValidation: admin,
+    },
+    async function listScopes() {
+      return { items: (await storage.scopes.list()).map(viewScope) };
+    },
+  );
+
+  api.post<{ Body: ScopeCreateBody }>(
+    '/scopes',
+    {
+      schema: {
+        summary: 'Register a scope',
+        description: 'Without a description, the name stands as its description. A name in use answers 409.',
+        tags,
+        body: ScopeCreate,
+        response: { 201: ScopeSchema, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function createScope(request, reply) {
+      const { name, description } = request.body;
+      if ((await storage.scopes.get(name)) !== undefined) {
+        throw new Problem(409, 'a scope with this name exists', { field: 'name' });
+      }
+      const scope: Scope = { name, description: description ?? name, createdAt: clock.now() };
+      await storage.scopes.upsert(scope);
+      reply.code(201).header('location', locationOf(context, 'scopes', name));
+      return viewScope(scope);
+    },
+  );
+
+  api.get<{ Params: { name: string } }>(
+    '/scopes/:name',
+    {
+      schema: {
+        summary: 'Read a scope',
+        tags,
+        params: ScopeParams,
+        response: { 200: ScopeSchema, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function getScope(request) {
+      return viewScope(await existing(request.params.name));
+    },
+  );
+
+  api.put<{ Params: { name: string }; Body: ScopeReplaceBody }>(
+    '/scopes/:name',
+    {
+      schema: {
+        summary: 'Replace a scope’s description',
+        tags,
+        params: ScopeParams,
+        body: ScopeReplace,
+        response: { 201: ScopeSchema, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function replaceScope(request, reply) {
+      const result = await describe(await existing(request.params.name), request.body.description);
+      reply.code(201);
+      return result;
+    },
+  );
+
+  api.patch<{ Params: { name: string }; Body: ScopePatchBody }>(
+    '/scopes/:name',
+    {
+      schema: {
+        summary: 'Change a scope’s description',
+        tags,
+        params: ScopeParams,
+        body: ScopePatch,
+        response: { 201: ScopeSchema, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function patchScope(request, reply) {
+      const result = await describe(await existing(request.params.name), request.body.description);
+      reply.code(201);
+      return result;
+    },
+  );
+
+  api.delete<{ Params: { name: string } }>(
+    '/scopes/:name',
+    {
+      schema: {
+        summary: 'Delete a scope',
+        description: 'The built-in scopes profile and admin cannot be deleted (409).',
+        tags,
+        params: ScopeParams,
+        response: { 204: Type.Null({ description: 'Deleted' }), ...errors },
+      },
+      preValidation: admin,
+    },
+    async function deleteScope(request, reply) {
+      const { name } = request.params;
+      if (PROTECTED_SCOPES.includes(name)) {
+        throw new Problem(409, 'built-in scopes cannot be deleted', { field: 'name' });
+      }
+      if (!(await storage.scopes.delete(name))) throw notFound('scope', 'name');
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,84 @@
+import type { FastifyInstance } from 'fastify';
+import type { SigningKeyRecord } from '../../../../core/model.js';
+import type { ApiContext } from '../context.js';
+import { isoTime, locationOf } from '../context.js';
+import { notFound } from '../problem.js';
+import { KidParams, Problem as ProblemSchema, SigningKey, SigningKeyList } from '../schemas.js';
+
+const tags = ['signing-keys'];
+const errors = { '4xx': ProblemSchema };
+
+/** Public parts only: private keys never leave the store, where they are sealed. */
+function viewKey(key: SigningKeyRecord) {
+  return {
+    kid: key.kid,
+    alg: key.alg,
+    status: key.retiredAt === null ? ('active' as const) : ('retired' as const),
+    public_jwk: key.publicJwk,
+    created_at: isoTime(key.createdAt),
+    retired_at: key.retiredAt === null ? null : isoTime(key.retiredAt),
+  };
+}
+
+/** /v1/signing-keys: list the token-signing keys; POST rotates (scope admin). */
+export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiContext): void {
+  const { storage, keyRing } = context;
+  const admin = context.requireToken({ scopes: ['admin'] });
+
+  api.get(
+    '/signing-keys',
+    {
+      schema: {
+        summary: 'List signing keys, newest first',
+        tags,
+        response: { 200: SigningKeyList, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function listKeys() {
+      return { items: (await storage.signingKeys.list()).map(viewKey) };
+    },
+  );
+
+  api.post(
+    '/signing-keys',
+    {
+      schema: {
+        summary: 'Rotate: create a new active signing key',
+        description:
+          'The previous keys are retired; they stay in /jwks long enough for the tokens they signed to ' +
+          'expire. Every Gatehouse process signs with the new key within seconds.',
+        tags,
+        response: { 201: SigningKey, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function rotateKey(_request, reply) {
+      const kid = await keyRing.rotate();
+      const key = (await storage.signingKeys.list()).find((candidate) => candidate.kid === kid);
+      if (key === undefined) throw new Error('rotated key not found in the store');
+      reply.code(201).header('location', locationOf(context, 'signing-keys', kid));
+      return viewKey(key);
+    },
+  );
+
+  api.get<{ Params: { kid: string } }>(
+    '/signing-keys/:kid',
+    {
+      schema: {
+        summary: 'Read a signing key',
+        tags,
+        params: KidParams,
+        response: { 200: SigningKey, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function getKey(request) {
+      const key = (await storage.signingKeys.list()).find(
+        (candidate) => candidate.kid === request.params.kid,
+      );
+      if (key === undefined) throw notFound('signing key', 'kid');
+      return viewKey(key);
+    },
+  );
+}
