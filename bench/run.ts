@@ -40,6 +40,7 @@ import type {
 import { bareScenario } from './scenarios/bare.js';
 import { SCENARIOS } from './scenarios/index.js';
 import { createBenchUsers } from './lib/users.js';
+import { RATE_LIMITS_COUNTED } from './lib/rate-limits.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -47,7 +48,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '10' },
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
-    'probe-rate': { type: 'string', default: '1000' },
+    'probe-rate': { type: 'string', default: '100' },
     'no-write': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
   },
@@ -100,16 +101,19 @@ async function measureTogether(server: ServerProcess, specs: RunSpec[], ca: stri
     runLoad({ connections: options.connections, ...spec, url: server.url, ca, duration });
   const warm = options.warmup > 0 ? await Promise.all(specs.map((spec) => load(spec, options.warmup))) : [];
   const serverBefore = server.cpuSeconds();
+  const loopBefore = server.mainThreadCpuSeconds();
   const driverBefore = process.cpuUsage();
   const wallBefore = process.hrtime.bigint();
   const results = await Promise.all(specs.map((spec) => load(spec, options.duration)));
   const wall = Number(process.hrtime.bigint() - wallBefore) / 1e9;
   const driver = process.cpuUsage(driverBefore);
   const serverCpu = (server.cpuSeconds() - serverBefore) / wall;
+  const loopCpu = (server.mainThreadCpuSeconds() - loopBefore) / wall;
   const driverCpu = (driver.user + driver.system) / 1e6 / wall;
   return results.map((result, i) => ({
     ...result,
     serverCpu,
+    loopCpu,
     driverCpu,
     warmupNon2xx: (warm[i]?.non2xx ?? 0) + (warm[i]?.errors ?? 0),
     concurrent: specs.length > 1,
@@ -168,7 +172,14 @@ async function main(): Promise<number> {
         port,
         cpus: start.cpus,
         ca: readCa,
-        nodeFlags: start.nodeFlags,
+        // --profile: every Gatehouse process writes a V8 CPU profile into its own folder on exit.
+        nodeFlags: [
+          ...(start.nodeFlags ?? []),
+          ...(options.profile
+            ? ['--cpu-prof', '--cpu-prof-dir', join(profileDir, `${start.label}-${port}`)]
+            : []),
+        ],
+        env: start.env ?? RATE_LIMITS_COUNTED,
         args: [
           GATEHOUSE_MAIN,
           'serve',
@@ -190,7 +201,6 @@ async function main(): Promise<number> {
     const gatehouse = await startGatehouse({
       label: 'gatehouse',
       cpus: serverCpus,
-      ...(options.profile ? { nodeFlags: ['--cpu-prof', '--cpu-prof-dir', profileDir] } : {}),
     });
     const ca = readCa();
     const peerPort = await freePort();
@@ -225,6 +235,7 @@ async function main(): Promise<number> {
       log,
       measure: (server, specs) => measureTogether(server, specs, ca),
       startGatehouse,
+      serverCpus,
     };
 
     const report: RunReport = {
@@ -272,10 +283,12 @@ async function main(): Promise<number> {
 
     for (const server of servers.splice(0)) await server.stop();
     if (options.profile) {
-      report.notes.push('Run with --profile: the pinned Gatehouse ran under --cpu-prof, which slows it.');
-      for (const file of readdirSync(profileDir).filter((f) => f.endsWith('.cpuprofile'))) {
-        process.stdout.write(`\nCPU profile of the pinned Gatehouse (${file}):\n`);
-        process.stdout.write(renderProfile(summariseProfile(join(profileDir, file))) + '\n');
+      report.notes.push('Run with --profile: Gatehouse ran under --cpu-prof, which slows it.');
+      for (const server of readdirSync(profileDir)) {
+        for (const file of readdirSync(join(profileDir, server)).filter((f) => f.endsWith('.cpuprofile'))) {
+          process.stdout.write(`\nCPU profile of ${server} (${file}):\n`);
+          process.stdout.write(renderProfile(summariseProfile(join(profileDir, server, file))) + '\n');
+        }
       }
     }
 

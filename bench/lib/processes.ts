@@ -7,6 +7,7 @@ import { httpsRequest } from './https.js';
 /** Compiled files, located relative to this module so any outDir works (dist/, .build/<name>/). */
 export const GATEHOUSE_MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 export const PEER_SERVER = fileURLToPath(new URL('../peer-server.js', import.meta.url));
+export const ARGON2_PEER = fileURLToPath(new URL('../argon2-peer.js', import.meta.url));
 
 let tasksetChecked: boolean | undefined;
 
@@ -62,6 +63,23 @@ export function runCli<T>(target: CliTarget, args: string[], stdin?: string): T 
     throw new Error(`gatehouse ${args[0]} ${args[1] ?? ''} failed (${result.status}): ${result.stderr}`);
   }
   return JSON.parse(result.stdout) as T;
+}
+
+/** Runs `node args` on the given cores to completion and parses the JSON line it prints. */
+export function runNodeJson<T>(cpus: string | undefined, args: string[]): Promise<T> {
+  const command = nodeCommand(cpus, args);
+  return new Promise((resolve, reject) => {
+    const child = spawn(command.file, command.args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code === 0) resolve(JSON.parse(out) as T);
+      else reject(new Error(`node ${args[0] ?? ''} failed (${code}): ${err.slice(-2000)}`));
+    });
+  });
 }
 
 export async function freePort(): Promise<number> {
@@ -143,6 +161,11 @@ export class ServerProcess {
     return treeCpuSeconds(this.pid);
   }
 
+  /** CPU seconds of the main thread (the event loop) alone: what argon2's pool threads are not. */
+  mainThreadCpuSeconds(): number {
+    return processCpuSeconds(this.pid, `/proc/${this.pid}/task/${this.pid}/stat`);
+  }
+
   /** SIGTERM (graceful drain, which also flushes a --cpu-prof profile), then SIGKILL after 20 s. */
   async stop(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
@@ -155,9 +178,9 @@ export class ServerProcess {
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-function processCpuSeconds(pid: number): number {
+function processCpuSeconds(pid: number, file = `/proc/${pid}/stat`): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(file, 'utf8');
     // Fields after the parenthesised command name: utime is the 14th field, stime the 15th.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;

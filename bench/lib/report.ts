@@ -42,6 +42,7 @@ const HEADERS = [
   'p50 ms',
   'p99 ms',
   'server CPU',
+  'loop CPU',
   'CPU us/req',
   'driver CPU',
   'x bare req/s',
@@ -58,6 +59,7 @@ function cells(row: Row): string[] {
     ms(r.p50),
     ms(r.p99),
     fixed(r.serverCpu, 2),
+    fixed(r.loopCpu, 2),
     fixed(cpuPerRequest(r), 0),
     fixed(r.driverCpu, 2),
     fixed(throughputRatio(r, row.bracket), 3),
@@ -67,11 +69,12 @@ function cells(row: Row): string[] {
 }
 
 const LEGEND = [
-  '"x bare req/s" divides requests/s by the mean of the bare Fastify runs just before and just after the',
-  'scenario (for bare rows: by the mean of all bare runs). "server CPU" and "driver CPU" are cores used',
-  'during the measured seconds (1.00 = one core fully busy); when the shared machine leaves the server',
-  'less than its core, requests/s drops but "CPU us/req" (server CPU time per request) does not, so',
-  '"x bare CPU/req" (bare CPU per request / this CPU per request) is the noise-resistant cross-check.',
+  '"x bare req/s": requests/s divided by the mean of the bare Fastify runs just before and just after the',
+  'scenario (bare rows: by the mean of all bare runs). "server CPU", "driver CPU": cores used during the',
+  'measured seconds (1.00 = one core fully busy); "loop CPU": the server\'s main thread (event loop) alone,',
+  'the rest being thread-pool work such as argon2. A neighbour taking part of core 0 lowers requests/s but',
+  'hardly the CPU a request costs, so "CPU us/req" (server CPU per request) and "x bare CPU/req" (bare CPU',
+  'per request / this CPU per request) are the noise-resistant cross-checks.',
 ];
 
 /** A plain-text table for the terminal. */

@@ -21,6 +21,8 @@ export interface Credentials {
 /** A load result with the CPU each side used while it ran (1.0 = one core fully busy). */
 export interface Measured extends LoadResult {
   serverCpu: number;
+  /** The server's main thread (event loop) alone; for --workers N, the primary's, which serves nothing. */
+  loopCpu: number;
   driverCpu: number;
   /** Non-2xx responses during the warm-up, which is not otherwise reported. */
   warmupNon2xx: number;
@@ -46,13 +48,15 @@ export interface StartOptions {
   databaseUrl?: string;
   workers?: number;
   nodeFlags?: string[];
+  /** Extra environment; default: rate limits counted but out of reach (see rate-limits.ts). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface BenchContext {
   options: BenchOptions;
   ca: string;
   dataDir: string;
-  /** Gatehouse on SQLite, pinned to core 0. */
+  /** Gatehouse on SQLite, pinned to core 0, rate limits counted (out of reach). */
   gatehouse: ServerProcess;
   /** Credentials made with `gatehouse clients create` / `users create` in dataDir's store. */
   clients: { clientCredentials: Credentials; password: Credentials };
@@ -64,6 +68,8 @@ export interface BenchContext {
   /** Runs the specs together (warm-up, then measured), against one server. */
   measure(server: ServerProcess, specs: RunSpec[]): Promise<Measured[]>;
   startGatehouse(options: StartOptions): Promise<ServerProcess>;
+  /** Cores the servers are pinned to ("0"), or undefined when nothing is pinned. */
+  serverCpus: string | undefined;
 }
 
 /** One line of the results table. */

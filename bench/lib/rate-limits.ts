@@ -1,0 +1,16 @@
+/**
+ * Gatehouse counts every /token request against per-address and per-client limits in the store (issue 5
+ * §5). One load generator is one address, so the default limits would refuse the benchmark after a few
+ * hundred requests. Two settings are measured instead:
+ *   counted: limits raised out of reach, so every request still pays for its counter (the shipped path);
+ *   off:     GATEHOUSE_RATE_LIMITS=off, the token endpoint alone (what issue 2's budget was set for).
+ */
+const UNREACHABLE = '1000000000';
+
+export const RATE_LIMITS_COUNTED: NodeJS.ProcessEnv = {
+  GATEHOUSE_RATE_LIMITS: 'on',
+  GATEHOUSE_RATE_LIMIT_TOKEN_PER_ADDRESS: UNREACHABLE,
+  GATEHOUSE_RATE_LIMIT_TOKEN_PER_CLIENT: UNREACHABLE,
+};
+
+export const RATE_LIMITS_OFF: NodeJS.ProcessEnv = { GATEHOUSE_RATE_LIMITS: 'off' };
