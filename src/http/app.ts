@@ -9,6 +9,7 @@ import type { Clock } from '../shared/clock.js';
 import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
 import { createMetrics, type GatehouseMetrics } from './metrics.js';
 import { installObservability, requestId, type MetricsCollector } from './observability.js';
+import { installDrain } from './drain.js';
 import { installRateLimits } from './rate-limit.js';
 import { applyServerTimeouts, installParameterLimits } from './request-limits.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
@@ -70,6 +71,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     return503OnClosing: true,
   }) as unknown as FastifyInstance;
   applyServerTimeouts(app.server, config.requestTimeoutSeconds);
+  installDrain(app);
 
   app.addHook('onRequest', async function securityHeaders(_request, reply) {
     // HTTPS always (design decision 8), also behind a proxy.
