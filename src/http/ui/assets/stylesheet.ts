@@ -10,6 +10,7 @@ export const STYLESHEET = `
 body { margin: 0; min-height: 100vh; }
 a { color: var(--accent); }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .875em; }
+code { overflow-wrap: anywhere; }
 .skip { position: absolute; left: -999px; top: 0; }
 .skip:focus { left: 1rem; top: .5rem; background: var(--card); padding: .5rem 1rem; z-index: 2; }
 :focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
@@ -20,7 +21,8 @@ code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospac
   color: var(--ink); text-decoration: none; }
 .brand img { border-radius: 6px; }
 .topbar nav { display: flex; flex-wrap: wrap; align-items: center; gap: .25rem 1rem; font-size: .9375rem; }
-.who { color: var(--muted); font-weight: 400; }
+.topbar nav [aria-current=page] { color: var(--ink); font-weight: 600; text-decoration: none; }
+.who { color: var(--muted); overflow-wrap: anywhere; }
 form.inline { display: inline; margin: 0; }
 
 main { margin: 2rem auto; padding: 1.5rem; background: var(--card); border: 1px solid var(--line);

@@ -29,7 +29,7 @@ export function appsPage(frame: PageFrame, input: AppsPageInput): string {
                 html`<li class="app" aria-labelledby="app-${index}">
                   <h2 id="app-${index}">${app.clientName}</h2>
                   <dl>
-                    <dt>Can</dt>
+                    <dt>Allowed to</dt>
                     <dd>
                       ${
                         app.scope.length === 0

@@ -1,4 +1,4 @@
-import { html, type SafeHtml } from '../html.js';
+import { html, SafeHtml } from '../html.js';
 
 /** What every page's frame needs: branding, where it is mounted, and who is signed in. */
 export interface PageFrame {
@@ -20,6 +20,8 @@ export interface PageOptions {
   /** Wider layout for the playground. */
   wide?: boolean;
 }
+
+const current = (isCurrent: boolean) => new SafeHtml(isCurrent ? 'aria-current="page"' : '');
 
 export function layout(frame: PageFrame, page: PageOptions): string {
   const base = frame.basePath;
@@ -46,13 +48,12 @@ export function layout(frame: PageFrame, page: PageOptions): string {
           ${
             signedIn
               ? html`<nav aria-label="Account">
-                  <a href="${base}/account/apps">Connected apps</a>
-                  <a href="${base}/playground">Playground</a>
+                  <a href="${base}/account/apps" ${current(page.name === 'apps')}>Connected apps</a>
+                  <a href="${base}/playground" ${current(page.name === 'playground')}>Playground</a>
+                  <span class="who" title="Signed in as ${frame.username}">${frame.username}</span>
                   <form method="post" action="${base}/sign-out" class="inline">
                     <input type="hidden" name="csrf_token" value="${frame.csrfToken}" />
-                    <button type="submit" class="link" title="Signed in as ${frame.username}">
-                      Sign out <span class="who">${frame.username}</span>
-                    </button>
+                    <button type="submit" class="link">Sign out</button>
                   </form>
                 </nav>`
               : ''

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import {
+  authorizeUrl,
+  browserSkip,
+  CLIENT_REDIRECT,
+  clientContext,
+  describeScopes,
+  expectConsentPage,
+  launchChromium,
+  signIn,
+  type TestBrowser,
+} from './support.js';
+
+// Set GATEHOUSE_SCREENSHOTS=<dir> to keep a screenshot of every page at every width.
+const SCREENSHOTS = process.env.GATEHOUSE_SCREENSHOTS;
+const WIDTHS = [375, 1280];
+
+/** Problems a person would meet: sideways scrolling, unlabelled controls, unnamed buttons. */
+async function layoutProblems(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const problems: string[] = [];
+    if (document.documentElement.scrollWidth > window.innerWidth) {
+      const wide = [...document.querySelectorAll('body *')]
+        .filter((element) => element.getBoundingClientRect().right > window.innerWidth)
+        .map((element) => `${element.tagName.toLowerCase()}.${element.className}`);
+      problems.push(
+        `scrolls sideways: ${document.documentElement.scrollWidth} > ${window.innerWidth} (${wide.join(', ')})`,
+      );
+    }
+    for (const control of document.querySelectorAll<HTMLInputElement | HTMLSelectElement>(
+      'input:not([type=hidden]), select, textarea',
+    )) {
+      if ((control.labels?.length ?? 0) === 0 && !control.getAttribute('aria-label')) {
+        problems.push(`no label: ${control.outerHTML.slice(0, 80)}`);
+      }
+    }
+    for (const button of document.querySelectorAll('button')) {
+      if ((button.textContent ?? '').trim() === '')
+        problems.push(`unnamed button: ${button.outerHTML.slice(0, 80)}`);
+    }
+    return problems;
+  });
+}
+
+describe('page layout at phone and desktop widths', { skip: browserSkip }, () => {
+  let browser: TestBrowser;
+  let server: TestServer;
+  let clientId: string;
+  let username: string;
+  let password: string;
+
+  before(async () => {
+    browser = await launchChromium();
+    server = await startTestServer('sqlite', { productName: 'Acme Accounts' });
+    await describeScopes(server, {
+      profile: 'See your user name and account details',
+      'notes.read': 'Read all of your notes, including the archived ones',
+      'notes.write': 'Create, change and delete your notes',
+    });
+    ({
+      client: { id: clientId },
+    } = await server.client({
+      name: 'Acme Notes for iPhone and Android',
+      redirect_uris: [CLIENT_REDIRECT, `${server.url}/playground/callback`],
+      scopes: ['profile', 'notes.read', 'notes.write'],
+      grant_types: ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token'],
+    }));
+    ({
+      user: { username },
+      password,
+    } = await server.user('ada.lovelace'));
+    if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
+  });
+  after(async () => {
+    await server?.close();
+    await browser?.close();
+  });
+
+  for (const width of WIDTHS) {
+    it(`fits every page into ${width} px, with labelled controls`, async () => {
+      const { context, page } = await clientContext(browser, width);
+      const check = async (name: string) => {
+        assert.deepEqual(await layoutProblems(page), [], `${name} at ${width}px`);
+        if (SCREENSHOTS)
+          await page.screenshot({ path: join(SCREENSHOTS, `${name}-${width}.png`), fullPage: true });
+      };
+      await page.goto(
+        authorizeUrl(server, {
+          prompt: 'consent',
+          response_type: 'code',
+          client_id: clientId,
+          redirect_uri: CLIENT_REDIRECT,
+          scope: 'profile notes.read notes.write',
+        }),
+      );
+      await check('sign-in');
+      await page.getByLabel('Username').fill(username);
+      await page.getByLabel('Password').fill('not the password');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').waitFor();
+      await check('sign-in-failed');
+      await signIn(page, username, password);
+      await expectConsentPage(page, 'Acme Notes for iPhone and Android');
+      await check('consent');
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.waitForURL((url) => url.hostname === 'client.test');
+
+      await page.goto(`${server.url}/account/apps`);
+      await check('connected-apps');
+      await page.goto(`${server.url}/playground`);
+      await page.getByLabel('Client', { exact: true }).selectOption(clientId);
+      await page.getByRole('button', { name: 'Client credentials' }).click();
+      await page.locator('#log article').first().waitFor();
+      await check('playground');
+      await page.goto(authorizeUrl(server, { response_type: 'code', client_id: 'unknown' }));
+      await check('error');
+      await context.close();
+    });
+  }
+
+  it('moves the keyboard focus through the sign-in form in reading order', async () => {
+    const { context, page } = await clientContext(browser);
+    await page.goto(`${server.url}/sign-in`);
+    // The user name field has the focus on arrival; Tab goes on to the password and the button.
+    const focused = () =>
+      page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent?.trim());
+    assert.equal(await focused(), 'username');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'password');
+    await page.keyboard.press('Tab');
+    assert.equal(await focused(), 'Sign in');
+    // And the whole flow works from the keyboard alone.
+    await page.getByLabel('Username').focus();
+    await page.keyboard.type(username);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(password);
+    await page.keyboard.press('Enter');
+    await page.getByRole('heading', { name: 'Connected apps', level: 1 }).waitFor();
+    assert.match(await page.locator('.brand').innerText(), /Acme Accounts/);
+    await context.close();
+  });
+});
