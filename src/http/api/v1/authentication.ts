@@ -23,6 +23,15 @@ export interface RouteAuth {
 }
 
 const callers = new WeakMap<FastifyRequest, ValidAccessToken>();
+const requirements = new WeakMap<object, RouteAuth>();
+
+/** What a route's preValidation hook(s) demand, for the OpenAPI document's `security`. */
+export function authRequirementOf(hooks: unknown): RouteAuth | undefined {
+  for (const hook of [hooks].flat()) {
+    if (typeof hook === 'function' && requirements.has(hook)) return requirements.get(hook);
+  }
+  return undefined;
+}
 
 /** The validated token of an authenticated /v1 request. */
 export function callerOf(request: FastifyRequest): ValidAccessToken {
@@ -40,7 +49,7 @@ const FORM = 'application/x-www-form-urlencoded';
  */
 export function authenticator(options: ApiAuthOptions) {
   return function requireToken(auth: RouteAuth): preValidationAsyncHookHandler {
-    return async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
+    const hook = async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
       const isForm = mediaType(request.headers['content-type']) === FORM;
       const formBody = isForm ? (request.body as Record<string, unknown> | undefined) : undefined;
       const query = request.query as Record<string, unknown> | undefined;
@@ -98,5 +107,7 @@ export function authenticator(options: ApiAuthOptions) {
         request.body = undefined;
       }
     };
+    requirements.set(hook, auth);
+    return hook;
   };
 }

@@ -1,4 +1,4 @@
-import type {} from '@fastify/swagger';
+import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, HTTPMethods } from 'fastify';
 import type { GatehouseConfig } from '../../../config.js';
 import type { AccessTokenValidator } from '../../../core/access-token-validation.js';
@@ -11,6 +11,8 @@ import type { ApiContext } from './context.js';
 import { typeboxValidatorCompiler } from './schema-validation.js';
 import { registerClientRoutes } from './routes/clients.js';
 import { registerMeRoutes } from './routes/me.js';
+import { openApiOptions } from './openapi-document.js';
+import { registerOpenApiRoute } from './routes/openapi.js';
 import { registerScopeRoutes } from './routes/scopes.js';
 import { registerSigningKeyRoutes } from './routes/signing-keys.js';
 import { registerUserRoutes } from './routes/users.js';
@@ -94,6 +96,16 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
       return payload;
     });
 
+    // Registered before the routes, whose schemas it collects into the OpenAPI document.
+    await api.register(
+      swagger,
+      openApiOptions({
+        issuer: deps.config.issuer,
+        basePath: deps.config.basePath,
+        productName: deps.config.productName,
+      }),
+    );
+
     const context: ApiContext = {
       storage: deps.storage,
       clock: deps.clock,
@@ -110,6 +122,7 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
     registerUserRoutes(api, context);
     registerScopeRoutes(api, context);
     registerSigningKeyRoutes(api, context);
+    registerOpenApiRoute(api);
 
     for (const [path, served] of routes) {
       const allow = [...served].sort().join(', ');

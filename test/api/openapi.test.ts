@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { backends } from '../helpers/backends.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+import { assertProblem, expectStatus } from './support.js';
+
+type Json = Record<string, unknown>;
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+/** Verbs that may open an action segment (seed §4.4 rule 6: only where no HTTP method fits). */
+const ACTION_VERBS = new Set(['rotate', 'publish', 'search', 'reset', 'verify', 'revoke']);
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';
+
+/**
+ * Seed §4.4: nouns not verbs, plural collections, lower case, hyphens not underscores, no format
+ * suffix; a verb only as a final action segment on an item, served by POST alone. Returns the
+ * violations found, one line each.
+ */
+export function namingViolations(paths: Record<string, Json>): string[] {
+  const violations: string[] = [];
+  for (const [path, item] of Object.entries(paths)) {
+    const methods = Object.keys(item).filter((key) => METHODS.includes(key));
+    const segments = path.split('/').slice(1);
+    if (segments[0] !== 'v1') violations.push(`${path}: does not start with the version segment /v1`);
+    const rest = segments.slice(1);
+    rest.forEach((segment, index) => {
+      const where = `${path}: segment "${segment}"`;
+      const isParam = /^\{[A-Za-z]+\}$/.test(segment);
+      if (!isParam && !/^[a-z0-9]+(-[a-z0-9]+)*$/.test(segment)) {
+        violations.push(`${where} is not lower-case words joined by hyphens`);
+      }
+      if (segment.includes('.')) violations.push(`${where} has a format suffix`);
+      const last = index === rest.length - 1;
+      if (index % 2 === 1) {
+        // An item position: an id parameter, or `me`, the token's own user.
+        if (!isParam && !(segment === 'me' && rest[index - 1] === 'users')) {
+          violations.push(`${where} should be an {id} of the collection before it`);
+        }
+        return;
+      }
+      if (isParam) {
+        violations.push(`${where}: a parameter where a collection noun belongs`);
+        return;
+      }
+      const firstWord = segment.split('-')[0] ?? '';
+      if (ACTION_VERBS.has(firstWord)) {
+        if (!last) violations.push(`${where}: an action must be the final segment`);
+        if (index === 0) violations.push(`${where}: an action needs an item to act on`);
+        if (methods.join() !== 'post') violations.push(`${where}: an action is served by POST only`);
+        return;
+      }
+      if (!segment.endsWith('s')) violations.push(`${where} is not a plural noun`);
+    });
+  }
+  return violations;
+}
+
+for (const backend of backends()) {
+  describe(`GET /v1/openapi (${backend})`, () => {
+    let server: TestServer;
+    let document: Json;
+    before(async () => {
+      server = await startTestServer(backend);
+      const res = await server.http.request('/v1/openapi', { headers: { accept: 'application/json' } });
+      expectStatus(res, 200);
+      assert.match(String(res.headers['content-type']), /^application\/json/);
+      assert.match(String(res.headers.vary), /accept/i);
+      document = res.json as Json;
+    });
+    after(async () => {
+      await server.close();
+    });
+
+    it('is an OpenAPI 3.1 document of every /v1 operation, served without a token', () => {
+      assert.equal(document.openapi, '3.1.0');
+      const paths = document.paths as Record<string, Json>;
+      const operations = Object.entries(paths).flatMap(([path, item]) =>
+        Object.keys(item)
+          .filter((key) => METHODS.includes(key))
+          .map((method) => `${method.toUpperCase()} ${path}`),
+      );
+      const expected = [
+        'GET /v1/users/me',
+        'GET /v1/clients',
+        'POST /v1/clients',
+        'GET /v1/clients/{id}',
+        'PUT /v1/clients/{id}',
+        'PATCH /v1/clients/{id}',
+        'DELETE /v1/clients/{id}',
+        'POST /v1/clients/{id}/rotate-secret',
+        'GET /v1/clients/{id}/grants',
+        'DELETE /v1/clients/{id}/grants/{grantId}',
+        'GET /v1/users',
+        'POST /v1/users',
+        'GET /v1/users/{id}',
+        'PUT /v1/users/{id}',
+        'PATCH /v1/users/{id}',
+        'DELETE /v1/users/{id}',
+        'GET /v1/users/{id}/grants',
+        'DELETE /v1/users/{id}/grants/{grantId}',
+        'GET /v1/scopes',
+        'POST /v1/scopes',
+        'GET /v1/scopes/{name}',
+        'PUT /v1/scopes/{name}',
+        'PATCH /v1/scopes/{name}',
+        'DELETE /v1/scopes/{name}',
+        'GET /v1/signing-keys',
+        'POST /v1/signing-keys',
+        'GET /v1/signing-keys/{kid}',
+      ];
+      assert.deepEqual([...operations].sort(), [...expected].sort());
+    });
+
+    it('gives every operation its scope, its status codes and closed request schemas', () => {
+      const paths = document.paths as Record<string, Record<string, Json>>;
+      for (const [path, item] of Object.entries(paths)) {
+        for (const [method, operation] of Object.entries(item)) {
+          const name = `${method.toUpperCase()} ${path}`;
+          const scopes = (operation.security as Array<Record<string, string[]>>)?.[0]?.oauth2;
+          assert.deepEqual(scopes, path === '/v1/users/me' ? ['profile'] : ['admin'], name);
+          const responses = Object.keys(operation.responses as Json);
+          const success = { get: '200', post: '201', put: '201', patch: '201', delete: '204' }[method];
+          assert.ok(success !== undefined && responses.includes(success), `${name}: ${responses.join()}`);
+          assert.ok(responses.includes('4XX'), `${name} documents its problems`);
+          const problem = ((operation.responses as Json)['4XX'] as Json).content as Json;
+          assert.ok('application/problem+json' in problem, name);
+          const body = (operation.requestBody as Json | undefined)?.content as Json | undefined;
+          if (body !== undefined) {
+            const schema = (body['application/json'] as Json).schema as Json;
+            assert.equal(schema.additionalProperties, false, `${name}: the body refuses unknown fields`);
+          }
+        }
+      }
+    });
+
+    it('has paths that obey the seed’s naming rules, segment by segment', () => {
+      const paths = document.paths as Record<string, Json>;
+      assert.ok(Object.keys(paths).length > 10);
+      assert.deepEqual(namingViolations(paths), []);
+      // The checker itself catches each kind of violation.
+      const bad: Record<string, Json> = {
+        '/v1/Clients': { get: {} },
+        '/v1/client_keys': { get: {} },
+        '/v1/clients.json': { get: {} },
+        '/v1/client': { get: {} },
+        '/v1/clients/{id}/rotate-secret/now': { post: {} },
+        '/v1/clients/{id}/publish': { get: {} },
+        '/v1/search-users': { post: {} },
+        '/v1/clients/{id}/{other}': { get: {} },
+        '/clients': { get: {} },
+      };
+      for (const [path, item] of Object.entries(bad)) {
+        assert.ok(namingViolations({ [path]: item }).length > 0, `${path} should be caught`);
+      }
+    });
+
+    it('serves a browser a self-contained reference page under a strict CSP', async () => {
+      const res = await server.http.request('/v1/openapi', { headers: { accept: BROWSER_ACCEPT } });
+      expectStatus(res, 200);
+      assert.match(String(res.headers['content-type']), /^text\/html/);
+      const csp = String(res.headers['content-security-policy']);
+      assert.match(csp, /default-src 'none'/);
+      assert.match(csp, /frame-ancestors 'none'/);
+      assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval|https?:/);
+      assert.doesNotMatch(res.text, /<script|<link|<img|<iframe|src=/i);
+      assert.doesNotMatch(res.text, /href="(?!#)/, 'only in-page links');
+      assert.match(res.text, /<title>Gatehouse REST API reference<\/title>/);
+      for (const path of ['/v1/clients/{id}/rotate-secret', '/v1/signing-keys', '/v1/users/me']) {
+        assert.ok(res.text.includes(path), path);
+      }
+      assert.match(res.text, /application\/problem\+json/);
+    });
+
+    it('answers an Accept it cannot meet with 406, and has no .json twin', async () => {
+      assertProblem(
+        await server.http.request('/v1/openapi', { headers: { accept: 'image/png' } }),
+        406,
+        'accept',
+      );
+      const plain = await server.http.request('/v1/openapi');
+      expectStatus(plain, 200);
+      assert.match(String(plain.headers['content-type']), /^application\/json/);
+      assertProblem(await server.http.request('/v1/openapi.json'), 404);
+      const wrong = await server.http.request('/v1/openapi', { method: 'POST', body: '{}' });
+      assertProblem(wrong, 405);
+    });
+  });
+}
