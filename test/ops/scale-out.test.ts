@@ -1,0 +1,338 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createClient } from '../../src/core/client-registry.js';
+import type { Client } from '../../src/core/model.js';
+import { createUser } from '../../src/core/user-registry.js';
+import { systemClock } from '../../src/shared/clock.js';
+import { randomToken, sha256 } from '../../src/shared/crypto.js';
+import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
+import { TEST_DATABASE_URL } from '../helpers/backends.js';
+import { basicAuth, type HttpResponse, type HttpsClient } from '../helpers/https-client.js';
+import {
+  createDatabase,
+  runCli,
+  spawnServer,
+  type SpawnedServer,
+  type SpawnOptions,
+} from './support/spawned-server.js';
+
+const ISSUER = 'https://gatehouse.scale.test';
+const REDIRECT = 'https://app.test/cb';
+const PER_CLIENT = 30;
+
+type Credentials = { id: string; secret: string };
+
+/** A browser without a browser: keeps cookies, replays them to whichever process it talks to. */
+class CookieJar {
+  private readonly cookies = new Map<string, string>();
+
+  private header(): Record<string, string> {
+    const pairs = [...this.cookies].map(([name, value]) => `${name}=${value}`);
+    return pairs.length > 0 ? { cookie: pairs.join('; ') } : {};
+  }
+
+  private keep(res: HttpResponse): HttpResponse {
+    const setCookie = res.headers['set-cookie'];
+    for (const line of Array.isArray(setCookie) ? setCookie : setCookie ? [setCookie] : []) {
+      const [pair] = line.split(';', 1);
+      const eq = pair?.indexOf('=') ?? -1;
+      if (pair !== undefined && eq > 0) this.cookies.set(pair.slice(0, eq), pair.slice(eq + 1));
+    }
+    return res;
+  }
+
+  async get(http: HttpsClient, path: string): Promise<HttpResponse> {
+    return this.keep(await http.request(path, { headers: this.header() }));
+  }
+
+  async post(
+    http: HttpsClient,
+    path: string,
+    form: Record<string, string | string[]>,
+  ): Promise<HttpResponse> {
+    return this.keep(await http.request(path, { form, headers: this.header() }));
+  }
+}
+
+function hidden(page: HttpResponse, name: string): string {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page.text);
+  if (match?.[1] === undefined)
+    throw new Error(`no hidden field ${name} on the page (status ${page.status})`);
+  return match[1]
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
+}
+
+describe(
+  'several processes on one PostgreSQL',
+  { skip: !TEST_DATABASE_URL && 'set GATEHOUSE_TEST_DATABASE_URL' },
+  () => {
+    let database: { url: string; drop(): Promise<void> };
+    let storage: SqlStorage;
+    let a: SpawnedServer;
+    let b: SpawnedServer;
+    const dirs: string[] = [];
+    let client: Client;
+    let credentials: Credentials;
+
+    const options = (dataDir: string): SpawnOptions => ({
+      dataDir,
+      databaseUrl: database.url,
+      env: {
+        GATEHOUSE_ISSUER: ISSUER,
+        // Every request here comes from 127.0.0.1: limit per client only, and check that limit is shared.
+        GATEHOUSE_RATE_LIMIT_TOKEN_PER_ADDRESS: '0',
+        GATEHOUSE_RATE_LIMIT_TOKEN_PER_CLIENT: String(PER_CLIENT),
+      },
+    });
+
+    const newClient = async (grantTypes: string[]): Promise<{ client: Client; credentials: Credentials }> => {
+      const created = await createClient(storage, systemClock, {
+        name: `scale-out ${randomUUID().slice(0, 6)}`,
+        redirect_uris: [REDIRECT],
+        grant_types: grantTypes,
+        scopes: ['read'],
+      });
+      return {
+        client: created.client,
+        credentials: { id: created.client.id, secret: created.secret as string },
+      };
+    };
+
+    const seedCode = async (forClient: Client, userId: string): Promise<string> => {
+      const now = systemClock.now();
+      const grantId = randomUUID();
+      await storage.grants.insert({
+        id: grantId,
+        clientId: forClient.id,
+        userId,
+        scope: ['read'],
+        createdAt: now,
+        expiresAt: null,
+        revokedAt: null,
+      });
+      const code = randomToken('ac_');
+      await storage.codes.insert({
+        hash: sha256(code),
+        clientId: forClient.id,
+        userId,
+        grantId,
+        redirectUri: REDIRECT,
+        scope: ['read'],
+        codeChallenge: null,
+        codeChallengeMethod: null,
+        createdAt: now,
+        expiresAt: now + 600,
+        consumedAt: null,
+      });
+      return code;
+    };
+
+    const redeem = (server: SpawnedServer, code: string, creds = credentials) =>
+      server.http.token({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }, creds);
+
+    before(async () => {
+      database = await createDatabase(TEST_DATABASE_URL as string);
+      storage = createSqlStorage({ dataDir: tmpdir(), databaseUrl: database.url });
+      for (let i = 0; i < 2; i++) dirs.push(mkdtempSync(join(tmpdir(), `gatehouse-scale-${i}-`)));
+      // Both start at once: migrations and the first signing key must sort themselves out in the store.
+      [a, b] = await Promise.all([
+        spawnServer(options(dirs[0] as string)),
+        spawnServer(options(dirs[1] as string)),
+      ]);
+      ({ client, credentials } = await newClient([
+        'authorization_code',
+        'refresh_token',
+        'client_credentials',
+      ]));
+    });
+
+    after(async () => {
+      await Promise.all([a?.stop(), b?.stop()]);
+      await storage?.close();
+      await database?.drop();
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('a code issued through A (browser session shared) is redeemed at B', async () => {
+      const user = await createUser(storage, systemClock, {
+        username: 'scale-user',
+        password: 'a long enough password',
+      });
+      assert.ok(user.id);
+      const jar = new CookieJar();
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: client.id,
+        redirect_uri: REDIRECT,
+        scope: 'read',
+        state: 'xyz',
+      }).toString();
+      // Sign in at A...
+      const signInPage = await jar.get(a.http, `/authorize?${query}`);
+      assert.equal(signInPage.status, 200);
+      const signedIn = await jar.post(a.http, '/sign-in', {
+        csrf_token: hidden(signInPage, 'csrf_token'),
+        next: hidden(signInPage, 'next'),
+        username: 'scale-user',
+        password: 'a long enough password',
+      });
+      assert.equal(signedIn.status, 303);
+      // ...the session is in the store, so B shows the consent page for the same browser...
+      const consent = await jar.get(b.http, `/authorize?${query}`);
+      assert.equal(consent.status, 200, consent.text.slice(0, 200));
+      assert.match(consent.text, /Allow/);
+      // ...and A takes the decision.
+      const decided = await jar.post(a.http, '/consent', {
+        csrf_token: hidden(consent, 'csrf_token'),
+        request: hidden(consent, 'request'),
+        scope: 'read',
+        lifetime: 'forever',
+        decision: 'allow',
+      });
+      assert.equal(decided.status, 302, decided.text.slice(0, 200));
+      const location = new URL(String(decided.headers.location));
+      assert.equal(location.searchParams.get('state'), 'xyz');
+      const code = location.searchParams.get('code') as string;
+      const res = await redeem(b, code);
+      assert.equal(res.status, 200, res.text);
+      assert.equal((await redeem(a, code)).status, 400, 'and not again at A');
+    });
+
+    // Each test has a client of its own: the per-client rate limit is in force (and shared) here.
+    const freshClient = async () => {
+      ({ client, credentials } = await newClient([
+        'authorization_code',
+        'refresh_token',
+        'client_credentials',
+      ]));
+    };
+
+    it('20 concurrent redemptions of one code, split over A and B, give exactly one 200', async () => {
+      await freshClient();
+      const user = await createUser(storage, systemClock, {
+        username: `u-${randomUUID()}`,
+        password: 'a long enough password',
+      });
+      const code = await seedCode(client, user.id);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => redeem(i % 2 ? a : b, code)));
+      const statuses = results.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 200).length, 1, `statuses: ${statuses.join(',')}`);
+      assert.equal(statuses.filter((s) => s === 400).length, 19);
+    });
+
+    it('20 concurrent refreshes with one refresh token, split over A and B, give exactly one 200', async () => {
+      await freshClient();
+      const user = await createUser(storage, systemClock, {
+        username: `u-${randomUUID()}`,
+        password: 'a long enough password',
+      });
+      const first = await redeem(a, await seedCode(client, user.id));
+      const refreshToken = (first.json as { refresh_token: string }).refresh_token;
+      assert.ok(refreshToken);
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 ? a : b).http.token(
+            { grant_type: 'refresh_token', refresh_token: refreshToken },
+            credentials,
+          ),
+        ),
+      );
+      const statuses = results.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 200).length, 1, `statuses: ${statuses.join(',')}`);
+      assert.equal(statuses.filter((s) => s === 400).length, 19);
+    });
+
+    it('a grant revoked through A is refused at B at once', async () => {
+      await freshClient();
+      const user = await createUser(storage, systemClock, {
+        username: `u-${randomUUID()}`,
+        password: 'a long enough password',
+      });
+      const issued = (await redeem(b, await seedCode(client, user.id))).json as {
+        access_token: string;
+        refresh_token: string;
+      };
+      const auth = { authorization: basicAuth(credentials.id, credentials.secret) };
+      const active = await b.http.request('/introspect', {
+        form: { token: issued.access_token },
+        headers: auth,
+      });
+      assert.equal((active.json as { active: boolean }).active, true);
+      const revoked = await a.http.request('/revoke', {
+        form: { token: issued.refresh_token },
+        headers: auth,
+      });
+      assert.equal(revoked.status, 200);
+      // No cache between B and the store: the very next request sees it.
+      const refresh = await b.http.token(
+        { grant_type: 'refresh_token', refresh_token: issued.refresh_token },
+        credentials,
+      );
+      assert.equal(refresh.status, 400);
+      assert.equal((refresh.json as { error: string }).error, 'invalid_grant');
+      const after = await b.http.request('/introspect', {
+        form: { token: issued.access_token },
+        headers: auth,
+      });
+      assert.equal((after.json as { active: boolean }).active, false);
+    });
+
+    it('a key rotated with `gatehouse keys rotate` is served by B’s JWKS and used by A', async () => {
+      await freshClient();
+      const rotated = await runCli(['keys', 'rotate', '--json'], options(dirs[0] as string));
+      assert.equal(rotated.code, 0, rotated.stderr);
+      const { kid } = JSON.parse(rotated.stdout) as { kid: string };
+      // Each process re-reads the keys every few seconds (keyRefreshIntervalSeconds).
+      let jwks: JSONWebKeySet | undefined;
+      for (let i = 0; i < 150; i++) {
+        const set = (await b.http.request('/jwks')).json as JSONWebKeySet;
+        if (set.keys.some((key) => key.kid === kid)) {
+          jwks = set;
+          break;
+        }
+        await sleep(100);
+      }
+      assert.ok(jwks, 'B serves the new key');
+      let token: string | undefined;
+      for (let i = 0; i < 150 && token === undefined; i++) {
+        const res = await a.http.token({ grant_type: 'client_credentials' }, credentials);
+        const candidate = (res.json as { access_token: string }).access_token;
+        if (decodeProtectedHeader(candidate).kid === kid) token = candidate;
+        else await sleep(100);
+      }
+      assert.ok(token, 'A signs with the new key');
+      const { payload } = await jwtVerify(token, createLocalJWKSet(jwks), { issuer: ISSUER, typ: 'at+jwt' });
+      assert.equal(payload.client_id, client.id);
+    });
+
+    it('rate-limit counters are shared: one client’s allowance is spent across A and B together', async () => {
+      const limited = await newClient(['client_credentials']);
+      const results = await Promise.all(
+        Array.from({ length: 36 }, (_, i) =>
+          (i % 2 ? a : b).http.token({ grant_type: 'client_credentials' }, limited.credentials),
+        ),
+      );
+      const statuses = results.map((r) => r.status);
+      assert.equal(statuses.filter((s) => s === 200).length, PER_CLIENT);
+      assert.equal(statuses.filter((s) => s === 429).length, 36 - PER_CLIENT);
+    });
+
+    it('the account lockout counts failed passwords across A and B', async () => {
+      const pw = await newClient(['password']);
+      await createUser(storage, systemClock, { username: 'lockme', password: 'the right password' });
+      const attempt = (server: SpawnedServer, password: string) =>
+        server.http.token({ grant_type: 'password', username: 'lockme', password }, pw.credentials);
+      for (const server of [a, b, a, b, a]) assert.equal((await attempt(server, 'wrong')).status, 401);
+      assert.equal((await attempt(b, 'the right password')).status, 429);
+      assert.equal((await attempt(a, 'the right password')).status, 429);
+    });
+  },
+);
