@@ -114,6 +114,13 @@ export interface RateLimitStore {
     windowSeconds: number,
     at: number,
   ): Promise<{ key: string; count: number; resetAt: number }[]>;
+  /**
+   * Adds each entry's delta to its counter (created with `resetAt` when absent) in one statement and
+   * returns the totals: how processes merge the requests they counted locally.
+   */
+  add(
+    entries: readonly { key: string; delta: number; resetAt: number }[],
+  ): Promise<{ key: string; count: number }[]>;
 }
 
 /** The times before which rows are dead, computed by core/purge.ts from the policy. */

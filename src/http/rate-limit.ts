@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimit, RateLimitedEndpoint } from '../config.js';
+import { BatchedRateCounter } from '../core/batched-rate-counter.js';
 import type { RateLimitStore } from '../core/ports.js';
 import type { Clock } from '../shared/clock.js';
 import { sha256 } from '../shared/crypto.js';
@@ -12,6 +13,7 @@ export interface RateLimitOptions {
   windowSeconds: number;
   basePath: string;
   metrics: GatehouseMetrics;
+  flushIntervalMs?: number;
 }
 
 /** Which routes are limited, by method and path (without the base path). */
@@ -82,12 +84,23 @@ function refuse(reply: FastifyReply, endpoint: RateLimitedEndpoint, retryAfter: 
 
 /**
  * Request rate limits per address and per client on /token, /authorize, /introspect and the sign-in
- * page (429 with Retry-After). The counters are fixed windows in the shared store, so the limits hold
- * across every process; all of a request's counters are one statement.
+ * page (429 with Retry-After). The counters are fixed windows merged into the shared store, so the
+ * limits hold across every process (see BatchedRateCounter for the precision across processes).
  */
 export function installRateLimits(app: FastifyInstance, options: RateLimitOptions): void {
   const enabled = Object.values(options.limits).some((l) => l.perAddress > 0 || l.perClient > 0);
   if (!enabled) return;
+  // Counted locally and merged into the shared store in the background: no store round-trip per request.
+  const windowCounter = new BatchedRateCounter({
+    store: options.store,
+    windowSeconds: options.windowSeconds,
+    flushIntervalMs: options.flushIntervalMs ?? 250,
+    onError: (error) => app.log.warn({ err: error }, 'rate-limit counters not merged; retrying'),
+  });
+  app.addHook('onClose', async function flushRateLimits() {
+    windowCounter.stop();
+    await windowCounter.flush().catch(() => undefined);
+  });
   const routes = new Map<string, RateLimitedEndpoint>();
   for (const [route, endpoint] of Object.entries(LIMITED_ROUTES)) {
     const [method, path] = route.split(' ');
@@ -110,11 +123,7 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     if (counters.length === 0) return;
 
     const now = options.clock.now();
-    const counts = await options.store.hit(
-      counters.map((c) => c.key),
-      options.windowSeconds,
-      now,
-    );
+    const counts = counters.map((c) => windowCounter.hit(c.key, now));
     const over = counters.findIndex((c, i) => (counts[i]?.count ?? 0) > c.limit);
     if (over === -1) return;
     const counter = counters[over];

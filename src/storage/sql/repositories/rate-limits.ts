@@ -32,5 +32,19 @@ export function createRateLimitRepository(db: Kysely<Database>): RateLimitStore 
         return { key, count: Number(row.count), resetAt: Number(row.reset_at) };
       });
     },
+    async add(entries) {
+      if (entries.length === 0) return [];
+      // Sorted for the same lock order as hit(); the key names its window, so there is no reset here.
+      const sorted = [...entries].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      const rows = await db
+        .insertInto('throttle')
+        .values(sorted.map((e) => ({ key: e.key, count: e.delta, reset_at: e.resetAt })))
+        .onConflict((oc) =>
+          oc.column('key').doUpdateSet({ count: sql<number>`throttle.count + excluded.count` }),
+        )
+        .returning(['key', 'count'])
+        .execute();
+      return rows.map((row) => ({ key: row.key, count: Number(row.count) }));
+    },
   };
 }
