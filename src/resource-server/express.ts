@@ -1,0 +1,81 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isForm, refusalFor } from './respond.js';
+import {
+  ResourceServer,
+  type RequestInfo,
+  type ResourceServerOptions,
+  type VerifiedToken,
+} from './resource-server.js';
+
+/** The parts of an Express/Connect request the middleware reads (no dependency on Express types). */
+export interface ConnectRequest extends IncomingMessage {
+  body?: unknown;
+  query?: unknown;
+  protocol?: string;
+  originalUrl?: string;
+  rawBody?: Buffer;
+  accessToken?: VerifiedToken;
+}
+
+export interface ConnectResponse extends ServerResponse {
+  locals?: Record<string, unknown>;
+}
+
+export type NextFunction = (error?: unknown) => void;
+export type ConnectMiddleware = (req: ConnectRequest, res: ConnectResponse, next: NextFunction) => void;
+
+function requestInfo(req: ConnectRequest): RequestInfo {
+  const encrypted = (req.socket as { encrypted?: boolean }).encrypted === true;
+  return {
+    method: req.method ?? 'GET',
+    // Express rewrites req.url inside routers; the URL as sent is originalUrl.
+    url: req.originalUrl ?? req.url ?? '/',
+    host: req.headers.host ?? '',
+    protocol: req.protocol === 'https' || encrypted ? 'https' : 'http',
+    authorization: req.headers.authorization,
+    formBody:
+      isForm(req.headers['content-type']) && typeof req.body === 'object' && req.body !== null
+        ? (req.body as Record<string, unknown>)
+        : undefined,
+    query:
+      typeof req.query === 'object' && req.query !== null
+        ? (req.query as Record<string, unknown>)
+        : Object.fromEntries(new URL(req.url ?? '/', 'http://x').searchParams),
+    rawBody: req.rawBody,
+  };
+}
+
+/**
+ * Express/Connect middleware factory: `const rs = expressResourceServer({ issuer })`, then
+ * `app.get('/notes', rs.requireToken(['notes:read']), handler)`; the handler finds
+ * `req.accessToken` (and `res.locals.accessToken`). A form-body token needs a urlencoded body
+ * parser before it; MAC `bodyhash` needs `req.rawBody` (e.g. from the parser's verify hook).
+ */
+export function expressResourceServer(options: ResourceServerOptions | { resourceServer: ResourceServer }) {
+  const server = 'resourceServer' in options ? options.resourceServer : new ResourceServer(options);
+  return {
+    resourceServer: server,
+    requireToken(scopes: readonly string[] = []): ConnectMiddleware {
+      return function checkToken(req, res, next) {
+        server.authorize(requestInfo(req), scopes).then(
+          (token) => {
+            req.accessToken = token;
+            if (res.locals !== undefined) res.locals.accessToken = token;
+            next();
+          },
+          (error: unknown) => {
+            const refusal = refusalFor(error, server.realm);
+            if (refusal === undefined) return next(error);
+            res.statusCode = refusal.status;
+            for (const [name, value] of Object.entries(refusal.headers)) res.setHeader(name, value);
+            res.setHeader('content-type', 'application/json');
+            res.end(JSON.stringify(refusal.body));
+          },
+        );
+      };
+    },
+    close(): void {
+      server.close();
+    },
+  };
+}

@@ -1,0 +1,301 @@
+import {
+  createRemoteJWKSet,
+  customFetch,
+  errors,
+  jwtVerify,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
+import {
+  checkMacFreshness,
+  macReplay,
+  macRequestTime,
+  MemoryNonceStore,
+  parseMacHeader,
+  verifyBodyHash,
+  verifyMacSignature,
+  type NonceStore,
+} from './mac.js';
+import { nodeFetch, type FetchLike } from './node-fetch.js';
+import { extractCredential, missingScopes, TokenError } from './rfc6750.js';
+
+export interface ResourceServerOptions {
+  /** The authorization server's issuer URL: tokens must carry it as `iss`. */
+  issuer: string;
+  /** Accepted `aud` values; Gatehouse's tokens are addressed to its issuer, the default. */
+  audience?: string | string[];
+  /** Default: `<issuer>/jwks`. */
+  jwksUri?: string;
+  /**
+   * The only signature algorithms accepted (RFC 8725 §3.1): a token cannot choose its own.
+   * Default: ES256 and EdDSA, the algorithms Gatehouse signs with.
+   */
+  algorithms?: string[];
+  /** The realm of WWW-Authenticate challenges. */
+  realm?: string;
+  /**
+   * Confirm every token by RFC 7662 introspection with this resource server's own client
+   * credentials (revocation seen at once, at one round trip per request). MAC tokens always need it:
+   * introspection is how their key is obtained (the client needs scope `mac-keys` at Gatehouse).
+   */
+  introspection?: { clientId: string; clientSecret: string; endpoint?: string };
+  /** RFC 6750 §2.3; off by default. */
+  allowQueryToken?: boolean;
+  /** Certificate authorities to trust for the JWKS and introspection (a private CA, a dev certificate). */
+  ca?: string | Buffer | Array<string | Buffer>;
+  /** Use this fetch instead (then `ca` is ignored). */
+  fetch?: FetchLike;
+  /** Seconds of clock skew tolerated on exp/iat. Default 5. */
+  clockToleranceSeconds?: number;
+  /** Seconds before an unknown `kid` may trigger another JWKS fetch. Default 5. */
+  jwksCooldownSeconds?: number;
+  mac?: {
+    /** How far a MAC request's time may be from this server's clock, either way. Default 300. */
+    timestampWindowSeconds?: number;
+    /** Where seen nonces are kept; the default is this process's memory. */
+    nonceStore?: NonceStore;
+  };
+  /** The current time in epoch seconds; for tests. */
+  now?: () => number;
+}
+
+/** What the resource server knows about the request, whatever the framework. */
+export interface RequestInfo {
+  method: string;
+  /** Path and query exactly as sent (MAC signs it). */
+  url: string;
+  /** The Host header's value, possibly with a port. */
+  host: string;
+  protocol: 'http' | 'https';
+  authorization: string | undefined;
+  /** The parsed body when it was application/x-www-form-urlencoded. */
+  formBody?: Record<string, unknown>;
+  query?: Record<string, unknown>;
+  /** The raw body, when the framework kept it (MAC bodyhash). */
+  rawBody?: Buffer;
+}
+
+/** A token that passed every check, as attached to the request. */
+export interface VerifiedToken {
+  token: string;
+  tokenType: 'bearer' | 'mac';
+  claims: JWTPayload & { client_id: string; scope?: string; jti: string; sub: string };
+  scopes: string[];
+  subject: string;
+  clientId: string;
+  /** From introspection, when it ran and the token acts for a user. */
+  username?: string;
+}
+
+/** Introspection could not be completed; the adapters answer 503 rather than let the request through. */
+export class IntrospectionUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IntrospectionUnavailableError';
+  }
+}
+
+interface IntrospectionResult {
+  active: boolean;
+  username?: string;
+  token_type?: string;
+  mac_key?: string;
+  jti?: string;
+}
+
+const DEFAULT_ALGORITHMS = ['ES256', 'EdDSA'];
+
+/**
+ * A resource server for tokens from one Gatehouse (or any RFC 9068 issuer): local JWT validation
+ * against the issuer's JWKS (cached by jose, refetched when an unknown kid appears), optional
+ * introspection, MAC request signatures, and required scopes per route.
+ */
+export class ResourceServer {
+  readonly realm: string;
+  private readonly jwks: JWTVerifyGetKey;
+  private readonly fetch: FetchLike;
+  private readonly closeFetch: () => void;
+  private readonly algorithms: string[];
+  private readonly nonces: NonceStore;
+
+  constructor(private readonly options: ResourceServerOptions) {
+    const issuer = options.issuer.replace(/\/$/, '');
+    this.realm = options.realm ?? 'api';
+    this.algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
+    if (this.algorithms.length === 0 || this.algorithms.some((alg) => /^(none|HS\d+)$/i.test(alg))) {
+      throw new Error('algorithms must list asymmetric JWS algorithms (never none or HS*)');
+    }
+    if (options.fetch !== undefined) {
+      this.fetch = options.fetch;
+      this.closeFetch = () => undefined;
+    } else {
+      const node = nodeFetch(options.ca);
+      this.fetch = node.fetch;
+      this.closeFetch = node.close;
+    }
+    this.jwks = createRemoteJWKSet(new URL(options.jwksUri ?? `${issuer}/jwks`), {
+      cooldownDuration: (options.jwksCooldownSeconds ?? 5) * 1000,
+      [customFetch]: this.fetch as never,
+    });
+    this.nonces = options.mac?.nonceStore ?? new MemoryNonceStore();
+  }
+
+  private now(): number {
+    return this.options.now?.() ?? Math.floor(Date.now() / 1000);
+  }
+
+  /** Authenticates the request and checks that its token has every scope in `requiredScopes`. */
+  async authorize(request: RequestInfo, requiredScopes: readonly string[] = []): Promise<VerifiedToken> {
+    const credential = extractCredential({
+      authorization: request.authorization,
+      formBody: request.formBody,
+      method: request.method,
+      query: request.query,
+      allowQuery: this.options.allowQueryToken ?? false,
+    });
+    if (credential === undefined) throw new TokenError(undefined, 'an access token is required');
+    const verified =
+      credential.scheme === 'mac'
+        ? await this.verifyMacRequest(request, credential.macHeader ?? '')
+        : await this.verifyBearer(credential.token);
+    const missing = missingScopes(verified.scopes.join(' '), requiredScopes);
+    if (missing.length > 0) {
+      throw new TokenError('insufficient_scope', `the access token lacks the scope ${missing.join(' ')}`, {
+        scheme: credential.scheme,
+        scope: requiredScopes.join(' '),
+      });
+    }
+    return verified;
+  }
+
+  private async verifyBearer(token: string): Promise<VerifiedToken> {
+    const verified = await this.verifyJwt(token, 'bearer');
+    if (verified.claims.token_type === 'mac') {
+      throw new TokenError('invalid_token', 'a MAC token must be presented with the MAC scheme');
+    }
+    if (this.options.introspection !== undefined) {
+      const result = await this.introspect(token);
+      if (!result.active) throw new TokenError('invalid_token', 'the access token is no longer active');
+      if (result.username !== undefined) verified.username = result.username;
+    }
+    return verified;
+  }
+
+  private async verifyMacRequest(request: RequestInfo, header: string): Promise<VerifiedToken> {
+    const credentials = parseMacHeader(header);
+    const verified = await this.verifyJwt(credentials.id, 'mac');
+    if (verified.claims.token_type !== 'mac') {
+      throw new TokenError('invalid_token', 'this token is not a MAC token', { scheme: 'mac' });
+    }
+    if (this.options.introspection === undefined) {
+      throw new TokenError('invalid_token', 'MAC tokens need introspection, which is not configured', {
+        scheme: 'mac',
+      });
+    }
+    const result = await this.introspect(credentials.id);
+    if (!result.active) {
+      throw new TokenError('invalid_token', 'the access token is no longer active', { scheme: 'mac' });
+    }
+    if (result.mac_key === undefined) {
+      throw new TokenError('invalid_token', 'the authorization server gave no MAC key for this token', {
+        scheme: 'mac',
+      });
+    }
+    const { host, port } = splitHost(request.host, request.protocol);
+    const algorithm = verifyMacSignature(
+      credentials,
+      { method: request.method, uri: request.url, host, port },
+      result.mac_key,
+    );
+    verifyBodyHash(credentials, algorithm, request.rawBody);
+    const now = this.now();
+    const window = this.options.mac?.timestampWindowSeconds ?? 300;
+    const time = macRequestTime(credentials, Number(verified.claims.iat));
+    checkMacFreshness(time, now, window);
+    if (!(await this.nonces.remember(verified.claims.jti, credentials.nonce, time + window, now))) {
+      throw macReplay();
+    }
+    if (result.username !== undefined) verified.username = result.username;
+    return verified;
+  }
+
+  private async verifyJwt(token: string, scheme: 'bearer' | 'mac'): Promise<VerifiedToken> {
+    const invalid = (description: string) => new TokenError('invalid_token', description, { scheme });
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, this.jwks, {
+        issuer: this.options.issuer.replace(/\/$/, ''),
+        audience: this.options.audience ?? this.options.issuer.replace(/\/$/, ''),
+        algorithms: this.algorithms,
+        typ: 'at+jwt',
+        clockTolerance: this.options.clockToleranceSeconds ?? 5,
+        currentDate: new Date(this.now() * 1000),
+        // RFC 9068 §2.2: the claims every JWT access token carries.
+        requiredClaims: ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'],
+      }));
+    } catch (error) {
+      if (error instanceof errors.JWTExpired) throw invalid('the access token has expired');
+      if (error instanceof errors.JOSEError || error instanceof TypeError) {
+        throw invalid('the access token is not valid');
+      }
+      throw error;
+    }
+    if (typeof payload.client_id !== 'string' || typeof payload.sub !== 'string') {
+      throw invalid('the access token has malformed claims');
+    }
+    if (payload.scope !== undefined && typeof payload.scope !== 'string') {
+      throw invalid('the access token has malformed claims');
+    }
+    const claims = payload as VerifiedToken['claims'];
+    return {
+      token,
+      tokenType: scheme,
+      claims,
+      scopes: (claims.scope ?? '').split(' ').filter((scope) => scope !== ''),
+      subject: claims.sub,
+      clientId: claims.client_id,
+    };
+  }
+
+  private async introspect(token: string): Promise<IntrospectionResult> {
+    const config = this.options.introspection;
+    if (config === undefined) throw new Error('introspection is not configured');
+    const endpoint = config.endpoint ?? `${this.options.issuer.replace(/\/$/, '')}/introspect`;
+    // RFC 6749 §2.3.1: id and secret are form-encoded before they are joined for HTTP Basic.
+    const encode = (value: string) => encodeURIComponent(value).replace(/%20/g, '+');
+    const basic = Buffer.from(`${encode(config.clientId)}:${encode(config.clientSecret)}`).toString('base64');
+    let response: Response;
+    try {
+      response = await this.fetch(endpoint, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${basic}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: new URLSearchParams({ token, token_type_hint: 'access_token' }).toString(),
+        signal: AbortSignal.timeout(5000),
+      });
+    } catch {
+      throw new IntrospectionUnavailableError('the introspection endpoint cannot be reached');
+    }
+    if (response.status !== 200) {
+      throw new IntrospectionUnavailableError(`introspection answered ${response.status}`);
+    }
+    const body = (await response.json()) as IntrospectionResult;
+    if (typeof body.active !== 'boolean') throw new IntrospectionUnavailableError('malformed introspection');
+    return body;
+  }
+
+  /** Releases the keep-alive connections to the authorization server. */
+  close(): void {
+    this.closeFetch();
+  }
+}
+
+/** Host and port as MAC signs them; the port defaults from the scheme. */
+export function splitHost(hostHeader: string, protocol: 'http' | 'https'): { host: string; port: string } {
+  const match = /^(\[[^\]]+\]|[^:]+)(?::(\d+))?$/.exec(hostHeader.trim());
+  const host = (match?.[1] ?? hostHeader).toLowerCase();
+  return { host, port: match?.[2] ?? (protocol === 'https' ? '443' : '80') };
+}

@@ -1,0 +1,40 @@
+import { TokenError } from './rfc6750.js';
+import { IntrospectionUnavailableError } from './resource-server.js';
+
+/** An HTTP answer an adapter sends for a refused request. */
+export interface Refusal {
+  status: number;
+  headers: Record<string, string>;
+  body: { error?: string; error_description: string };
+}
+
+/**
+ * The RFC 6750 answer to a TokenError (status, WWW-Authenticate, JSON body), or 503 when
+ * introspection could not run: unverifiable means refused. Other errors are the framework's to handle.
+ */
+export function refusalFor(error: unknown, realm: string): Refusal | undefined {
+  if (error instanceof TokenError) {
+    return {
+      status: error.status,
+      headers: { 'www-authenticate': error.challenge(realm), 'cache-control': 'no-store' },
+      body: {
+        ...(error.code === undefined ? {} : { error: error.code }),
+        error_description: error.description,
+      },
+    };
+  }
+  if (error instanceof IntrospectionUnavailableError) {
+    return {
+      status: 503,
+      headers: { 'retry-after': '5', 'cache-control': 'no-store' },
+      body: { error: 'temporarily_unavailable', error_description: 'the token cannot be verified right now' },
+    };
+  }
+  return undefined;
+}
+
+const FORM = 'application/x-www-form-urlencoded';
+
+export function isForm(contentType: string | undefined): boolean {
+  return contentType?.split(';', 1)[0]?.trim().toLowerCase() === FORM;
+}
