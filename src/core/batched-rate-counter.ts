@@ -76,11 +76,15 @@ export class BatchedRateCounter {
     const batch: { key: string; delta: number; resetAt: number; state: CounterState }[] = [];
     const nowWindow = Math.floor(this.lastNow / windowSeconds) * windowSeconds;
     for (const [key, state] of this.counters) {
-      if (state.pending === 0) {
-        // Nothing new here; forget windows that have ended.
-        if (state.inflight === 0 && state.windowStart + windowSeconds < nowWindow) this.counters.delete(key);
-        continue;
+      if (state.windowStart + windowSeconds <= nowWindow) {
+        // A window that has ended: send what is left of it, then forget it.
+        if (state.pending === 0) {
+          if (state.inflight === 0) this.counters.delete(key);
+          continue;
+        }
       }
+      // Keys of the current window with nothing new still go out (delta 0) to learn the other
+      // processes' counts.
       batch.push({
         key: `${key}@${state.windowStart}`,
         delta: state.pending,
