@@ -144,6 +144,17 @@ export interface PurgeStore {
   purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<number>;
 }
 
+/** Nonces of MAC-signed requests (design.md "MAC tokens"), kept until their timestamp window passes. */
+export interface MacNonceStore {
+  /**
+   * Records (jti, nonce) until `expiresAt`; true the first time, false when it was seen before (a
+   * replay). Atomic in the store, so a replay is refused across processes.
+   */
+  remember(jti: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
+  /** Deletes a small batch of nonces whose window has passed; returns how many. */
+  deleteExpired(now: number): Promise<number>;
+}
+
 export interface Storage {
   readonly dialect: 'sqlite' | 'postgres';
   readonly clients: ClientStore;
@@ -158,6 +169,7 @@ export interface Storage {
   readonly browserSessions: BrowserSessionStore;
   readonly purge: PurgeStore;
   readonly rateLimits: RateLimitStore;
+  readonly macNonces: MacNonceStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -8,6 +8,7 @@ import { createAuthorizationCodeRepository } from './repositories/authorization-
 import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
 import { createPurgeRepository } from './repositories/purge.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
+import { createMacNonceRepository } from './repositories/mac-nonces.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
@@ -107,6 +108,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     browserSessions: createBrowserSessionRepository(db),
     purge: createPurgeRepository(db, dialectName),
     rateLimits: createRateLimitRepository(db),
+    macNonces: createMacNonceRepository(db, dialectName),
     observeQueries: queries.observe,
     async ping() {
       await sql`SELECT 1`.execute(db);

@@ -90,6 +90,12 @@ export interface BrowserSessionsTable {
   expires_at: number;
 }
 
+export interface MacNoncesTable {
+  jti: string;
+  nonce: string;
+  expires_at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -101,6 +107,7 @@ export interface Database {
   signing_keys: SigningKeysTable;
   throttle: ThrottleTable;
   browser_sessions: BrowserSessionsTable;
+  mac_nonces: MacNoncesTable;
 }
 
 export type Db = Kysely<Database> | Transaction<Database>;

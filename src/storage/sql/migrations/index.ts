@@ -2,12 +2,14 @@ import type { Migration, MigrationProvider } from 'kysely';
 import * as initial from './0001-initial.js';
 import * as browserSessions from './0002-browser-sessions.js';
 import * as purgeIndexes from './0003-purge-indexes.js';
+import * as macNonces from './0004-mac-nonces.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-browser-sessions': browserSessions,
   '0003-purge-indexes': purgeIndexes,
+  '0004-mac-nonces': macNonces,
 };
 
 export const migrationProvider: MigrationProvider = {
