@@ -156,6 +156,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       keyRing: deps.keyRing,
       clock: deps.clock,
       validator: tokenServices.validator,
+      macSecret: deps.serverKeys.macSecret,
     }),
     { prefix: `${config.basePath}/v1` },
   );
