@@ -5,6 +5,7 @@ import type { AccessTokenValidator } from '../../../core/access-token-validation
 import type { KeyRing } from '../../../core/key-ring.js';
 import type { Storage } from '../../../core/ports.js';
 import type { Clock } from '../../../shared/clock.js';
+import { MacRequestVerifier } from '../../../core/mac-request-verifier.js';
 import { authenticator, type ApiAuthOptions } from './authentication.js';
 import { Problem, problemErrorHandler, sendProblem } from './problem.js';
 import type { ApiContext } from './context.js';
@@ -23,7 +24,8 @@ export interface ApiV1Dependencies {
   keyRing: KeyRing;
   clock: Clock;
   validator: AccessTokenValidator;
-  verifyMac?: ApiAuthOptions['verifyMac'];
+  /** Derives MAC tokens' keys; without it, MAC-signed requests are refused. */
+  macSecret?: Buffer;
 }
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
@@ -106,6 +108,31 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
       }),
     );
 
+    const macVerifier =
+      deps.macSecret === undefined
+        ? undefined
+        : new MacRequestVerifier({
+            validator: deps.validator,
+            nonces: deps.storage.macNonces,
+            clock: deps.clock,
+            macSecret: deps.macSecret,
+            windowSeconds: deps.config.macTimestampWindowSeconds,
+          });
+    const verifyMac: ApiAuthOptions['verifyMac'] =
+      macVerifier &&
+      ((request, header) =>
+        macVerifier.verify(
+          header,
+          {
+            method: request.method,
+            uri: request.url,
+            // The host and port the client addressed (behind a trusted proxy: X-Forwarded-Host).
+            host: request.hostname,
+            port: String(request.port ?? (request.protocol === 'https' ? 443 : 80)),
+          },
+          rawBodyOf(request),
+        ));
+
     const context: ApiContext = {
       storage: deps.storage,
       clock: deps.clock,
@@ -114,7 +141,7 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
       requireToken: authenticator({
         validator: deps.validator,
         allowQuery: deps.config.allowAccessTokenInQuery,
-        verifyMac: deps.verifyMac,
+        verifyMac,
       }),
     };
     registerMeRoutes(api, context);
