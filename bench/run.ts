@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { renderProfile, summariseProfile } from './lib/cpu-profile.js';
 import { runLoad } from './lib/load.js';
-import { describeMachine, loadAverage } from './lib/machine.js';
+import { codeVersion, describeMachine, loadAverage } from './lib/machine.js';
 import { repoRoot, writeBlock } from './lib/markdown-block.js';
 import {
   GATEHOUSE_MAIN,
@@ -241,6 +241,7 @@ async function main(): Promise<number> {
     const report: RunReport = {
       date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
       command: `npm run bench${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`,
+      code: codeVersion(repoRoot()),
       machine,
       pinned,
       options,
@@ -295,7 +296,7 @@ async function main(): Promise<number> {
     process.stdout.write('\n' + renderConsole(report) + '\n');
     const docs = join(repoRoot(), 'docs', 'benchmarks.md');
     if (!args['no-write'] && !options.profile) {
-      writeBlock(docs, 'run', renderMarkdown(report));
+      await writeBlock(docs, 'run', renderMarkdown(report));
       log(`results written to ${docs}`);
     }
     const failed = report.checks.filter((check) => !check.pass);

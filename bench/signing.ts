@@ -198,7 +198,7 @@ async function main(): Promise<void> {
     ...rows.map((r) => `| ${r.join(' | ')} |`),
   ].join('\n');
   const docs = join(repoRoot(), 'docs', 'benchmarks.md');
-  writeBlock(docs, 'signing', markdown);
+  await writeBlock(docs, 'signing', markdown);
   process.stderr.write(`[signing] results written to ${docs}\n`);
 }
 

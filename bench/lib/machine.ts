@@ -1,5 +1,6 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { availableParallelism, loadavg, release } from 'node:os';
+import { cpus, loadavg, release } from 'node:os';
 
 export interface Machine {
   nproc: number;
@@ -16,7 +17,8 @@ export function describeMachine(): Machine {
   } catch {
     // Not Linux.
   }
-  return { nproc: availableParallelism(), cpuModel, node: process.version, kernel: release() };
+  // cpus(), not availableParallelism(): the latter shrinks to 1 once this process has pinned itself.
+  return { nproc: cpus().length, cpuModel, node: process.version, kernel: release() };
 }
 
 /** The 1-minute load average: how busy the shared machine was around the run. */
@@ -24,4 +26,10 @@ export function loadAverage(): string {
   return loadavg()
     .map((value) => value.toFixed(2))
     .join(' / ');
+}
+
+/** The code measured: `git describe --always --dirty` of the repository, or "unknown". */
+export function codeVersion(repo: string): string {
+  const result = spawnSync('git', ['describe', '--always', '--dirty'], { cwd: repo, encoding: 'utf8' });
+  return result.status === 0 ? result.stdout.trim() : 'unknown';
 }

@@ -21,7 +21,7 @@ export function repoRoot(): string {
  * Replaces the text between `<!-- bench:NAME:start -->` and `<!-- bench:NAME:end -->` in a Markdown file,
  * appending the block when absent, so generated results sit beside hand-written explanation.
  */
-export function writeBlock(file: string, name: string, content: string): void {
+export async function writeBlock(file: string, name: string, content: string): Promise<void> {
   const start = `<!-- bench:${name}:start -->`;
   const end = `<!-- bench:${name}:end -->`;
   const block = `${start}\n${content.trimEnd()}\n${end}`;
@@ -32,5 +32,16 @@ export function writeBlock(file: string, name: string, content: string): void {
     from >= 0 && to > from
       ? text.slice(0, from) + block + text.slice(to + end.length)
       : `${text.trimEnd()}\n\n${block}\n`;
-  writeFileSync(file, next);
+  writeFileSync(file, await formatMarkdown(file, next));
+}
+
+/** Formats with the repository's Prettier settings, so `npm run lint` stays green after a run. */
+async function formatMarkdown(file: string, text: string): Promise<string> {
+  try {
+    const prettier = await import('prettier');
+    const options = (await prettier.resolveConfig(file)) ?? {};
+    return await prettier.format(text, { ...options, filepath: file });
+  } catch {
+    return text; // Prettier is a dev dependency; without it the file is merely unformatted.
+  }
 }

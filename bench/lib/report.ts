@@ -5,6 +5,8 @@ import type { BenchOptions, Bracket, Check, Row, Target } from './types.js';
 export interface RunReport {
   date: string;
   command: string;
+  /** git describe --always --dirty */
+  code: string;
   machine: Machine;
   pinned: boolean;
   options: BenchOptions;
@@ -112,7 +114,7 @@ export function renderMarkdown(report: RunReport): string {
   const out: string[] = [
     `### Latest run (${report.date})`,
     '',
-    `- Command: \`${report.command}\``,
+    `- Command: \`${report.command}\`; code: \`${report.code}\` (\`-dirty\`: with uncommitted changes)`,
     `- Machine: ${machine.nproc} cores (\`nproc\`), ${machine.cpuModel}, Node ${machine.node}, Linux ${machine.kernel}`,
     `- Load average (1/5/15 min) before: ${report.loadBefore}; after: ${report.loadAfter}`,
     report.pinned
