@@ -18,7 +18,8 @@ import { createScopeRepository } from './repositories/scopes.js';
 import { createUserRepository } from './repositories/users.js';
 import { createSigningKeyRepository } from './repositories/signing-keys.js';
 import { createThrottleRepository } from './repositories/throttle.js';
-import type { Database } from './schema.js';
+import type { ClientsTable, Database } from './schema.js';
+import type BetterSqlite3 from 'better-sqlite3';
 
 export interface SqlStorageOptions {
   /** `postgres://…` selects PostgreSQL; anything else (or nothing) the SQLite file in `dataDir`. */
@@ -54,6 +55,7 @@ export function isPostgresUrl(url: string | undefined): boolean {
 
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let db: Kysely<Database>;
+  let fastClientGet: ((id: string) => ClientsTable | undefined) | undefined;
   let dialectName: Storage['dialect'];
   const queries = createQueryObserver();
   if (isPostgresUrl(options.databaseUrl)) {
@@ -68,10 +70,19 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'postgres';
   } else {
-    const { dialect } = createSqliteDialect({
+    const { dialect, raw } = createSqliteDialect({
       filename: sqliteFilename(options.databaseUrl, options.dataDir),
       synchronous: options.sqliteSynchronous,
     });
+    let statement: BetterSqlite3.Statement<[string], ClientsTable> | undefined;
+    fastClientGet = (id) => {
+      const started = performance.now();
+      // Prepared on first use: the table exists only once migrations have run.
+      statement ??= raw.prepare<[string], ClientsTable>('SELECT * FROM clients WHERE id = ?');
+      const row = statement.get(id);
+      queries.emit({ operation: 'select', durationMs: performance.now() - started, failed: false });
+      return row;
+    };
     db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'sqlite';
   }
@@ -96,7 +107,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   return {
     dialect: dialectName,
     db,
-    clients: createClientRepository(db),
+    clients: createClientRepository(db, fastClientGet),
     users: createUserRepository(db),
     scopes: createScopeRepository(db),
     grants: createGrantRepository(db),

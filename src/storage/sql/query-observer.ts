@@ -24,10 +24,15 @@ const OPERATIONS: Record<string, string> = {
  */
 export function createQueryObserver(): {
   log: (event: LogEvent) => void;
+  /** Reports a statement run outside Kysely (a prepared statement on the hot path). */
+  emit: (event: QueryEvent) => void;
   observe: (listener: QueryListener) => () => void;
 } {
   const listeners = new Set<QueryListener>();
   return {
+    emit(event) {
+      for (const listener of listeners) listener(event);
+    },
     log(event) {
       if (listeners.size === 0) return;
       const kind = event.query.query.kind;

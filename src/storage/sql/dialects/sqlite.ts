@@ -6,7 +6,11 @@ import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely
 export interface SqliteOptions {
   /** File path, or ':memory:'. */
   filename: string;
-  /** FULL (default) survives power loss; NORMAL is faster and survives a process crash. */
+  /**
+   * NORMAL (default): in WAL mode a process crash loses no committed transaction and the file stays
+   * consistent; only a power loss or OS crash can drop the last commits. FULL adds an fsync per commit
+   * (on the event loop: better-sqlite3 is synchronous) to survive those too.
+   */
   synchronous?: 'FULL' | 'NORMAL';
 }
 
@@ -36,7 +40,7 @@ export function createSqliteDialect(options: SqliteOptions): {
   if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
   const raw = new BetterSqlite3(options.filename);
   raw.pragma('journal_mode = WAL');
-  raw.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+  raw.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
   raw.pragma('foreign_keys = ON');
   // Another process (the CLI next to a running server) may hold the write lock briefly.
   raw.pragma('busy_timeout = 5000');

@@ -1,16 +1,25 @@
 import type { Kysely } from 'kysely';
 import type { Client } from '../../../core/model.js';
 import type { ClientFilter, ClientStore } from '../../../core/ports.js';
-import type { Database } from '../schema.js';
+import type { ClientsTable, Database } from '../schema.js';
 import { clientFromRow, clientToRow } from './mappers.js';
 
-export function createClientRepository(db: Kysely<Database>): ClientStore {
+/**
+ * `fastGet`, when given, reads one client by id without Kysely's per-call query building: client
+ * authentication runs on every token request, and on SQLite that building costs more than the read.
+ */
+export function createClientRepository(
+  db: Kysely<Database>,
+  fastGet?: (id: string) => ClientsTable | undefined,
+): ClientStore {
   return {
     async insert(client: Client) {
       await db.insertInto('clients').values(clientToRow(client)).execute();
     },
     async get(id: string) {
-      const row = await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = fastGet
+        ? fastGet(id)
+        : await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
       return row && clientFromRow(row);
     },
     async list(filter: ClientFilter) {
