@@ -62,6 +62,8 @@ export interface GatehouseConfig {
   retiredKeyRetentionSeconds: number;
   keyRefreshIntervalSeconds: number;
   logLevel: string;
+  /** SQLite only: NORMAL survives a process crash; FULL also a power loss, at an fsync per commit. */
+  sqliteSynchronous: 'FULL' | 'NORMAL';
   /** Shown on the browser pages. */
   productName: string;
   /** URL or path of a logo shown on the browser pages; none by default. */
@@ -193,6 +195,8 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * 86400,
     keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 10,
     logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',
+    sqliteSynchronous:
+      input.sqliteSynchronous ?? (env.GATEHOUSE_SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL'),
     productName: input.productName ?? env.GATEHOUSE_PRODUCT_NAME ?? 'Gatehouse',
     logoUrl: input.logoUrl ?? env.GATEHOUSE_LOGO_URL,
     purgeIntervalSeconds: input.purgeIntervalSeconds ?? integer(env.GATEHOUSE_PURGE_INTERVAL) ?? 30,

@@ -29,7 +29,12 @@ export function deriveServerKeys(secret: Buffer) {
 }
 
 export function openStorage(config: GatehouseConfig, extra: Partial<SqlStorageOptions> = {}): SqlStorage {
-  return createSqlStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...extra });
+  return createSqlStorage({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    sqliteSynchronous: config.sqliteSynchronous,
+    ...extra,
+  });
 }
 
 export interface Gatehouse {
