@@ -62,6 +62,9 @@ const options: BenchOptions = {
   profile: args.profile === true,
 };
 
+/** A bad command line: reported as one line, exit code 2. */
+class UsageError extends Error {}
+
 function selectScenarios(only: string | undefined): Scenario[] {
   if (only === undefined) return SCENARIOS;
   const ids = only
@@ -70,7 +73,7 @@ function selectScenarios(only: string | undefined): Scenario[] {
     .filter((id) => id !== '' && id !== 'bare');
   const unknown = ids.filter((id) => !SCENARIOS.some((s) => s.id === id));
   if (unknown.length > 0) {
-    throw new Error(
+    throw new UsageError(
       `unknown scenario(s) ${unknown.join(', ')}; known: bare, ${SCENARIOS.map((s) => s.id).join(', ')}`,
     );
   }
@@ -318,6 +321,10 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`bench: ${err.message}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench: ${(err as Error).stack ?? String(err)}\n`);
     process.exit(1);
   },
