@@ -491,3 +491,23 @@ for (const backend of backends()) {
     });
   });
 }
+
+for (const backend of backends()) {
+  describe(`lookups with a NUL character (${backend})`, () => {
+    it('match nothing instead of failing (PostgreSQL refuses NUL in text)', async () => {
+      const store = await createTestStore(backend);
+      try {
+        const { storage } = store;
+        assert.equal(await storage.clients.get('a\u0000b'), undefined);
+        assert.equal(await storage.users.get('a\u0000b'), undefined);
+        assert.equal(await storage.users.getByUsername('a\u0000b'), undefined);
+        assert.equal(await storage.grants.get('a\u0000b'), undefined);
+        assert.equal(await storage.scopes.get('a\u0000b'), undefined);
+        assert.equal(await storage.clients.delete('a\u0000b'), false);
+        assert.equal(await storage.users.delete('a\u0000b'), false);
+      } finally {
+        await store.cleanup();
+      }
+    });
+  });
+}

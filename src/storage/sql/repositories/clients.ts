@@ -3,6 +3,7 @@ import type { Client } from '../../../core/model.js';
 import type { ClientFilter, ClientStore } from '../../../core/ports.js';
 import type { ClientsTable, Database } from '../schema.js';
 import { clientFromRow, clientToRow } from './mappers.js';
+import { isLookupKey } from './lookup-key.js';
 
 /**
  * `fastGet`, when given, reads one client by id without Kysely's per-call query building: client
@@ -17,6 +18,7 @@ export function createClientRepository(
       await db.insertInto('clients').values(clientToRow(client)).execute();
     },
     async get(id: string) {
+      if (!isLookupKey(id)) return undefined;
       const row = fastGet
         ? fastGet(id)
         : await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
@@ -45,6 +47,7 @@ export function createClientRepository(
       return result.numUpdatedRows > 0n;
     },
     async delete(id: string) {
+      if (!isLookupKey(id)) return false;
       const result = await db.deleteFrom('clients').where('id', '=', id).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },

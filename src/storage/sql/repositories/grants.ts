@@ -3,6 +3,7 @@ import type { Grant } from '../../../core/model.js';
 import type { GrantStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
 import { grantFromRow, grantToRow } from './mappers.js';
+import { isLookupKey } from './lookup-key.js';
 
 export function createGrantRepository(db: Kysely<Database>): GrantStore {
   return {
@@ -10,6 +11,7 @@ export function createGrantRepository(db: Kysely<Database>): GrantStore {
       await db.insertInto('grants').values(grantToRow(grant)).execute();
     },
     async get(id: string) {
+      if (!isLookupKey(id)) return undefined;
       const row = await db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
       return row && grantFromRow(row);
     },

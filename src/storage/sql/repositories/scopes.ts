@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Scope } from '../../../core/model.js';
 import type { ScopeStore } from '../../../core/ports.js';
 import type { Database, ScopesTable } from '../schema.js';
+import { isLookupKey } from './lookup-key.js';
 
 const fromRow = (row: ScopesTable): Scope => ({
   name: row.name,
@@ -32,6 +33,7 @@ export function createScopeRepository(db: Kysely<Database>): ScopeStore {
         .execute();
     },
     async get(name: string) {
+      if (!isLookupKey(name)) return undefined;
       const row = await db.selectFrom('scopes').selectAll().where('name', '=', name).executeTakeFirst();
       return row && fromRow(row);
     },
@@ -40,6 +42,7 @@ export function createScopeRepository(db: Kysely<Database>): ScopeStore {
       return rows.map(fromRow);
     },
     async delete(name: string) {
+      if (!isLookupKey(name)) return false;
       const result = await db.deleteFrom('scopes').where('name', '=', name).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },

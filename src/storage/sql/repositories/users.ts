@@ -3,6 +3,7 @@ import type { User } from '../../../core/model.js';
 import type { UserStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
 import { userFromRow, userToRow } from './mappers.js';
+import { isLookupKey } from './lookup-key.js';
 
 export function createUserRepository(db: Kysely<Database>): UserStore {
   return {
@@ -15,10 +16,12 @@ export function createUserRepository(db: Kysely<Database>): UserStore {
       return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
     },
     async get(id: string) {
+      if (!isLookupKey(id)) return undefined;
       const row = await db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
       return row && userFromRow(row);
     },
     async getByUsername(username: string) {
+      if (!isLookupKey(username)) return undefined;
       const row = await db
         .selectFrom('users')
         .selectAll()
@@ -47,6 +50,7 @@ export function createUserRepository(db: Kysely<Database>): UserStore {
       return result.numUpdatedRows > 0n;
     },
     async delete(id: string) {
+      if (!isLookupKey(id)) return false;
       const result = await db.deleteFrom('users').where('id', '=', id).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
