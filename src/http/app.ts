@@ -73,11 +73,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   applyServerTimeouts(app.server, config.requestTimeoutSeconds);
   installDrain(app);
 
-  app.addHook('onRequest', async function securityHeaders(_request, reply) {
+  app.addHook('onRequest', function securityHeaders(_request, reply, done) {
     // HTTPS always (design decision 8), also behind a proxy.
     reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');
+    done();
   });
   const metrics = deps.metrics ?? createMetrics();
   installObservability(app, {
@@ -101,7 +102,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     basePath: config.basePath,
     metrics,
   });
-  app.addHook('onResponse', async function accessLog(request, reply) {
+  app.addHook('onResponse', function accessLog(request, reply, done) {
     request.log.info(
       {
         method: request.method,
@@ -111,6 +112,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       },
       'request',
     );
+    done();
   });
 
   const tokenServices = createTokenServices({

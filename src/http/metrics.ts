@@ -69,14 +69,38 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
     registers: [registry],
   });
 
+  // Label sets are few and fixed (route patterns, methods, statuses); resolving each one's child metric
+  // once keeps prom-client's per-call label hashing off the request path.
+  const requestChildren = new Map<
+    string,
+    { count: { inc(): void }; latency: { observe(v: number): void } }
+  >();
+  const tokenChildren = new Map<string, { inc(): void }>();
+  const storeChildren = new Map<string, { observe(v: number): void }>();
+
   return {
     registry,
     request(route, method, status, seconds) {
-      requests.inc({ route, method, status: String(status) });
-      latency.observe({ route, method }, seconds);
+      const key = `${method} ${status} ${route}`;
+      let child = requestChildren.get(key);
+      if (child === undefined) {
+        child = {
+          count: requests.labels({ route, method, status: String(status) }),
+          latency: latency.labels({ route, method }),
+        };
+        requestChildren.set(key, child);
+      }
+      child.count.inc();
+      child.latency.observe(seconds);
     },
     tokenIssued(grantType, tokenType) {
-      tokens.inc({ grant_type: grantType, token_type: tokenType });
+      const key = `${grantType} ${tokenType}`;
+      let child = tokenChildren.get(key);
+      if (child === undefined) {
+        child = tokens.labels({ grant_type: grantType, token_type: tokenType });
+        tokenChildren.set(key, child);
+      }
+      child.inc();
     },
     oauthError(route, error) {
       errors.inc({ route, error });
@@ -88,7 +112,14 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
       purged.inc({ table }, rows);
     },
     storeQuery(operation, seconds, failed) {
-      store.observe({ operation, outcome: failed ? 'error' : 'ok' }, seconds);
+      const outcome = failed ? 'error' : 'ok';
+      const key = `${operation} ${outcome}`;
+      let child = storeChildren.get(key);
+      if (child === undefined) {
+        child = store.labels({ operation, outcome });
+        storeChildren.set(key, child);
+      }
+      child.observe(seconds);
     },
   };
 }

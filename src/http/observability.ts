@@ -53,15 +53,18 @@ function metricsAccess(
  */
 export function installObservability(app: FastifyInstance, options: ObservabilityOptions): void {
   const { metrics } = options;
-  app.addHook('onRequest', async function echoRequestId(request, reply) {
+  // Callback-style hooks: they run on every request, and a promise per hook is measurable.
+  app.addHook('onRequest', function echoRequestId(request, reply, done) {
     reply.header('x-request-id', request.id);
+    done();
   });
-  app.addHook('onResponse', async function countRequest(request, reply) {
+  app.addHook('onResponse', function countRequest(request, reply, done) {
     // Route patterns, never raw URLs: label values must stay a small, fixed set.
     const route = request.routeOptions.url ?? 'unmatched';
     metrics.request(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     // Rate limits count themselves; any other 429 is a lockout after failed passwords.
     if (reply.statusCode === 429 && !wasRateLimited(request)) metrics.throttled(route, 'password_attempts');
+    done();
   });
   app.addHook('onError', async function countError(request, _reply, error) {
     const code = error instanceof OAuthError ? error.code : (toOAuthError(error)?.code ?? 'server_error');

@@ -36,9 +36,14 @@ function check(source: unknown, limits: RequestLimits): void {
  * most `maxParameterBytes` each. JSON bodies (/v1) are bounded by the body limit and their schemas.
  */
 export function installParameterLimits(app: FastifyInstance, limits: RequestLimits): void {
-  app.addHook('preValidation', async function parameterLimits(request) {
-    check(request.query, limits);
-    if (mediaType(request.headers['content-type']) === FORM_CONTENT_TYPE) check(request.body, limits);
+  app.addHook('preValidation', function parameterLimits(request, _reply, done) {
+    try {
+      check(request.query, limits);
+      if (mediaType(request.headers['content-type']) === FORM_CONTENT_TYPE) check(request.body, limits);
+      done();
+    } catch (error) {
+      done(error as FastifyError);
+    }
   });
 }
 
