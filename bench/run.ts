@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { renderProfile, summariseProfile } from './lib/cpu-profile.js';
-import { runLoad } from './lib/load.js';
+import { runLoad, type LoadResult } from './lib/load.js';
 import { codeVersion, describeMachine, loadAverage } from './lib/machine.js';
 import { repoRoot, writeBlock } from './lib/markdown-block.js';
 import {
@@ -121,6 +121,28 @@ async function measureTogether(server: ServerProcess, specs: RunSpec[], ca: stri
     warmupNon2xx: (warm[i]?.non2xx ?? 0) + (warm[i]?.errors ?? 0),
     concurrent: specs.length > 1,
   }));
+}
+
+async function measureCustom<T extends LoadResult>(
+  server: ServerProcess,
+  load: (seconds: number, phase: 'warmup' | 'measured') => Promise<T>,
+): Promise<T & Measured> {
+  const warm = options.warmup > 0 ? await load(options.warmup, 'warmup') : undefined;
+  const serverBefore = server.cpuSeconds();
+  const loopBefore = server.mainThreadCpuSeconds();
+  const driverBefore = process.cpuUsage();
+  const wallBefore = process.hrtime.bigint();
+  const result = await load(options.duration, 'measured');
+  const wall = Number(process.hrtime.bigint() - wallBefore) / 1e9;
+  const driver = process.cpuUsage(driverBefore);
+  return {
+    ...result,
+    serverCpu: (server.cpuSeconds() - serverBefore) / wall,
+    loopCpu: (server.mainThreadCpuSeconds() - loopBefore) / wall,
+    driverCpu: (driver.user + driver.system) / 1e6 / wall,
+    warmupNon2xx: (warm?.non2xx ?? 0) + (warm?.errors ?? 0),
+    concurrent: false,
+  };
 }
 
 /** Mean requests/s and CPU per request of bare runs (or of two brackets). */
@@ -237,6 +259,7 @@ async function main(): Promise<number> {
       pgBaseUrl: scenarios.some((s) => s.id === 'cc-pg') ? await reachablePostgres() : undefined,
       log,
       measure: (server, specs) => measureTogether(server, specs, ca),
+      measureCustom,
       startGatehouse,
       serverCpus,
     };
@@ -275,7 +298,7 @@ async function main(): Promise<number> {
       const outcome = await runScenario(scenario);
       const after = await bareRun(i === scenarios.length - 1 ? 'end' : `after ${scenario.id}`);
       const bracket = bracketOf([before, after]);
-      report.rows.push(...outcome.rows.map((row) => ({ ...row, bracket })));
+      report.rows.push(...outcome.rows.map((row) => (row.unbracketed ? row : { ...row, bracket })));
       report.targets.push(...(outcome.targets ?? []).map((target) => ({ target, bracket })));
       report.checks.push(...(outcome.checks ?? []));
       report.notes.push(...(outcome.notes ?? []));

@@ -67,6 +67,14 @@ export interface BenchContext {
   log(line: string): void;
   /** Runs the specs together (warm-up, then measured), against one server. */
   measure(server: ServerProcess, specs: RunSpec[]): Promise<Measured[]>;
+  /**
+   * The same for a load autocannon cannot drive (chained requests): `load(seconds)` runs it for the
+   * warm-up, then for the measured duration, while the server's and the driver's CPU are read.
+   */
+  measureCustom<T extends LoadResult>(
+    server: ServerProcess,
+    load: (seconds: number, phase: 'warmup' | 'measured') => Promise<T>,
+  ): Promise<T & Measured>;
   startGatehouse(options: StartOptions): Promise<ServerProcess>;
   /** Cores the servers are pinned to ("0"), or undefined when nothing is pinned. */
   serverCpus: string | undefined;
@@ -83,6 +91,8 @@ export interface Row {
   bracket?: Bracket;
   /** A comparison more telling than the ratio to bare Fastify (e.g. 2 workers vs 1). */
   compare?: string;
+  /** Not an HTTP load (an in-process loop): no ratio to bare Fastify's requests is shown. */
+  unbracketed?: boolean;
   note?: string;
 }
 

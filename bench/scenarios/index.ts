@@ -1,5 +1,6 @@
 import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
+import { codeFlowScenario } from './code-flow.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
 import { workersScenario } from './workers.js';
 
@@ -13,4 +14,5 @@ export const SCENARIOS: Scenario[] = [
   passwordScenario,
   passwordFloodScenario,
   workersScenario,
+  codeFlowScenario,
 ];

@@ -1,0 +1,282 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { costRatio, throughputRatio } from '../lib/cost.js';
+import { FlowClient, pkcePair, runFlowLoad, type Exchange, type FlowOutcome } from '../lib/flow-load.js';
+import { runCli } from '../lib/processes.js';
+import {
+  readStatementCounts,
+  statementDelta,
+  totalStatements,
+  type StatementCounts,
+} from '../lib/store-statements.js';
+import { basicAuth } from '../lib/token-requests.js';
+import type { BenchContext, Check, Credentials, Scenario } from '../lib/types.js';
+import { verifyTokenCheck } from '../lib/verify-token.js';
+
+/** Issue 5 §6: the full code flow with remembered consent at >= 1,000 flows/s, <= 10 statements each. */
+const MIN_FLOWS_PER_SECOND = 1000;
+const MAX_STATEMENTS_PER_FLOW = 10;
+const REDIRECT_URI = 'https://app.bench.test/cb';
+const SCOPE = 'read';
+const FORM = 'application/x-www-form-urlencoded';
+/** Seconds of idle server, to tell the background statements (rate-counter merges, purge) apart. */
+const IDLE_SECONDS = 3;
+
+/** One signed-in browser: its `__Host-gatehouse` cookie (name=value). */
+interface Browser {
+  cookie: string;
+}
+
+function cookieOf(exchange: Exchange, previous: string | undefined): string | undefined {
+  const first = exchange.setCookie[0];
+  return first === undefined ? previous : first.split(';', 1)[0];
+}
+
+/** The value of a hidden input on a page, unescaped as the browser would. */
+function hidden(page: Exchange, name: string): string {
+  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body);
+  if (match?.[1] === undefined) throw new Error(`page (${page.status}) has no hidden field ${name}`);
+  return match[1]
+    .replace(/&amp;/g, '&')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'");
+}
+
+const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
+
+function authorizePath(clientId: string, challenge: string, state: string): string {
+  return `/authorize?${form({
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT_URI,
+    scope: SCOPE,
+    state,
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  })}`;
+}
+
+/** The code of a §4.1.2 redirect to our redirect URI with our state; a reason when it is not one. */
+function codeFrom(exchange: Exchange, state: string): { code: string } | { failure: string } {
+  if (exchange.status !== 302 || exchange.location === undefined) {
+    return { failure: `GET /authorize answered ${exchange.status}, not a 302 redirect` };
+  }
+  const location = new URL(exchange.location);
+  if (`${location.origin}${location.pathname}` !== REDIRECT_URI) {
+    return { failure: 'GET /authorize redirected elsewhere than the redirect URI' };
+  }
+  const code = location.searchParams.get('code');
+  if (code === null)
+    return { failure: `redirect without a code (error=${location.searchParams.get('error')})` };
+  if (location.searchParams.get('state') !== state) return { failure: 'redirect with the wrong state' };
+  return { code };
+}
+
+/**
+ * Signs one browser in through the sign-in page (CSRF field, cookie) and gives consent once, with the
+ * default lifetime, so every later /authorize of this user and client is answered from the remembered
+ * grant. The code of that first consent is redeemed too.
+ */
+async function signInAndConsent(
+  http: FlowClient,
+  client: Credentials,
+  user: { username: string; password: string },
+): Promise<Browser> {
+  const signInPage = await http.send('GET', '/sign-in?next=%2Faccount%2Fapps', {});
+  let cookie = cookieOf(signInPage, undefined);
+  if (cookie === undefined) throw new Error('GET /sign-in set no cookie');
+  const signedIn = await http.send(
+    'POST',
+    '/sign-in',
+    { cookie, 'content-type': FORM },
+    form({
+      csrf_token: hidden(signInPage, 'csrf_token'),
+      username: user.username,
+      password: user.password,
+      next: '/account/apps',
+    }),
+  );
+  if (signedIn.status !== 303) throw new Error(`POST /sign-in answered ${signedIn.status}`);
+  cookie = cookieOf(signedIn, cookie)!;
+
+  const pkce = pkcePair();
+  const state = randomBytes(8).toString('base64url');
+  const consentPage = await http.send('GET', authorizePath(client.id, pkce.challenge, state), { cookie });
+  if (consentPage.status !== 200) throw new Error(`first GET /authorize answered ${consentPage.status}`);
+  const consented = await http.send(
+    'POST',
+    '/consent',
+    { cookie, 'content-type': FORM },
+    form({
+      csrf_token: hidden(consentPage, 'csrf_token'),
+      request: hidden(consentPage, 'request'),
+      scope: SCOPE,
+      lifetime: '2592000',
+      decision: 'allow',
+    }),
+  );
+  const first = codeFrom(consented, state);
+  if ('failure' in first) throw new Error(`POST /consent: ${first.failure}`);
+  const outcome = await redeem(http, client, first.code, pkce.verifier);
+  if (!outcome.ok) throw new Error(`first code: ${outcome.failure}`);
+  return { cookie };
+}
+
+/** RFC 6749 §4.1.3 with RFC 7636 §4.5: the code, our redirect URI and the verifier, client in Basic. */
+async function redeem(
+  http: FlowClient,
+  client: Credentials,
+  code: string,
+  verifier: string,
+): Promise<FlowOutcome> {
+  const token = await http.send(
+    'POST',
+    '/token',
+    { authorization: basicAuth(client), 'content-type': FORM },
+    form({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT_URI, code_verifier: verifier }),
+  );
+  if (token.status !== 200) return { ok: false, failure: `POST /token answered ${token.status}` };
+  if (!token.body.includes('"access_token"')) return { ok: false, failure: 'token response without token' };
+  return { ok: true, sample: token.body };
+}
+
+/** One flow: GET /authorize (PKCE S256, state) -> 302 with the code -> POST /token -> 200. */
+async function flow(http: FlowClient, client: Credentials, browser: Browser): Promise<FlowOutcome> {
+  const pkce = pkcePair();
+  const state = randomBytes(8).toString('base64url');
+  const authorized = await http.send('GET', authorizePath(client.id, pkce.challenge, state), {
+    cookie: browser.cookie,
+  });
+  const code = codeFrom(authorized, state);
+  if ('failure' in code) return { ok: false, failure: code.failure };
+  return redeem(http, client, code.code, pkce.verifier);
+}
+
+const describeCounts = (counts: StatementCounts, per: number) =>
+  Object.entries(counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([operation, count]) => `${operation} ${(count / per).toFixed(2)}`)
+    .join(', ');
+
+/**
+ * Issue 5 §6: the authorization-code flow with remembered consent, as a browser and its client run it,
+ * on the pinned SQLite Gatehouse (rate limits counted). Each connection signs in once as its own user
+ * and consents once; then each flow is GET /authorize -> 302 Location with the code -> POST /token ->
+ * 200. SQL statements are counted by the server itself (/metrics), before and after the measured
+ * seconds, and divided by the flows completed.
+ */
+export const codeFlowScenario: Scenario = {
+  id: 'code-flow',
+  title: 'authorization-code flow, remembered consent, PKCE S256, SQLite',
+  async run(context: BenchContext) {
+    const server = context.gatehouse;
+    const workers = context.options.connections;
+    const created = runCli<{ client_id: string; client_secret: string }>({ dataDir: context.dataDir }, [
+      'clients',
+      'create',
+      '--name',
+      'bench-code',
+      '--redirect-uri',
+      REDIRECT_URI,
+      '--grant-types',
+      'authorization_code',
+      '--scopes',
+      SCOPE,
+    ]);
+    const client = { id: created.client_id, secret: created.client_secret };
+    const http = new FlowClient(server.url, context.ca, workers);
+    try {
+      context.log(`  signing in ${workers} browsers and consenting once each`);
+      const browsers = await Promise.all(
+        Array.from({ length: workers }, (_, i) =>
+          signInAndConsent(http, client, context.users[i % context.users.length]!),
+        ),
+      );
+
+      // What the server runs on its own (rate-counter merges, purge) while idle, per second.
+      const idleBefore = await readStatementCounts(server.url, context.ca);
+      await sleep(IDLE_SECONDS * 1000);
+      const idle = statementDelta(idleBefore, await readStatementCounts(server.url, context.ca));
+      const idlePerSecond = totalStatements(idle) / IDLE_SECONDS;
+
+      let sample: string | undefined;
+      let statements: StatementCounts = {};
+      const measured = await context.measureCustom(server, async (seconds, phase) => {
+        const before = phase === 'measured' ? await readStatementCounts(server.url, context.ca) : undefined;
+        const result = await runFlowLoad({
+          workers,
+          duration: seconds,
+          flow: (worker) => flow(http, client, browsers[worker]!),
+          onFirstSuccess: (body) => (sample ??= body),
+        });
+        if (before !== undefined) {
+          statements = statementDelta(before, await readStatementCounts(server.url, context.ca));
+        }
+        return result;
+      });
+
+      const flows = measured.requests;
+      const perFlow = totalStatements(statements) / Math.max(flows, 1);
+      const backgroundPerFlow = (idlePerSecond * measured.seconds) / Math.max(flows, 1);
+      const failed = measured.statusCodes.failed ?? 0;
+      const checks: Check[] = [
+        {
+          name: 'code flow: every flow ends in a 200 token response',
+          pass: failed === 0 && measured.warmupNon2xx === 0 && flows > 0,
+          detail:
+            `${flows} flows, ${failed} failed (${measured.errors} connection errors, ` +
+            `${measured.timeouts} timeouts), ${measured.warmupNon2xx} failed in warm-up` +
+            (measured.failures.length > 0 ? `; first failures: ${measured.failures.join('; ')}` : ''),
+        },
+        await verifyTokenCheck({
+          name: 'code flow: a token from the run verifies',
+          serverUrl: server.url,
+          issuer: server.url.replace('127.0.0.1', 'localhost'),
+          ca: context.ca,
+          responseBody: sample,
+          clientId: client.id,
+        }),
+      ];
+      const statementDetail =
+        `${perFlow.toFixed(1)} per flow (${describeCounts(statements, Math.max(flows, 1))}; ` +
+        `of which ~${backgroundPerFlow.toFixed(2)} background: ${idlePerSecond.toFixed(1)}/s while idle)`;
+      return {
+        rows: [
+          {
+            scenario: 'code-flow',
+            label: `authorization-code flows/s (GET /authorize 302 + POST /token 200), SQLite, 1 core, ${workers} browsers`,
+            result: measured,
+            compare: `${Math.round(measured.rps * 2).toLocaleString('en')} requests/s; ${perFlow.toFixed(1)} SQL/flow`,
+          },
+        ],
+        checks,
+        targets: [
+          {
+            name: 'authorization-code flow (remembered consent) >= 1,000 flows/s',
+            target: '>= 1,000 flows/s (each flow 2 HTTPS requests)',
+            judge: (bracket) => ({
+              measured:
+                `${Math.round(measured.rps).toLocaleString('en')} flows/s = ` +
+                `${throughputRatio(measured, bracket).toFixed(3)} x bare requests/s ` +
+                `(by CPU: one flow costs ${(1 / costRatio(measured, bracket)).toFixed(1)} bare requests)`,
+              pass: measured.rps >= MIN_FLOWS_PER_SECOND,
+            }),
+          },
+          {
+            name: 'authorization-code flow: <= 10 SQL statements per flow',
+            target: `<= ${MAX_STATEMENTS_PER_FLOW} statements (Hydra: ~81)`,
+            judge: () => ({ measured: statementDetail, pass: perFlow <= MAX_STATEMENTS_PER_FLOW }),
+          },
+        ],
+        notes: [
+          'code-flow: flows driven by a custom keep-alive HTTPS loop (bench/lib/flow-load.ts: the code of one ' +
+            'response goes into the next request, which autocannon cannot chain); each browser signed in once ' +
+            'and consented once before the measured seconds; latency columns are per whole flow. Statements: ' +
+            `gatehouse_store_query_duration_seconds_count from /metrics around the measured seconds, ${statementDetail}.`,
+        ],
+      };
+    } finally {
+      http.close();
+    }
+  },
+};
