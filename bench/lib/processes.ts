@@ -8,6 +8,7 @@ import { httpsRequest } from './https.js';
 export const GATEHOUSE_MAIN = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 export const PEER_SERVER = fileURLToPath(new URL('../peer-server.js', import.meta.url));
 export const ARGON2_PEER = fileURLToPath(new URL('../argon2-peer.js', import.meta.url));
+export const RS_JWT_PEER = fileURLToPath(new URL('../rs-jwt-peer.js', import.meta.url));
 
 let tasksetChecked: boolean | undefined;
 

@@ -2,6 +2,7 @@ import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
 import { codeFlowScenario } from './code-flow.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
+import { rsJwtScenario } from './rs-jwt.js';
 import { workersScenario } from './workers.js';
 
 /**
@@ -15,4 +16,5 @@ export const SCENARIOS: Scenario[] = [
   passwordFloodScenario,
   workersScenario,
   codeFlowScenario,
+  rsJwtScenario,
 ];
