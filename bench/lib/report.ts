@@ -24,7 +24,10 @@ export interface JudgedTarget {
   target: string;
   measured: string;
   pass: boolean;
+  reported?: boolean;
 }
+
+const verdict = (t: JudgedTarget, fail: string) => (t.reported ? 'reported' : t.pass ? 'PASS' : fail);
 
 export function judgeTargets(report: RunReport): JudgedTarget[] {
   return report.targets.map(({ target, bracket }) => ({
@@ -89,7 +92,7 @@ export function renderConsole(report: RunReport): string {
       .join('  '),
   );
   const targets = judgeTargets(report).map(
-    (t) => `${t.pass ? 'PASS' : 'FAIL'}  ${t.name}: ${t.measured} (needs ${t.target})`,
+    (t) => `${verdict(t, 'FAIL')}  ${t.name}: ${t.measured} (needs ${t.target})`,
   );
   const checks = report.checks.map((c) => `${c.pass ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
   return [
@@ -132,7 +135,7 @@ export function renderMarkdown(report: RunReport): string {
     '|---|---|---|---|',
     ...judgeTargets(report).map(
       (t) =>
-        `| ${escape(t.name)} | ${escape(t.target)} | ${escape(t.measured)} | ${t.pass ? 'PASS' : '**FAIL**'} |`,
+        `| ${escape(t.name)} | ${escape(t.target)} | ${escape(t.measured)} | ${verdict(t, '**FAIL**')} |`,
     ),
     '',
     '| correctness check | result | detail |',

@@ -44,6 +44,21 @@ export const workersScenario: Scenario = {
           compare: `${(double!.rps / single!.rps).toFixed(2)} x 1 worker`,
         },
       ],
+      targets: [
+        {
+          name: 'client_credentials, 2 workers next to 1 worker (rate limits off)',
+          target: 'reported (issue 5 §6, no threshold; 2.0 is linear)',
+          judge: () => ({
+            measured:
+              `${(double!.rps / single!.rps).toFixed(2)} x 1 worker ` +
+              `(${Math.round(double!.rps).toLocaleString('en')} vs ${Math.round(single!.rps).toLocaleString('en')}/s; ` +
+              `server CPU ${double!.serverCpu.toFixed(2)} vs ${single!.serverCpu.toFixed(2)} cores, ` +
+              `driver ${double!.driverCpu.toFixed(2)})`,
+            pass: true,
+            reported: true,
+          }),
+        },
+      ],
       checks: [
         {
           name: 'workers: every response 200',
