@@ -9,7 +9,7 @@ export interface RequestLimits {
   maxParameterBytes: number;
 }
 
-function tooLarge(message: string): FastifyError {
+function refused(message: string): FastifyError {
   // A 400 in the shape every plugin's error handler already knows (OAuth JSON, problem+json, a page).
   return Object.assign(new Error(message), { statusCode: 400, code: 'GH_PARAMETER_LIMIT', name: 'Error' });
 }
@@ -20,26 +20,43 @@ function check(source: unknown, limits: RequestLimits): void {
   for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
     const values = Array.isArray(value) ? value : [value];
     count += values.length;
-    if (count > limits.maxParameters) throw tooLarge('too many parameters');
-    if (Buffer.byteLength(name) > limits.maxParameterBytes) throw tooLarge('parameter name too long');
+    if (count > limits.maxParameters) throw refused('too many parameters');
+    if (Buffer.byteLength(name) > limits.maxParameterBytes) throw refused('parameter name too long');
     for (const item of values) {
       if (typeof item === 'string' && Buffer.byteLength(item) > limits.maxParameterBytes) {
-        throw tooLarge('parameter value too long');
+        throw refused('parameter value too long');
       }
     }
   }
 }
 
 /**
+ * NUL is never part of an honest parameter, and PostgreSQL cannot store it in text: refused here, at
+ * the edge, it is a 400 instead of a store error (a 500) deep inside whichever route received it.
+ */
+function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (typeof value !== 'object' || value === null || depth > 32 || Buffer.isBuffer(value)) return false;
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (key.includes('\u0000') || containsNul(item, depth + 1)) return true;
+  }
+  return false;
+}
+
+/**
  * Bounds on parameters, beside the body limit (Fastify's bodyLimit, 413) and the header limit
  * (node's maxHeaderSize, 431): a query string or form may carry at most `maxParameters` values of at
  * most `maxParameterBytes` each. JSON bodies (/v1) are bounded by the body limit and their schemas.
+ * No parameter, path segment or JSON string may contain NUL.
  */
 export function installParameterLimits(app: FastifyInstance, limits: RequestLimits): void {
   app.addHook('preValidation', function parameterLimits(request, _reply, done) {
     try {
       check(request.query, limits);
       if (mediaType(request.headers['content-type']) === FORM_CONTENT_TYPE) check(request.body, limits);
+      if (containsNul(request.query) || containsNul(request.params) || containsNul(request.body)) {
+        throw refused('parameters must not contain NUL characters');
+      }
       done();
     } catch (error) {
       done(error as FastifyError);

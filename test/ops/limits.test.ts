@@ -170,6 +170,37 @@ for (const backend of backends()) {
       assert.equal((await server.http.request(`/authorize?${query}`)).status, 400);
     });
 
+    it('refuses NUL in parameters, path segments and JSON with 400 (PostgreSQL cannot store it)', async () => {
+      const { client, secret } = await server.client({
+        grant_types: ['client_credentials'],
+        scopes: ['admin'],
+      });
+      const admin = (
+        await server.http.token(
+          { grant_type: 'client_credentials', scope: 'admin' },
+          { id: client.id, secret },
+        )
+      ).json as { access_token: string };
+      const bearer = { authorization: `Bearer ${admin.access_token}` };
+      const answers = [
+        await server.http.request('/token', {
+          form: { grant_type: 'client_credentials', client_id: 'a\u0000b' },
+        }),
+        await server.http.request('/v1/clients?name=%00', { headers: bearer }),
+        await server.http.request('/v1/clients/%00', { headers: bearer }),
+        await server.http.request('/v1/scopes', {
+          method: 'POST',
+          body: JSON.stringify({ name: 'n', description: 'a\u0000b' }),
+          headers: { ...bearer, 'content-type': 'application/json' },
+        }),
+      ];
+      assert.deepEqual(
+        answers.map((res) => res.status),
+        [400, 400, 400, 400],
+        answers.map((res) => res.text).join('\n'),
+      );
+    });
+
     it('answers headers over 16 KiB with 431', async () => {
       const status = await rawStatus(
         server,
