@@ -132,7 +132,7 @@ export const clientCredentialsScenario: Scenario = {
       ],
       notes: [
         'cc: "rate limits counted" is the shipped path (issue 5 limits, raised out of reach so nothing is refused: ' +
-          'every request still upserts its counters); "rate limits off" is GATEHOUSE_RATE_LIMITS=off.',
+          'every request is still counted, in memory, merged into the store every 250 ms); "rate limits off" is GATEHOUSE_RATE_LIMITS=off.',
       ],
     };
   },
