@@ -181,6 +181,15 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   }
   dead.browser_sessions = deadSessions.length;
   await insertChunked(storage, 'browser_sessions', [...sessions, ...deadSessions]);
+
+  const nonces = [{ jti: 'j-live', nonce: 'n-live', expires_at: now + 1 }];
+  keep.mac_nonces = new Set(['n-live']);
+  const deadNonces = [];
+  // Several nonces per token id: the key is the pair.
+  for (let i = 0; i < n; i++)
+    deadNonces.push({ jti: `j-${i % 7}`, nonce: `n-dead-${i}`, expires_at: now - (i % 5) });
+  dead.mac_nonces = deadNonces.length;
+  await insertChunked(storage, 'mac_nonces', [...nonces, ...deadNonces]);
   return { keep, dead };
 }
 
@@ -191,6 +200,7 @@ const KEY_COLUMNS: Record<string, string> = {
   grants: 'id',
   revoked_access_tokens: 'jti',
   throttle: 'key',
+  mac_nonces: 'nonce',
 };
 
 for (const backend of backends()) {

@@ -3,8 +3,8 @@ import type { PurgeCutoffs, PurgeStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
 
 interface PurgePlan {
-  /** Primary-key column: batches are chosen by key, then deleted by key. */
-  key: string;
+  /** Primary-key columns: batches are chosen by key, then deleted by key. */
+  key: readonly string[];
   /** Which rows are dead. Each plan's columns are indexed (migration 0003), so a batch never scans. */
   dead(cutoffs: PurgeCutoffs): RawBuilder<unknown>;
 }
@@ -16,20 +16,22 @@ const deadGrant = (c: PurgeCutoffs) =>
 
 /** Children first: a grant's rows go before the grant, so no grant delete cascades over a large set. */
 const PLANS: Record<string, PurgePlan> = {
-  authorization_codes: { key: 'hash', dead: (c) => sql`expires_at <= ${c.now}` },
+  authorization_codes: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
   refresh_tokens: {
-    key: 'hash',
+    key: ['hash'],
     // Retired tokens stay until their own expiry: reuse detection (RFC 9700 §4.14) needs them.
     dead: (c) =>
       sql`(expires_at IS NOT NULL AND expires_at <= ${c.now}) OR grant_id IN (SELECT id FROM grants WHERE ${deadGrant(c)})`,
   },
-  browser_sessions: { key: 'hash', dead: (c) => sql`expires_at <= ${c.now}` },
-  grants: { key: 'id', dead: deadGrant },
+  browser_sessions: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
+  grants: { key: ['id'], dead: deadGrant },
   revoked_access_tokens: {
-    key: 'jti',
+    key: ['jti'],
     dead: (c) => sql`expires_at <= ${c.revokedAccessTokensExpiredBefore}`,
   },
-  throttle: { key: 'key', dead: (c) => sql`reset_at <= ${c.now}` },
+  throttle: { key: ['key'], dead: (c) => sql`reset_at <= ${c.now}` },
+  // MAC nonces are kept for their timestamp window only (migration 0004 indexes expires_at).
+  mac_nonces: { key: ['jti', 'nonce'], dead: (c) => sql`expires_at <= ${c.now}` },
 };
 
 export function createPurgeRepository(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): PurgeStore {
@@ -39,16 +41,17 @@ export function createPurgeRepository(db: Kysely<Database>, dialect: 'sqlite' | 
       const plan = PLANS[table];
       if (plan === undefined) throw new Error(`no purge plan for table ${table}`);
       const t = sql.table(table);
-      const key = sql.ref(plan.key);
+      const columns = sql.join(plan.key.map((column) => sql.ref(column)));
+      const key = sql`(${columns})`;
       const statement =
         dialect === 'postgres'
           ? // SKIP LOCKED: a purger in another process takes the next rows instead of the same ones,
             // and rows a request has locked (a code being redeemed) wait for the next run.
-            sql`WITH batch AS (SELECT ${key} AS k FROM ${t} WHERE ${plan.dead(cutoffs)} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
-                DELETE FROM ${t} WHERE ${key} IN (SELECT k FROM batch)`
+            sql`WITH batch AS (SELECT ${columns} FROM ${t} WHERE ${plan.dead(cutoffs)} LIMIT ${limit} FOR UPDATE SKIP LOCKED)
+                DELETE FROM ${t} WHERE ${key} IN (SELECT ${columns} FROM batch)`
           : // SQLite has one writer at a time: each statement runs alone, so no two purgers can
             // delete the same row, and a batch is a few milliseconds of the write lock.
-            sql`DELETE FROM ${t} WHERE ${key} IN (SELECT ${key} FROM ${t} WHERE ${plan.dead(cutoffs)} LIMIT ${limit})`;
+            sql`DELETE FROM ${t} WHERE ${key} IN (SELECT ${columns} FROM ${t} WHERE ${plan.dead(cutoffs)} LIMIT ${limit})`;
       const result = await statement.execute(db);
       return Number(result.numAffectedRows ?? 0n);
     },
