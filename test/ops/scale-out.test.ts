@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { createClient } from '../../src/core/client-registry.js';
 import type { Client } from '../../src/core/model.js';
+import { signMacRequest } from '../../src/resource-server/mac.js';
 import { createUser } from '../../src/core/user-registry.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
@@ -52,12 +53,16 @@ describe(
       },
     });
 
-    const newClient = async (grantTypes: string[]): Promise<{ client: Client; credentials: Credentials }> => {
+    const newClient = async (
+      grantTypes: string[],
+      extra: { scopes?: string[]; token_type?: string } = {},
+    ): Promise<{ client: Client; credentials: Credentials }> => {
       const created = await createClient(storage, systemClock, {
         name: `scale-out ${randomUUID().slice(0, 6)}`,
         redirect_uris: [REDIRECT],
         grant_types: grantTypes,
         scopes: ['read'],
+        ...extra,
       });
       return {
         client: created.client,
@@ -293,6 +298,45 @@ describe(
       const atB = await statuses(b, 15);
       assert.equal(atB.filter((s) => s === 200).length, PER_CLIENT - 21, `at B: ${atB.join(',')}`);
       assert.equal(atB.filter((s) => s === 429).length, 15 - (PER_CLIENT - 21));
+    });
+
+    it('a MAC nonce used at A is refused at B', async () => {
+      const mac = await newClient(['password'], { scopes: ['profile'], token_type: 'mac' });
+      await createUser(storage, systemClock, { username: 'mac-user', password: 'a long enough password' });
+      const issued = (
+        await a.http.token(
+          {
+            grant_type: 'password',
+            username: 'mac-user',
+            password: 'a long enough password',
+            scope: 'profile',
+          },
+          mac.credentials,
+        )
+      ).json as { access_token: string; mac_key: string; token_type: string };
+      assert.equal(issued.token_type, 'mac');
+      // Behind a load balancer both processes see the same Host; the signature covers it.
+      const host = `127.0.0.1:${a.port}`;
+      const header = (nonce: string) => {
+        const ts = String(Math.floor(Date.now() / 1000));
+        const signature = signMacRequest(
+          { id: issued.access_token, ts, nonce, ext: undefined, bodyhash: undefined },
+          { method: 'GET', uri: '/v1/users/me', host: '127.0.0.1', port: String(a.port) },
+          issued.mac_key,
+        );
+        return `MAC id="${issued.access_token}", ts="${ts}", nonce="${nonce}", mac="${signature}"`;
+      };
+      const first = header(randomBytes(8).toString('hex'));
+      const atA = await a.http.request('/v1/users/me', { headers: { authorization: first, host } });
+      assert.equal(atA.status, 200, atA.text);
+      const replayed = await b.http.request('/v1/users/me', { headers: { authorization: first, host } });
+      assert.equal(replayed.status, 401);
+      assert.match(String(replayed.headers['www-authenticate']), /^MAC .*error="invalid_token"/);
+      // B takes the same token with a fresh nonce: the refusal was the nonce, seen at A.
+      const fresh = await b.http.request('/v1/users/me', {
+        headers: { authorization: header(randomBytes(8).toString('hex')), host },
+      });
+      assert.equal(fresh.status, 200, fresh.text);
     });
 
     it('the account lockout counts failed passwords across A and B', async () => {
