@@ -3,6 +3,7 @@ import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { CookieJar, hidden } from './support/browser.js';
 
 const off = { perAddress: 0, perClient: 0 };
 
@@ -136,6 +137,34 @@ for (const backend of backends()) {
       assert.equal((await attempt(password)).status, 200);
       const text = (await server.http.request('/metrics')).text;
       assert.match(text, /gatehouse_throttled_total\{route="\/token",limit="password_attempts"\} 2/);
+    });
+
+    it('shares one allowance per user name between the password grant and the sign-in page', async () => {
+      const { client, secret } = await server.client({ grant_types: ['password'] });
+      const { user, password } = await server.user();
+      const grant = (pw: string) =>
+        server.http.token(
+          { grant_type: 'password', username: user.username, password: pw },
+          { id: client.id, secret },
+        );
+      const jar = new CookieJar();
+      const signIn = async (pw: string) => {
+        const page = await jar.get(server.http, '/sign-in');
+        return jar.post(server.http, '/sign-in', {
+          csrf_token: hidden(page, 'csrf_token'),
+          next: hidden(page, 'next'),
+          username: user.username,
+          password: pw,
+        });
+      };
+      assert.equal((await grant('wrong')).status, 401);
+      assert.equal((await signIn('wrong')).status, 401);
+      assert.equal((await grant('wrong')).status, 401);
+      // Three attempts spent, two ways in: both refuse the right password now.
+      assert.equal((await signIn(password)).status, 429);
+      assert.equal((await grant(password)).status, 429);
+      server.clock.advance(301);
+      assert.equal((await signIn(password)).status, 303);
     });
 
     it('answers a body over 16 KiB with 413 at the token endpoint', async () => {

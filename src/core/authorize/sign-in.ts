@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
+import { AccountLockout } from '../account-lockout.js';
 import type { User } from '../model.js';
 import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
 import type { Storage } from '../ports.js';
@@ -14,14 +15,12 @@ export type SignInResult =
   | { outcome: 'wrong-credentials' }
   | { outcome: 'throttled'; retryAfter: number };
 
-// The per-user counter is the one the password grant uses too, so that an attacker does not get a
-// fresh allowance of guesses for each way in.
-const userKey = (username: string) => `password:user:${username.toLowerCase()}`;
 const addressKey = (address: string) => `signin:address:${address}`;
 
 /**
- * Checks a user name and password from the sign-in page. Failures are counted per user name and per
- * address in the shared store, and while either is over its limit no password is even checked.
+ * Checks a user name and password from the sign-in page. Attempts per user name follow the account
+ * lockout policy shared with the password grant (one allowance per name, whichever way in); failures
+ * are also counted per address. While either is over its limit no password is even checked.
  */
 export async function signIn(
   storage: Storage,
@@ -29,22 +28,24 @@ export async function signIn(
   policy: SignInPolicy,
   input: { username: string; password: string; address: string },
 ): Promise<SignInResult> {
-  const counters = [
-    { key: userKey(input.username), limit: policy.failuresPerUsername },
-    { key: addressKey(input.address), limit: policy.failuresPerAddress },
-  ];
+  const address = addressKey(input.address);
   const now = clock.now();
-  for (const { key, limit } of counters) {
-    const { count, resetAt } = await storage.throttle.peek(key, now);
-    if (count >= limit) return { outcome: 'throttled', retryAfter: Math.max(1, resetAt - now) };
-  }
+  const { count, resetAt } = await storage.throttle.peek(address, now);
+  if (count >= policy.failuresPerAddress)
+    return { outcome: 'throttled', retryAfter: Math.max(1, resetAt - now) };
+  const lockout = new AccountLockout(storage.throttle, clock, {
+    maxAttempts: policy.failuresPerUsername,
+    windowSeconds: policy.windowSeconds,
+  });
+  const locked = await lockout.reserve(input.username);
+  if (locked !== undefined) return { outcome: 'throttled', retryAfter: locked };
   const user = input.username === '' ? undefined : await storage.users.getByUsername(input.username);
   // verifyPassword spends a decoy verification on unknown names, so a miss costs the same time.
   if (!(await verifyPassword(user?.passwordHash, input.password)) || user === undefined) {
-    for (const { key } of counters) await storage.throttle.hit(key, policy.windowSeconds, clock.now());
+    await storage.throttle.hit(address, policy.windowSeconds, clock.now());
     return { outcome: 'wrong-credentials' };
   }
-  await storage.throttle.reset(userKey(input.username));
+  await lockout.succeeded(input.username);
   if (needsRehash(user.passwordHash)) {
     await storage.users.update({
       ...user,
