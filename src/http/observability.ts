@@ -53,6 +53,14 @@ function metricsAccess(
  */
 export function installObservability(app: FastifyInstance, options: ObservabilityOptions): void {
   const { metrics } = options;
+  // The implicit grant issues its token in the redirect's fragment (RFC 6749 §4.2.2), not at /token.
+  const countImplicitToken = (location: unknown) => {
+    if (typeof location !== 'string') return;
+    const hash = location.indexOf('#');
+    if (hash === -1 || !location.includes('access_token=', hash)) return;
+    const tokenType = new URLSearchParams(location.slice(hash + 1)).get('token_type')?.toLowerCase();
+    metrics.tokenIssued('implicit', tokenType === 'mac' ? 'mac' : 'bearer');
+  };
   // Callback-style hooks: they run on every request, and a promise per hook is measurable.
   app.addHook('onRequest', function echoRequestId(request, reply, done) {
     reply.header('x-request-id', request.id);
@@ -64,6 +72,7 @@ export function installObservability(app: FastifyInstance, options: Observabilit
     metrics.request(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
     // Rate limits count themselves; any other 429 is a lockout after failed passwords.
     if (reply.statusCode === 429 && !wasRateLimited(request)) metrics.throttled(route, 'password_attempts');
+    if (reply.statusCode === 302) countImplicitToken(reply.getHeader('location'));
     done();
   });
   app.addHook('onError', async function countError(request, _reply, error) {

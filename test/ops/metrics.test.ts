@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { CookieJar, hidden } from './support/browser.js';
 
 const METRICS_TOKEN = 'scrape-token-for-tests';
 
@@ -88,6 +89,45 @@ for (const backend of backends()) {
       assert.ok(selects !== undefined && selects >= 4, `store selects counted: ${selects}`);
       // Raw URLs never become label values.
       assert.doesNotMatch(text, /no\/such\/path/);
+    });
+
+    it('counts tokens the implicit grant issues in the redirect', async () => {
+      const { client } = await server.client({
+        redirect_uris: ['https://app.test/cb'],
+        grant_types: ['implicit'],
+        scopes: ['read'],
+      });
+      const { user, password } = await server.user();
+      const jar = new CookieJar();
+      const query = `/authorize?${new URLSearchParams({
+        response_type: 'token',
+        client_id: client.id,
+        redirect_uri: 'https://app.test/cb',
+        scope: 'read',
+      })}`;
+      const signInPage = await jar.get(server.http, query);
+      const signedIn = await jar.post(server.http, '/sign-in', {
+        csrf_token: hidden(signInPage, 'csrf_token'),
+        next: hidden(signInPage, 'next'),
+        username: user.username,
+        password,
+      });
+      assert.equal(signedIn.status, 303);
+      const consent = await jar.get(server.http, query);
+      const decided = await jar.post(server.http, '/consent', {
+        csrf_token: hidden(consent, 'csrf_token'),
+        request: hidden(consent, 'request'),
+        scope: 'read',
+        lifetime: 'forever',
+        decision: 'allow',
+      });
+      assert.equal(decided.status, 302);
+      assert.match(String(decided.headers.location), /#access_token=/);
+      const text = await scrape();
+      assert.equal(
+        sample(text, 'gatehouse_tokens_issued_total', { grant_type: 'implicit', token_type: 'bearer' }),
+        1,
+      );
     });
 
     it('counts purged rows by table', async () => {
