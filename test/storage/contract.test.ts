@@ -511,3 +511,40 @@ for (const backend of backends()) {
     });
   });
 }
+
+describe('client reads cached on PostgreSQL', () => {
+  it('sees its own writes at once and another process’s within the cache time', async (t) => {
+    if (!backends().includes('postgres')) {
+      t.skip('PostgreSQL not configured');
+      return;
+    }
+    const store = await createTestStore('postgres');
+    try {
+      const a = store.storage;
+      const b = store.reopen();
+      const client = {
+        id: randomUUID(),
+        name: 'cached',
+        secretHash: sha256('s'),
+        redirectUris: [],
+        grantTypes: ['client_credentials' as const],
+        scopes: ['read'],
+        tokenType: 'bearer' as const,
+        isPublic: false,
+        createdAt: 1,
+        updatedAt: 1,
+      };
+      await a.clients.insert(client);
+      assert.equal((await b.clients.get(client.id))?.name, 'cached');
+      await a.clients.update({ ...client, name: 'renamed' });
+      assert.equal((await a.clients.get(client.id))?.name, 'renamed', 'own write seen at once');
+      assert.equal((await b.clients.get(client.id))?.name, 'cached', 'the other process still has it cached');
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      assert.equal((await b.clients.get(client.id))?.name, 'renamed', 'seen after the cache time');
+      await b.clients.delete(client.id);
+      assert.equal(await b.clients.get(client.id), undefined);
+    } finally {
+      await store.cleanup();
+    }
+  });
+});

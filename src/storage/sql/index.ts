@@ -107,7 +107,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   return {
     dialect: dialectName,
     db,
-    clients: createClientRepository(db, fastClientGet),
+    clients: createClientRepository(db, fastClientGet, dialectName === 'postgres' ? 1000 : 0),
     users: createUserRepository(db),
     scopes: createScopeRepository(db),
     grants: createGrantRepository(db),

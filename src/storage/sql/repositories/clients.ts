@@ -12,17 +12,34 @@ import { isLookupKey } from './lookup-key.js';
 export function createClientRepository(
   db: Kysely<Database>,
   fastGet?: (id: string) => ClientsTable | undefined,
+  /**
+   * PostgreSQL: how long a client read stays in this process's memory. Client authentication runs on
+   * every token request and would otherwise cost a network round trip each time; a change made
+   * through this store is seen at once, one made by another process within this many milliseconds.
+   */
+  cacheTtlMs = 0,
 ): ClientStore {
+  const cache = new Map<string, { client: Client; until: number }>();
+  const forget = (id: string) => cache.delete(id);
   return {
     async insert(client: Client) {
+      forget(client.id);
       await db.insertInto('clients').values(clientToRow(client)).execute();
     },
     async get(id: string) {
       if (!isLookupKey(id)) return undefined;
+      const cached = cacheTtlMs > 0 ? cache.get(id) : undefined;
+      if (cached !== undefined && cached.until > Date.now()) return { ...cached.client };
       const row = fastGet
         ? fastGet(id)
         : await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
-      return row && clientFromRow(row);
+      const client = row && clientFromRow(row);
+      if (client !== undefined && cacheTtlMs > 0) {
+        // Bounded: a flood of distinct ids cannot grow the map without limit.
+        if (cache.size >= 10_000) cache.clear();
+        cache.set(id, { client, until: Date.now() + cacheTtlMs });
+      }
+      return client;
     },
     async list(filter: ClientFilter) {
       let query = db.selectFrom('clients');
@@ -42,12 +59,14 @@ export function createClientRepository(
       return { items: rows.map(clientFromRow), total: Number(total.n) };
     },
     async update(client: Client) {
+      forget(client.id);
       const { id, ...rest } = clientToRow(client);
       const result = await db.updateTable('clients').set(rest).where('id', '=', id).executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
     async delete(id: string) {
       if (!isLookupKey(id)) return false;
+      forget(id);
       const result = await db.deleteFrom('clients').where('id', '=', id).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
