@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
-import { authenticateClient } from '../../core/client-auth.js';
 import type { ClientStore } from '../../core/ports.js';
 import { invalidClient, invalidRequest } from '../../core/errors.js';
 import type { TokenIntrospector } from '../../core/token-introspection.js';
-import { requireFormBody, singleValuedParams } from './form-params.js';
+import { readClientFormRequest } from './client-form-request.js';
 
 /** POST /introspect (RFC 7662). */
 export function registerIntrospectRoute(
@@ -12,16 +11,7 @@ export function registerIntrospectRoute(
   introspector: TokenIntrospector,
 ): void {
   app.post('/introspect', async function introspect(request, reply) {
-    requireFormBody(request.headers['content-type']);
-    const params = singleValuedParams(request.body);
-    const { client } = await authenticateClient(
-      {
-        authorization: request.headers.authorization,
-        clientId: params.client_id,
-        clientSecret: params.client_secret,
-      },
-      clients,
-    );
+    const { client, params } = await readClientFormRequest(request, clients);
     // RFC 7662 §2.1 requires the caller to be authorized; a public client proves nothing about itself,
     // and answering it would let anyone probe tokens (§4).
     if (client.isPublic) throw invalidClient('public clients may not use introspection');

@@ -1,23 +1,13 @@
 import type { FastifyInstance } from 'fastify';
-import { authenticateClient } from '../../core/client-auth.js';
 import { invalidRequest } from '../../core/errors.js';
 import type { ClientStore } from '../../core/ports.js';
 import type { TokenRevoker } from '../../core/token-revocation.js';
-import { requireFormBody, singleValuedParams } from './form-params.js';
+import { readClientFormRequest } from './client-form-request.js';
 
 /** POST /revoke (RFC 7009). Public clients may revoke their own tokens, identified by client_id (§2.1). */
 export function registerRevokeRoute(app: FastifyInstance, clients: ClientStore, revoker: TokenRevoker): void {
   app.post('/revoke', async function revoke(request, reply) {
-    requireFormBody(request.headers['content-type']);
-    const params = singleValuedParams(request.body);
-    const { client } = await authenticateClient(
-      {
-        authorization: request.headers.authorization,
-        clientId: params.client_id,
-        clientSecret: params.client_secret,
-      },
-      clients,
-    );
+    const { client, params } = await readClientFormRequest(request, clients);
     const token = params.token;
     if (token === undefined) throw invalidRequest('token is required');
     await revoker.revoke(token, params.token_type_hint, client);

@@ -1,0 +1,25 @@
+import type { FastifyRequest } from 'fastify';
+import { authenticateClient, type AuthenticatedClient } from '../../core/client-auth.js';
+import type { ClientStore } from '../../core/ports.js';
+import { requireFormBody, singleValuedParams } from './form-params.js';
+
+/**
+ * The start of every client-authenticated form endpoint (/introspect, /revoke): a form body, each
+ * parameter once, and the client authenticated by Basic, client_secret_post or client_id alone.
+ */
+export async function readClientFormRequest(
+  request: FastifyRequest,
+  clients: ClientStore,
+): Promise<AuthenticatedClient & { params: Record<string, string | undefined> }> {
+  requireFormBody(request.headers['content-type']);
+  const params = singleValuedParams(request.body);
+  const authenticated = await authenticateClient(
+    {
+      authorization: request.headers.authorization,
+      clientId: params.client_id,
+      clientSecret: params.client_secret,
+    },
+    clients,
+  );
+  return { ...authenticated, params };
+}
