@@ -2,7 +2,7 @@ import type { Clock } from '../shared/clock.js';
 import type { PurgeCutoffs, PurgeStore } from './ports.js';
 
 export interface PurgePolicy {
-  /** Rows deleted per statement: small, so no statement holds locks (or SQLite's writer) for long. */
+  /** Most rows deleted per statement: small, so no statement holds locks (or SQLite's writer) for long. */
   batchSize: number;
   /**
    * The longest an access token can live. A revoked grant is kept this long (plus a margin) after its
@@ -11,18 +11,30 @@ export interface PurgePolicy {
   accessTokenTtl: number;
   /** Revoked access-token ids are kept this long past their expiry, for resource servers with clock leeway. */
   clockSkewSeconds: number;
-  /** Upper bound on batches per table per run, so one run never monopolises the store. */
-  maxBatchesPerRun: number;
-  /** Pause between batches, so requests get the store (and, on SQLite, the event loop) in between. */
-  pauseBetweenBatchesMs: number;
+  /**
+   * How long one statement should take. A batch that took longer halves the next one, one that took
+   * under half of it grows the next by half (up to `batchSize`): on SQLite a statement holds the event
+   * loop while it runs, so its length is what a request may have to wait behind it.
+   */
+  targetBatchMillis: number;
+  /**
+   * The share of time a purge working through a backlog spends deleting; between batches it pauses for
+   * the rest, so requests get the store (and, on SQLite, the event loop) nine times out of ten.
+   */
+  dutyCycle: number;
+  /** A run ends after this long; the next run carries on where it stopped. */
+  maxRunMillis: number;
 }
 
 export const DEFAULT_PURGE_POLICY: Omit<PurgePolicy, 'accessTokenTtl'> = {
   batchSize: 500,
   clockSkewSeconds: 300,
-  maxBatchesPerRun: 200,
-  pauseBetweenBatchesMs: 10,
+  targetBatchMillis: 4,
+  dutyCycle: 0.1,
+  maxRunMillis: 20_000,
 };
+
+const SMALLEST_BATCH = 10;
 
 export interface PurgeObserver {
   /** Called after every batch that deleted rows. */
@@ -39,12 +51,19 @@ const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * purgers never pick the same rows.
  */
 export class Purger {
+  /** The size of the next batch, adapted to how long batches take on this store (see targetBatchMillis). */
+  private size: number;
+  /** Whether the last run stopped at its time limit with dead rows left (the scheduler comes back soon). */
+  backlog = false;
+
   constructor(
     private readonly store: PurgeStore,
     private readonly clock: Clock,
     private readonly policy: PurgePolicy,
     private readonly observer: PurgeObserver = {},
-  ) {}
+  ) {
+    this.size = policy.batchSize;
+  }
 
   cutoffs(): PurgeCutoffs {
     const now = this.clock.now();
@@ -57,19 +76,36 @@ export class Purger {
 
   /** One pass over every table, in the store's order (children before parents). Returns rows deleted per table. */
   async runOnce(): Promise<Record<string, number>> {
+    const { dutyCycle, maxRunMillis } = this.policy;
+    const deadline = performance.now() + maxRunMillis;
     const deleted: Record<string, number> = {};
+    for (const table of this.store.tables) deleted[table] = 0;
+    this.backlog = false;
     for (const table of this.store.tables) {
-      deleted[table] = 0;
-      for (let batch = 0; batch < this.policy.maxBatchesPerRun; batch++) {
+      for (;;) {
+        const size = this.size;
+        const started = performance.now();
         // Fresh cutoffs per batch: a long run must not delete by a stale clock reading either way.
-        const rows = await this.store.purgeBatch(table, this.cutoffs(), this.policy.batchSize);
-        deleted[table] += rows;
+        const rows = await this.store.purgeBatch(table, this.cutoffs(), size);
+        const took = performance.now() - started;
+        this.adapt(took);
+        deleted[table] = (deleted[table] ?? 0) + rows;
         if (rows > 0) this.observer.purged?.(table, rows);
-        if (rows < this.policy.batchSize) break;
-        if (this.policy.pauseBetweenBatchesMs > 0) await pause(this.policy.pauseBetweenBatchesMs);
+        if (rows < size) break;
+        if (performance.now() >= deadline) {
+          this.backlog = true;
+          return deleted;
+        }
+        if (dutyCycle < 1) await pause((took * (1 - dutyCycle)) / dutyCycle);
       }
     }
     return deleted;
+  }
+
+  private adapt(tookMillis: number): void {
+    const { targetBatchMillis, batchSize } = this.policy;
+    if (tookMillis > targetBatchMillis) this.size = Math.max(SMALLEST_BATCH, Math.floor(this.size / 2));
+    else if (tookMillis < targetBatchMillis / 2) this.size = Math.min(batchSize, Math.ceil(this.size * 1.5));
   }
 
   /** Runs until a pass deletes nothing (or `maxRuns` passes). For operators and tests. */
@@ -125,7 +161,11 @@ export class PurgeScheduler {
   private arm(): void {
     if (this.stopped) return;
     const jitter = this.schedule.jitter ?? 0.2;
-    const delayMs = this.schedule.intervalSeconds * 1000 * (1 + Math.random() * jitter);
+    // A run cut short by its time limit left a backlog: the next one starts after a breath, not an interval.
+    const intervalMs = this.purger.backlog
+      ? Math.min(1000, this.schedule.intervalSeconds * 1000)
+      : this.schedule.intervalSeconds * 1000;
+    const delayMs = intervalMs * (1 + Math.random() * jitter);
     this.timer = setTimeout(() => this.tick(), delayMs);
     this.timer.unref();
   }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '../../src/core/client-registry.js';
-import { DEFAULT_PURGE_POLICY, Purger } from '../../src/core/purge.js';
+import { DEFAULT_PURGE_POLICY, Purger, PurgeScheduler } from '../../src/core/purge.js';
 import { createUser } from '../../src/core/user-registry.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
@@ -18,7 +18,9 @@ function purger(storage: SqlStorage, clock: ManualClock, batchSize = 500): Purge
   return new Purger(storage.purge, clock, {
     ...DEFAULT_PURGE_POLICY,
     batchSize,
-    pauseBetweenBatchesMs: 0,
+    // Fixed batch sizes, no pauses: the tests count rows and statements, not time.
+    targetBatchMillis: 1e9,
+    dutyCycle: 1,
     accessTokenTtl: ACCESS_TTL,
   });
 }
@@ -203,6 +205,82 @@ const KEY_COLUMNS: Record<string, string> = {
   mac_nonces: 'nonce',
 };
 
+describe('purge pacing', () => {
+  it('shrinks batches that take too long, grows them back, and pauses nine times as long as it works', async () => {
+    let remaining = 3000;
+    const sizes: number[] = [];
+    let busy = 0;
+    const store = {
+      tables: ['t'],
+      async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
+        sizes.push(limit);
+        // A statement's time grows with its size: 0.1 ms per row.
+        const ms = limit / 10;
+        busy += ms;
+        await sleep(ms);
+        const rows = Math.min(limit, remaining);
+        remaining -= rows;
+        return rows;
+      },
+    };
+    const clock = new ManualClock();
+    const p = new Purger(store, clock, {
+      ...DEFAULT_PURGE_POLICY,
+      batchSize: 500,
+      targetBatchMillis: 10,
+      dutyCycle: 0.1,
+      accessTokenTtl: ACCESS_TTL,
+    });
+    const started = performance.now();
+    const deleted = await p.runOnce();
+    const elapsed = performance.now() - started;
+    assert.equal(deleted.t, 3000);
+    assert.equal(sizes[0], 500);
+    // 500 rows take 50 ms > 10: halved until a batch fits, never below the target's reach for long.
+    assert.ok(
+      sizes.slice(1, 4).every((size, i) => size < (sizes[i] ?? Infinity)),
+      `sizes ${sizes.join(',')}`,
+    );
+    assert.ok(Math.max(...sizes.slice(4)) <= 150, `sizes ${sizes.join(',')}`);
+    // Deleting took about a tenth of the time.
+    assert.ok(elapsed >= busy * 5, `busy ${busy} ms of ${elapsed} ms`);
+  });
+});
+
+describe('purge scheduling', () => {
+  it('comes back after a second, not an interval, while a run left a backlog', async () => {
+    let remaining = 3000;
+    const store = {
+      tables: ['t'],
+      async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
+        await sleep(2);
+        const rows = Math.min(limit, remaining);
+        remaining -= rows;
+        return rows;
+      },
+    };
+    const p = new Purger(store, new ManualClock(), {
+      ...DEFAULT_PURGE_POLICY,
+      batchSize: 100,
+      targetBatchMillis: 1e9,
+      dutyCycle: 1,
+      maxRunMillis: 25,
+      accessTokenTtl: ACCESS_TTL,
+    });
+    await p.runOnce();
+    assert.equal(p.backlog, true);
+    assert.ok(remaining > 0);
+    // With a 30 s interval only the backlog rule can finish this within the test's few seconds.
+    const scheduler = new PurgeScheduler(p, { intervalSeconds: 30, jitter: 0 });
+    scheduler.start();
+    const deadline = Date.now() + 15_000;
+    while (remaining > 0 && Date.now() < deadline) await sleep(50);
+    await scheduler.stop();
+    assert.equal(remaining, 0);
+    assert.equal(p.backlog, false);
+  });
+});
+
 for (const backend of backends()) {
   describe(`automatic purge (${backend})`, () => {
     let store: TestStore;
@@ -221,7 +299,13 @@ for (const backend of backends()) {
       const p = new Purger(
         store.storage.purge,
         clock,
-        { ...DEFAULT_PURGE_POLICY, batchSize: 500, pauseBetweenBatchesMs: 0, accessTokenTtl: ACCESS_TTL },
+        {
+          ...DEFAULT_PURGE_POLICY,
+          batchSize: 500,
+          targetBatchMillis: 1e9,
+          dutyCycle: 1,
+          accessTokenTtl: ACCESS_TTL,
+        },
         { purged: (_table, rows) => batches.push(rows) },
       );
       const deleted = await p.runUntilClean();
