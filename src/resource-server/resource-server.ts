@@ -55,6 +55,12 @@ export interface ResourceServerOptions {
     /** Where seen nonces are kept; the default is this process's memory. */
     nonceStore?: NonceStore;
   };
+  /**
+   * How many validated tokens to remember (default 10,000; 0 turns it off). A client presents the
+   * same access token on many requests; a token seen before is not verified again, only checked for
+   * expiry. Exact revocation still needs `introspection`, which is never cached.
+   */
+  verifiedTokenCacheSize?: number;
   /** The current time in epoch seconds; for tests. */
   now?: () => number;
 }
@@ -117,6 +123,7 @@ export class ResourceServer {
   private readonly closeFetch: () => void;
   private readonly algorithms: string[];
   private readonly nonces: NonceStore;
+  private readonly verified = new Map<string, { token: VerifiedToken; exp: number }>();
 
   constructor(private readonly options: ResourceServerOptions) {
     const issuer = options.issuer.replace(/\/$/, '');
@@ -220,6 +227,31 @@ export class ResourceServer {
   }
 
   private async verifyJwt(token: string, scheme: 'bearer' | 'mac'): Promise<VerifiedToken> {
+    const cached = this.verified.get(`${scheme} ${token}`);
+    if (cached !== undefined) {
+      if (cached.exp + (this.options.clockToleranceSeconds ?? 5) > this.now()) {
+        return { ...cached.token, claims: { ...cached.token.claims }, scopes: [...cached.token.scopes] };
+      }
+      this.verified.delete(`${scheme} ${token}`);
+    }
+    const verified = await this.verifyJwtSignature(token, scheme);
+    this.remember(`${scheme} ${token}`, verified);
+    return verified;
+  }
+
+  private remember(key: string, token: VerifiedToken): void {
+    const size = this.options.verifiedTokenCacheSize ?? 10_000;
+    if (size <= 0 || typeof token.claims.exp !== 'number') return;
+    // Oldest first out: a Map keeps insertion order.
+    while (this.verified.size >= size) {
+      const oldest = this.verified.keys().next().value;
+      if (oldest === undefined) break;
+      this.verified.delete(oldest);
+    }
+    this.verified.set(key, { token: { ...token, scopes: [...token.scopes] }, exp: token.claims.exp });
+  }
+
+  private async verifyJwtSignature(token: string, scheme: 'bearer' | 'mac'): Promise<VerifiedToken> {
     const invalid = (description: string) => new TokenError('invalid_token', description, { scheme });
     let payload: JWTPayload;
     try {
