@@ -106,15 +106,6 @@ export interface BrowserSessionStore {
 /** Fixed-window request counters shared by every process (abuse limits). */
 export interface RateLimitStore {
   /**
-   * Counts one request against each key, in one statement, each in a fixed window of `windowSeconds`
-   * opened by its first request; returns every key's count and window end, in the order given.
-   */
-  hit(
-    keys: readonly string[],
-    windowSeconds: number,
-    at: number,
-  ): Promise<{ key: string; count: number; resetAt: number }[]>;
-  /**
    * Adds each entry's delta to its counter (created with `resetAt` when absent) in one statement and
    * returns the totals: how processes merge the requests they counted locally.
    */
