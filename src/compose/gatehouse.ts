@@ -103,6 +103,8 @@ export async function createGatehouse(
       passwordFailuresPerUsername: config.passwordFailuresPerUsername,
       passwordFailuresPerClient: config.passwordFailuresPerClient,
       passwordFailureWindowSeconds: config.passwordFailureWindowSeconds,
+      accessTokenTtl: config.accessTokenTtl,
+      refreshTokenTtl: config.refreshTokenTtl,
     },
   });
 

@@ -16,6 +16,8 @@ export interface GrantPolicy {
   passwordFailuresPerUsername: number;
   passwordFailuresPerClient: number;
   passwordFailureWindowSeconds: number;
+  accessTokenTtl: number;
+  refreshTokenTtl: number;
 }
 
 export interface GrantContext {

@@ -50,19 +50,21 @@ export const passwordGrant = {
       await storage.users.update({ ...user, passwordHash: await hashPassword(password), updatedAt: now });
     }
 
-    // Each password login is its own grant: revoking one session leaves the others alone.
+    // Each password login is its own grant: revoking one session leaves the others alone. It lasts as
+    // long as its first refresh token could (or its access token, without one), so a login is
+    // repeated after that and the purge can delete the grant: no login leaves a row behind forever.
     const now = clock.now();
+    const withRefreshToken = client.grantTypes.includes('refresh_token');
     const grant = {
       id: randomUUID(),
       clientId: client.id,
       userId: user.id,
       scope,
       createdAt: now,
-      expiresAt: null,
+      expiresAt: now + (withRefreshToken ? policy.refreshTokenTtl : policy.accessTokenTtl),
       revokedAt: null,
     };
     await storage.grants.insert(grant);
-    const withRefreshToken = client.grantTypes.includes('refresh_token');
     return issuer.issue({ client, subject: user.id, scope, grant, withRefreshToken });
   },
 } satisfies GrantHandler;
