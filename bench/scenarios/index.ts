@@ -2,6 +2,7 @@ import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
 import { codeFlowScenario } from './code-flow.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
+import { purgeScenario } from './purge.js';
 import { rsJwtScenario } from './rs-jwt.js';
 import { workersScenario } from './workers.js';
 
@@ -17,4 +18,5 @@ export const SCENARIOS: Scenario[] = [
   workersScenario,
   codeFlowScenario,
   rsJwtScenario,
+  purgeScenario,
 ];
