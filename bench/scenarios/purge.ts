@@ -66,14 +66,21 @@ function insertDeadRows(path: string, clientId: string): void {
   }
 }
 
-/** Rows still dead in the store (read with the server stopped). */
-function countDeadRows(path: string): number {
-  const db = new Database(path, { readonly: true });
+/**
+ * Counts the dead rows left (server stopped), then deletes them in one go, so the second baseline runs
+ * on a store without dead rows again, like the first.
+ */
+function countAndClearDeadRows(path: string): number {
+  const db = new Database(path);
   try {
-    return DEAD_ROWS.reduce(
-      (sum, [table]) => sum + (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n,
-      0,
-    );
+    let left = 0;
+    db.transaction(() => {
+      for (const [table] of DEAD_ROWS) {
+        left += (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+        db.prepare(`DELETE FROM ${table}`).run();
+      }
+    })();
+    return left;
   } finally {
     db.close();
   }
@@ -116,7 +123,7 @@ export const purgeScenario: Scenario = {
       'client_credentials',
     ]);
     const client = { id: created.client_id, secret: created.client_secret };
-    // The purge wakes every second (plus jitter) in both runs: the baseline pays for the timer and its
+    // The purge wakes every second (plus jitter) in every run: the baselines pay for the timer and its
     // empty passes too, so the difference is the deleting alone.
     const env = { ...RATE_LIMITS_OFF, GATEHOUSE_PURGE_INTERVAL: '1' };
     const start = (label: string) =>
@@ -202,15 +209,36 @@ export const purgeScenario: Scenario = {
     } finally {
       await server.stop();
     }
-    const remaining = countDeadRows(dbPath);
+    const remaining = countAndClearDeadRows(dbPath);
+
+    // a') The baseline again, after: the machine is shared, so the purge run is judged against the mean
+    // of the baseline runs on either side of it (as every scenario is against the bare peer).
+    server = await start('gatehouse-purge-baseline-after');
+    let after: Measured;
+    try {
+      after = await context.measureCustom(server, (seconds) =>
+        runLoad({
+          ...request,
+          url: server.url,
+          ca: context.ca,
+          connections: PROBE_CONNECTIONS,
+          overallRate: rate,
+          duration: seconds,
+        }),
+      );
+    } finally {
+      await server.stop();
+    }
 
     const deleted = window.after - window.before;
     const perSecond = deleted / Math.max(windowSeconds, 1e-9);
-    const ratio = during.p99 / Math.max(baseline.p99, 1);
+    const baselineP99 = (baseline.p99 + after.p99) / 2;
+    const ratio = during.p99 / Math.max(baselineP99, 1);
     const stillPurging = window.after < TOTAL_DEAD;
     for (const [name, result] of [
       ['baseline', baseline],
       ['during purge', during],
+      ['baseline after', after],
     ] as const) {
       const failures = result.non2xx + result.warmupNon2xx + result.errors;
       checks.push({
@@ -230,23 +258,25 @@ export const purgeScenario: Scenario = {
     const label = `client_credentials probe, ${rate}/s over ${PROBE_CONNECTIONS} connections, rate limits off`;
     return {
       rows: [
-        { scenario: 'purge', label: `${label}, no dead rows`, result: baseline },
+        { scenario: 'purge', label: `${label}, no dead rows (before)`, result: baseline },
         {
           scenario: 'purge',
           label: `${label}, during purge of 1M rows`,
           result: during,
           compare: `p99 ${ratio.toFixed(2)} x baseline; ${Math.round(perSecond).toLocaleString('en')} rows/s purged`,
         },
+        { scenario: 'purge', label: `${label}, no dead rows (after)`, result: after },
       ],
       checks,
       targets: [
         {
           name: 'client_credentials p99 during the purge of 1M expired rows',
-          target: `<= ${MAX_P99_RATIO} x p99 without dead rows`,
+          target: `<= ${MAX_P99_RATIO} x p99 without dead rows (mean of before and after)`,
           judge: () => ({
             measured:
-              `${ratio.toFixed(2)} x (p99 ${during.p99} vs ${baseline.p99} ms, p50 ${during.p50} vs ` +
-              `${baseline.p50} ms; ${Math.round(perSecond).toLocaleString('en')} rows/s deleted)`,
+              `${ratio.toFixed(2)} x (p99 ${during.p99} ms vs ${baseline.p99} / ${after.p99} ms before / after; ` +
+              `p50 ${during.p50} vs ${baseline.p50} / ${after.p50} ms; ` +
+              `${Math.round(perSecond).toLocaleString('en')} rows/s deleted)`,
             pass: ratio <= MAX_P99_RATIO,
           }),
         },
@@ -254,7 +284,8 @@ export const purgeScenario: Scenario = {
       notes: [
         `purge: ${TOTAL_DEAD.toLocaleString('en')} rows expired an hour before (${DEAD_ROWS.map(([t, n]) => `${t} ${n.toLocaleString('en')}`).join(', ')}) ` +
           'inserted with better-sqlite3 into a fresh, migrated SQLite store while Gatehouse was stopped; ' +
-          'GATEHOUSE_PURGE_INTERVAL=1 in both runs; measuring starts after the first purged batch (warm-up included).',
+          'GATEHOUSE_PURGE_INTERVAL=1 in every run; measuring starts after the first purged batch (warm-up included); ' +
+          'the rows left when it stops are deleted directly before the second baseline.',
       ],
     };
   },
