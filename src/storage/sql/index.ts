@@ -56,6 +56,7 @@ export function isPostgresUrl(url: string | undefined): boolean {
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let db: Kysely<Database>;
   let fastClientGet: ((id: string) => ClientsTable | undefined) | undefined;
+  let stopCheckpointer: () => Promise<void> = async () => undefined;
   let dialectName: Storage['dialect'];
   const queries = createQueryObserver();
   if (isPostgresUrl(options.databaseUrl)) {
@@ -70,10 +71,12 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'postgres';
   } else {
-    const { dialect, raw } = createSqliteDialect({
+    const sqlite = createSqliteDialect({
       filename: sqliteFilename(options.databaseUrl, options.dataDir),
       synchronous: options.sqliteSynchronous,
     });
+    const { dialect, raw } = sqlite;
+    stopCheckpointer = sqlite.stopCheckpointer;
     let statement: BetterSqlite3.Statement<[string], ClientsTable> | undefined;
     fastClientGet = (id) => {
       const started = performance.now();
@@ -125,6 +128,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       await sql`SELECT 1`.execute(db);
     },
     async close() {
+      await stopCheckpointer();
       await db.destroy();
     },
     async migrate() {

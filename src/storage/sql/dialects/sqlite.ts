@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 export interface SqliteOptions {
@@ -36,6 +37,8 @@ function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
 export function createSqliteDialect(options: SqliteOptions): {
   dialect: SqliteDialect;
   raw: BetterSqlite3.Database;
+  /** Stops the background checkpointer (before the connection closes). */
+  stopCheckpointer: () => Promise<void>;
 } {
   if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
   const raw = new BetterSqlite3(options.filename);
@@ -44,5 +47,10 @@ export function createSqliteDialect(options: SqliteOptions): {
   raw.pragma('foreign_keys = ON');
   // Another process (the CLI next to a running server) may hold the write lock briefly.
   raw.pragma('busy_timeout = 5000');
-  return { dialect: new SqliteDialect({ database: withStatementCache(raw) }), raw };
+  const checkpointer = options.filename === ':memory:' ? undefined : startCheckpointer(raw, options.filename);
+  return {
+    dialect: new SqliteDialect({ database: withStatementCache(raw) }),
+    raw,
+    stopCheckpointer: async () => checkpointer?.stop(),
+  };
 }
