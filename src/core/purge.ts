@@ -29,7 +29,7 @@ export interface PurgePolicy {
 export const DEFAULT_PURGE_POLICY: Omit<PurgePolicy, 'accessTokenTtl'> = {
   batchSize: 500,
   clockSkewSeconds: 300,
-  targetBatchMillis: 4,
+  targetBatchMillis: 1,
   dutyCycle: 0.1,
   maxRunMillis: 20_000,
 };
