@@ -71,36 +71,24 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
 
   // Label sets are few and fixed (route patterns, methods, statuses); resolving each one's child metric
   // once keeps prom-client's per-call label hashing off the request path.
-  const requestChildren = new Map<
-    string,
-    { count: { inc(): void }; latency: { observe(v: number): void } }
-  >();
-  const tokenChildren = new Map<string, { inc(): void }>();
-  const storeChildren = new Map<string, { observe(v: number): void }>();
+  const requestChild = memoByKey((route: string, method: string, status: number) => ({
+    count: requests.labels({ route, method, status: String(status) }),
+    latency: latency.labels({ route, method }),
+  }));
+  const tokenChild = memoByKey((grantType: string, tokenType: string) =>
+    tokens.labels({ grant_type: grantType, token_type: tokenType }),
+  );
+  const storeChild = memoByKey((operation: string, outcome: string) => store.labels({ operation, outcome }));
 
   return {
     registry,
     request(route, method, status, seconds) {
-      const key = `${method} ${status} ${route}`;
-      let child = requestChildren.get(key);
-      if (child === undefined) {
-        child = {
-          count: requests.labels({ route, method, status: String(status) }),
-          latency: latency.labels({ route, method }),
-        };
-        requestChildren.set(key, child);
-      }
+      const child = requestChild(route, method, status);
       child.count.inc();
       child.latency.observe(seconds);
     },
     tokenIssued(grantType, tokenType) {
-      const key = `${grantType} ${tokenType}`;
-      let child = tokenChildren.get(key);
-      if (child === undefined) {
-        child = tokens.labels({ grant_type: grantType, token_type: tokenType });
-        tokenChildren.set(key, child);
-      }
-      child.inc();
+      tokenChild(grantType, tokenType).inc();
     },
     oauthError(route, error) {
       errors.inc({ route, error });
@@ -112,14 +100,21 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
       purged.inc({ table }, rows);
     },
     storeQuery(operation, seconds, failed) {
-      const outcome = failed ? 'error' : 'ok';
-      const key = `${operation} ${outcome}`;
-      let child = storeChildren.get(key);
-      if (child === undefined) {
-        child = store.labels({ operation, outcome });
-        storeChildren.set(key, child);
-      }
-      child.observe(seconds);
+      storeChild(operation, failed ? 'error' : 'ok').observe(seconds);
     },
+  };
+}
+
+/** Caches `make`'s result per distinct argument list (label values never contain a NUL). */
+function memoByKey<A extends (string | number)[], R>(make: (...args: A) => R): (...args: A) => R {
+  const cache = new Map<string, R>();
+  return (...args: A) => {
+    const key = args.join('\u0000');
+    let value = cache.get(key);
+    if (value === undefined) {
+      value = make(...args);
+      cache.set(key, value);
+    }
+    return value;
   };
 }

@@ -52,6 +52,27 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     return undefined;
   }
 
+  /** The sign-in page, carrying the authorization request back to /authorize, validated again there. */
+  function signInToResume(
+    reply: FastifyReply,
+    csrfToken: string,
+    authorization: AuthorizationRequest,
+    status: number,
+    error?: string,
+  ): FastifyReply {
+    allowFormTarget(reply, authorization.redirectUri);
+    return sendPage(
+      reply,
+      status,
+      signInPage(frameFor(ui), {
+        csrfToken,
+        next: `/authorize?${authorization.query}`,
+        clientName: authorization.client.name,
+        ...(error !== undefined ? { error } : {}),
+      }),
+    );
+  }
+
   async function showConsent(
     reply: FastifyReply,
     browser: BrowserContext,
@@ -88,16 +109,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     const browser = await ui.browsers.load(request, reply);
     if (browser.user === undefined) {
       // Sign in first; the form carries the request back here, where it is validated again.
-      allowFormTarget(reply, authorization.redirectUri);
-      return sendPage(
-        reply,
-        200,
-        signInPage(frameFor(ui), {
-          csrfToken: browser.csrfToken,
-          next: `/authorize?${authorization.query}`,
-          clientName: authorization.client.name,
-        }),
-      );
+      return signInToResume(reply, browser.csrfToken, authorization, 200);
     }
     if (!authorization.forceConsent) {
       const grant = await ui.authorization.rememberedGrant(authorization, browser.user.id);
@@ -118,16 +130,12 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     const browser = await ui.browsers.load(request, reply);
     if (browser.user === undefined) {
       // The session ended while the page was open: sign in again, then the request resumes.
-      allowFormTarget(reply, authorization.redirectUri);
-      return sendPage(
+      return signInToResume(
         reply,
+        browser.csrfToken,
+        authorization,
         401,
-        signInPage(frameFor(ui), {
-          csrfToken: browser.csrfToken,
-          next: `/authorize?${authorization.query}`,
-          clientName: authorization.client.name,
-          error: 'Your session has ended. Please sign in again.',
-        }),
+        'Your session has ended. Please sign in again.',
       );
     }
 
