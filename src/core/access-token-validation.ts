@@ -33,7 +33,7 @@ export interface AccessTokenValidatorOptions {
 
 // The algorithms Gatehouse signs with (key-ring.ts); anything else is refused before any key is tried
 // (RFC 8725 §3.1: never let the token choose its own algorithm).
-const ALGORITHMS = ['ES256', 'EdDSA', 'Ed25519'];
+const ALGORITHMS = ['ES256', 'EdDSA', 'Ed25519', 'RS256'];
 
 /**
  * Validates access tokens this server issued: signature against the key ring's public keys, `typ`

@@ -1,4 +1,4 @@
-import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createPrivateKey, generateKeyPair, sign, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import type { Clock } from '../shared/clock.js';
 import type { SigningKeyRecord } from './model.js';
@@ -10,7 +10,8 @@ export type SigningAlgorithm = SigningKeyRecord['alg'];
 interface ActiveKey {
   kid: string;
   alg: SigningAlgorithm;
-  privateKey: KeyObject;
+  /** Signs the JWS signing input with this key's algorithm. */
+  sign: (signingInput: Buffer) => Buffer;
   /** base64url of the JOSE header, computed once per key rather than once per token. */
   encodedHeader: string;
 }
@@ -68,13 +69,7 @@ export class KeyRing {
     if (key === undefined) throw new Error('key ring not initialised');
     const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
     const signingInput = `${key.encodedHeader}.${payload}`;
-    const signature =
-      key.alg === 'ES256'
-        ? sign('sha256', Buffer.from(signingInput), {
-            key: key.privateKey,
-            dsaEncoding: 'ieee-p1363',
-          })
-        : sign(null, Buffer.from(signingInput), key.privateKey);
+    const signature = key.sign(Buffer.from(signingInput));
     return `${signingInput}.${signature.toString('base64url')}`;
   }
 
@@ -122,10 +117,49 @@ export class KeyRing {
     this.active = {
       kid: current.kid,
       alg: current.alg,
-      privateKey,
+      sign: signerFor(current.alg, privateKey),
       encodedHeader: Buffer.from(JSON.stringify(header)).toString('base64url'),
     };
   }
+}
+
+/** The JWS signature of each algorithm (RFC 7518 §3), with node:crypto's synchronous sign. */
+function signerFor(alg: SigningAlgorithm, privateKey: KeyObject): (signingInput: Buffer) => Buffer {
+  switch (alg) {
+    case 'ES256':
+      // JWS wants the raw r || s form, not DER.
+      return (input) => sign('sha256', input, { key: privateKey, dsaEncoding: 'ieee-p1363' });
+    case 'RS256':
+      // RSASSA-PKCS1-v1_5 is node's default padding for RSA keys.
+      return (input) => sign('sha256', input, privateKey);
+    case 'EdDSA':
+      return (input) => sign(null, input, privateKey);
+  }
+}
+
+interface KeyPair {
+  publicKey: KeyObject;
+  privateKey: KeyObject;
+}
+
+/** Off the event loop: an RSA key takes tens to hundreds of milliseconds to generate. */
+function newKeyPair(alg: SigningAlgorithm): Promise<KeyPair> {
+  return new Promise((resolve, reject) => {
+    const done = (error: Error | null, publicKey: KeyObject, privateKey: KeyObject) =>
+      error === null ? resolve({ publicKey, privateKey }) : reject(error);
+    switch (alg) {
+      case 'ES256':
+        generateKeyPair('ec', { namedCurve: 'P-256' }, done);
+        return;
+      case 'RS256':
+        // RFC 7518 §3.3: 2048 bits at least; e = 65537 as everyone uses.
+        generateKeyPair('rsa', { modulusLength: 2048, publicExponent: 0x10001 }, done);
+        return;
+      case 'EdDSA':
+        generateKeyPair('ed25519', undefined, done);
+        return;
+    }
+  });
 }
 
 export async function generateSigningKey(
@@ -133,8 +167,7 @@ export async function generateSigningKey(
   keyEncryptionKey: Buffer,
   now: number,
 ): Promise<SigningKeyRecord> {
-  const pair =
-    alg === 'ES256' ? generateKeyPairSync('ec', { namedCurve: 'P-256' }) : generateKeyPairSync('ed25519');
+  const pair = await newKeyPair(alg);
   const jwk = pair.publicKey.export({ format: 'jwk' }) as JWK;
   const kid = await calculateJwkThumbprint(jwk);
   const publicJwk: Record<string, string> = { ...(jwk as Record<string, string>), kid, alg, use: 'sig' };

@@ -92,7 +92,7 @@ export interface BrowserSession {
 
 export interface SigningKeyRecord {
   kid: string;
-  alg: 'ES256' | 'EdDSA';
+  alg: 'ES256' | 'EdDSA' | 'RS256';
   publicJwk: Record<string, string>;
   /** AES-256-GCM sealed PKCS#8 DER, base64url(iv | tag | ciphertext). */
   privateKeySealed: string;

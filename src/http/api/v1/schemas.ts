@@ -190,7 +190,9 @@ export const ScopeList = Type.Object({ items: Type.Array(Scope) }, strict);
 export const SigningKey = Type.Object(
   {
     kid: Type.String(),
-    alg: Type.String(),
+    alg: Type.Union([Type.Literal('ES256'), Type.Literal('EdDSA'), Type.Literal('RS256')], {
+      description: 'The JWS algorithm the key signs with (RFC 7518)',
+    }),
     status: Type.Union([Type.Literal('active'), Type.Literal('retired')]),
     public_jwk: Type.Record(Type.String(), Type.String(), { description: 'The public key (RFC 7517)' }),
     created_at: Timestamp,
