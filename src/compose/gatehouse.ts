@@ -48,7 +48,11 @@ export interface Gatehouse {
   config: GatehouseConfig;
   /** Starts listening; returns the bound URL. */
   listen(): Promise<string>;
-  /** Stops accepting connections, lets requests in flight finish, then closes the store. */
+  /**
+   * Stops accepting connections, lets requests in flight finish, stops the background work (purge,
+   * rate-counter merges, key-ring refresh) and waits for it, then closes the store. `app.close()` alone
+   * does all of it but the last step, for a caller that owns the store.
+   */
   close(): Promise<void>;
 }
 
@@ -142,9 +146,12 @@ export async function createGatehouse(
     { intervalSeconds: config.purgeIntervalSeconds },
     purgeObserver,
   );
-  // Stopped (waiting for a batch in progress) before the store is closed.
-  app.addHook('onClose', async function stopPurging() {
-    await purgeScheduler.stop();
+  // onClose runs once the server has stopped accepting and its requests have finished; the store is
+  // closed only after it. The purge ends after its current batch and the key ring's refresh finishes,
+  // both awaited, so nothing started here touches the store once close() has returned (the rate-limit
+  // counters are merged one last time by their own hook, registered in buildApp, which runs after this).
+  app.addHook('onClose', async function stopBackgroundWork() {
+    await Promise.all([purgeScheduler.stop(), keyRing.close()]);
     stopObservingQueries();
   });
 

@@ -29,6 +29,7 @@ export class BatchedRateCounter {
   private readonly counters = new Map<string, CounterState>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  private stopped = false;
   private lastNow = 0;
 
   constructor(private readonly options: BatchedRateCounterOptions) {}
@@ -57,13 +58,18 @@ export class BatchedRateCounter {
     await this.flushing;
   }
 
+  /**
+   * No more background merges, for good: neither a new count nor a failed flush arms the timer again,
+   * so nothing reaches the store after its owner has closed it. `flush()` still sends what is left.
+   */
   stop(): void {
+    this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
   }
 
   private schedule(): void {
-    if (this.timer !== undefined) return;
+    if (this.timer !== undefined || this.stopped) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.flush().catch((error: unknown) => this.options.onError?.(error));

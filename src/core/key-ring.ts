@@ -38,8 +38,15 @@ export class KeyRing {
   private active: ActiveKey | undefined;
   private loadedAt = 0;
   private loading: Promise<void> | undefined;
+  private closed = false;
 
   constructor(private readonly options: KeyRingOptions) {}
+
+  /** No more background refreshes; waits for one in flight, so the store can be closed after it. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.loading;
+  }
 
   /** Loads the active key, creating the first one when the store has none. */
   async init(): Promise<void> {
@@ -91,7 +98,7 @@ export class KeyRing {
   }
 
   private refreshInBackgroundIfStale(): void {
-    if (this.loading !== undefined) return;
+    if (this.loading !== undefined || this.closed) return;
     if (this.options.clock.now() - this.loadedAt < this.options.refreshIntervalSeconds) return;
     this.loading = this.reload()
       .catch(() => {

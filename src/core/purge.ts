@@ -42,7 +42,19 @@ export interface PurgeObserver {
   failed?(error: unknown): void;
 }
 
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when `signal` aborts first. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  if (signal?.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 /**
  * Deletes what can no longer matter: expired codes, refresh tokens, sessions, revocation records and
@@ -74,8 +86,12 @@ export class Purger {
     };
   }
 
-  /** One pass over every table, in the store's order (children before parents). Returns rows deleted per table. */
-  async runOnce(): Promise<Record<string, number>> {
+  /**
+   * One pass over every table, in the store's order (children before parents). Returns rows deleted per
+   * table. An aborted `signal` ends the pass after the batch in progress (the scheduler's stop), leaving
+   * `backlog` set so the next run carries on.
+   */
+  async runOnce(signal?: AbortSignal): Promise<Record<string, number>> {
     const { dutyCycle, maxRunMillis } = this.policy;
     const deadline = performance.now() + maxRunMillis;
     const deleted: Record<string, number> = {};
@@ -83,6 +99,10 @@ export class Purger {
     this.backlog = false;
     for (const table of this.store.tables) {
       for (;;) {
+        if (signal?.aborted) {
+          this.backlog = true;
+          return deleted;
+        }
         const size = this.size;
         const started = performance.now();
         // Fresh cutoffs per batch: a long run must not delete by a stale clock reading either way.
@@ -96,7 +116,7 @@ export class Purger {
           this.backlog = true;
           return deleted;
         }
-        if (dutyCycle < 1) await pause((took * (1 - dutyCycle)) / dutyCycle);
+        if (dutyCycle < 1) await pause((took * (1 - dutyCycle)) / dutyCycle, signal);
       }
     }
     return deleted;
@@ -132,11 +152,14 @@ export interface PurgeSchedule {
 
 /**
  * Runs a purger every interval on an unref'd timer: it never keeps the process alive, never overlaps
- * itself, and `stop()` waits for a run in progress so the store can be closed after it.
+ * itself, and `stop()` ends a run in progress after its current batch and waits for it, so the store
+ * can be closed right after (a run working through a backlog would otherwise hold a shutdown for up
+ * to `maxRunMillis`).
  */
 export class PurgeScheduler {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
+  private abort: AbortController | undefined;
   private stopped = true;
 
   constructor(
@@ -155,6 +178,7 @@ export class PurgeScheduler {
     this.stopped = true;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    this.abort?.abort();
     await this.running;
   }
 
@@ -172,11 +196,14 @@ export class PurgeScheduler {
 
   private tick(): void {
     this.timer = undefined;
+    const abort = new AbortController();
+    this.abort = abort;
     this.running = this.purger
-      .runOnce()
+      .runOnce(abort.signal)
       .catch((error: unknown) => this.observer.failed?.(error))
       .finally(() => {
         this.running = undefined;
+        this.abort = undefined;
         this.arm();
       });
   }

@@ -59,6 +59,9 @@ export async function launchChromium(): Promise<TestBrowser> {
   const client = await startClientStub();
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
+    // Playwright gives up after 30 s by default, which a cold start on two busy cores can take; the
+    // suite's set-up would fail and take every test with it.
+    timeout: 120_000,
     args: [
       '--no-sandbox',
       '--disable-gpu',

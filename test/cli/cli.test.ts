@@ -12,7 +12,7 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import pg from 'pg';
 import { verifyPassword } from '../../src/core/passwords.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
-import { TEST_DATABASE_URL } from '../helpers/backends.js';
+import { dropTestSchema, TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';
 
 // The compiled CLI beside this compiled test, whatever the output folder (dist/, .build/<name>/).
@@ -518,8 +518,11 @@ describe('gatehouse command line (PostgreSQL)', { skip: TEST_DATABASE_URL === un
   const schema = `cli_${randomBytes(6).toString('hex')}`;
   let databaseUrl: string;
   let dataDir: string;
+  // Each command may migrate, scanning every schema's catalog: under the lock other suites' drops take.
   const cli = (...args: string[]) =>
-    runScript(CLI, [...args, '--data-dir', dataDir, '--database-url', databaseUrl]);
+    withSchemaLock('shared', () =>
+      runScript(CLI, [...args, '--data-dir', dataDir, '--database-url', databaseUrl]),
+    );
 
   before(async () => {
     const base = TEST_DATABASE_URL ?? '';
@@ -532,10 +535,7 @@ describe('gatehouse command line (PostgreSQL)', { skip: TEST_DATABASE_URL === un
     await client.end();
   });
   after(async () => {
-    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-    await client.end();
+    await dropTestSchema(schema);
     rmSync(dataDir, { recursive: true, force: true });
   });
 

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchedRateCounter } from '../../src/core/batched-rate-counter.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
 
@@ -61,6 +62,27 @@ for (const backend of backends()) {
       counter.hit('w', now);
       assert.equal(counter.hit('w', now + 10).count, 1);
       counter.stop();
+    });
+
+    it('merges nothing more once stopped: neither a failed flush nor a late count re-arms its timer', async () => {
+      // A store closed under the counter, as when a server shuts down: every merge fails.
+      const closed = store.reopen();
+      await closed.ping(); // Kysely starts a handle on first use; one never used would start again
+      await closed.close();
+      const errors: unknown[] = [];
+      const counter = new BatchedRateCounter({
+        store: closed.rateLimits,
+        windowSeconds: 60,
+        flushIntervalMs: 20,
+        onError: (error) => errors.push(error),
+      });
+      const now = 1_800_000_300;
+      counter.hit('late', now);
+      counter.stop();
+      await assert.rejects(counter.flush());
+      counter.hit('late', now);
+      await sleep(200);
+      assert.deepEqual(errors, [], 'no background merge after stop()');
     });
   });
 }

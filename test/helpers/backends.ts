@@ -15,6 +15,47 @@ export function backends(): Backend[] {
   return TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
 }
 
+/**
+ * Every PostgreSQL suite shares one database, and the test files run in parallel processes. Kysely's
+ * Migrator (storage.migrate(), pendingMigrations()) scans the catalog of every schema in the database,
+ * resolving each schema by name as it goes, so a schema another process drops meanwhile fails that scan
+ * with 'schema "t_…" does not exist' (seen as a suite whose set-up failed under load). Migrations hold
+ * this lock shared, schema drops exclusively: drops wait for scans in progress, scans for drops.
+ */
+const SCHEMA_LOCK = 'gatehouse test schemas';
+
+/** Runs `run` holding the cross-process schema lock; the lock goes with the session at the end. */
+export async function withSchemaLock<T>(
+  mode: 'shared' | 'exclusive',
+  run: (client: pg.Client) => Promise<T>,
+): Promise<T> {
+  if (!TEST_DATABASE_URL) throw new Error('GATEHOUSE_TEST_DATABASE_URL is not set');
+  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    const lock = mode === 'shared' ? 'pg_advisory_lock_shared' : 'pg_advisory_lock';
+    await client.query(`SELECT ${lock}(hashtext($1))`, [SCHEMA_LOCK]);
+    return await run(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops a test schema (and everything in it) once no migration anywhere is scanning the catalog. */
+export async function dropTestSchema(schema: string): Promise<void> {
+  await withSchemaLock('exclusive', async (client) => {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  });
+}
+
+/** A PostgreSQL store whose catalog scans (migrations) hold the schema lock; see SCHEMA_LOCK. */
+function lockingMigrations(storage: SqlStorage): SqlStorage {
+  const { migrate, pendingMigrations } = storage;
+  storage.migrate = () => withSchemaLock('shared', () => migrate());
+  storage.pendingMigrations = () => withSchemaLock('shared', () => pendingMigrations());
+  return storage;
+}
+
 export interface TestStore {
   backend: Backend;
   dataDir: string;
@@ -40,7 +81,10 @@ export async function createTestStore(backend: Backend): Promise<TestStore> {
     await client.query(`CREATE SCHEMA ${schema}`);
     await client.end();
   }
-  const open = () => createSqlStorage({ databaseUrl, dataDir, schema });
+  const open = () => {
+    const storage = createSqlStorage({ databaseUrl, dataDir, schema });
+    return backend === 'postgres' ? lockingMigrations(storage) : storage;
+  };
   const storage = open();
   await storage.migrate();
   const opened: SqlStorage[] = [storage];
@@ -55,14 +99,10 @@ export async function createTestStore(backend: Backend): Promise<TestStore> {
       opened.push(another);
       return another;
     },
+    /** Closes every handle (each waits for its statements in flight), then drops the schema. */
     async cleanup() {
-      for (const handle of opened) await handle.close().catch(() => undefined);
-      if (schema !== undefined) {
-        const client = new pg.Client({ connectionString: databaseUrl });
-        await client.connect();
-        await client.query(`DROP SCHEMA ${schema} CASCADE`);
-        await client.end();
-      }
+      for (const handle of opened.splice(0)) await handle.close().catch(() => undefined);
+      if (schema !== undefined) await dropTestSchema(schema);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

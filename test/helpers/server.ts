@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
+import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../src/compose/gatehouse.js';
 import { loadConfig, type ConfigInput } from '../../src/config.js';
 import { createClient, type ClientInput } from '../../src/core/client-registry.js';
 import type { Client, Grant, User } from '../../src/core/model.js';
@@ -29,11 +29,19 @@ export interface TestServer {
     codeChallengeMethod?: 'S256' | 'plain';
     grantExpiresAt?: number | null;
   }): Promise<{ code: string; grant: Grant }>;
+  /**
+   * Closes the server (its requests, then its background work: purge, rate-counter merges, key-ring
+   * refresh, all awaited), and only then the store and its schema.
+   */
   close(): Promise<void>;
 }
 
 /** Starts a real Gatehouse over HTTPS on a free port, on a fresh store, with a clock the test moves. */
-export async function startTestServer(backend: Backend, overrides: ConfigInput = {}): Promise<TestServer> {
+export async function startTestServer(
+  backend: Backend,
+  overrides: ConfigInput = {},
+  options: Pick<GatehouseOptions, 'logger'> = {},
+): Promise<TestServer> {
   const store = await createTestStore(backend);
   const clock = new ManualClock();
   const config = loadConfig(
@@ -49,8 +57,17 @@ export async function startTestServer(backend: Backend, overrides: ConfigInput =
     },
     {},
   );
-  const gatehouse = await createGatehouse(config, { clock, storage: store.storage });
-  const url = await gatehouse.listen();
+  let gatehouse: Gatehouse | undefined;
+  let url: string;
+  try {
+    gatehouse = await createGatehouse(config, { clock, storage: store.storage, logger: options.logger });
+    url = await gatehouse.listen();
+  } catch (error) {
+    // A set-up that fails halfway leaves no server running against a schema about to be dropped.
+    await gatehouse?.app.close().catch(() => undefined);
+    await store.cleanup();
+    throw error;
+  }
   const ca = gatehouse.tls?.cert ?? '';
   const http = new HttpsClient(url.replace('localhost', '127.0.0.1'), ca);
   const storage = store.storage;
@@ -103,8 +120,11 @@ export async function startTestServer(backend: Backend, overrides: ConfigInput =
     },
     async close() {
       http.close();
-      await gatehouse.app.close();
-      await store.cleanup();
+      try {
+        await gatehouse.app.close();
+      } finally {
+        await store.cleanup();
+      }
     },
   };
 }
