@@ -1,7 +1,7 @@
 import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
 import type { User } from './model.js';
-import type { BrowserSessionStore, UserStore } from './ports.js';
+import type { BrowserSessionStore } from './ports.js';
 
 /** How long a browser stays signed in. */
 export const BROWSER_SESSION_TTL = 12 * 3600;
@@ -13,7 +13,6 @@ export const BROWSER_SESSION_TTL = 12 * 3600;
 export class BrowserSessions {
   constructor(
     private readonly sessions: BrowserSessionStore,
-    private readonly users: UserStore,
     private readonly clock: Clock,
     private readonly ttlSeconds: number = BROWSER_SESSION_TTL,
   ) {}
@@ -39,8 +38,7 @@ export class BrowserSessions {
   /** The signed-in user behind a browser id, if its session is live and the user still exists. */
   async user(browserId: string | undefined): Promise<User | undefined> {
     if (browserId === undefined || browserId === '') return undefined;
-    const session = await this.sessions.get(sha256(browserId), this.clock.now());
-    return session && this.users.get(session.userId);
+    return this.sessions.signedInUser(sha256(browserId), this.clock.now());
   }
 
   async end(browserId: string | undefined): Promise<void> {

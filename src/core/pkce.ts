@@ -1,5 +1,4 @@
-import { createHash } from 'node:crypto';
-import { safeEqual } from '../shared/crypto.js';
+import { safeEqual, sha256 } from '../shared/crypto.js';
 
 // RFC 7636 §4.1: code-verifier = 43*128unreserved
 const VERIFIER = /^[A-Za-z0-9\-._~]{43,128}$/;
@@ -12,6 +11,6 @@ export function isValidCodeChallenge(challenge: string, method: 'S256' | 'plain'
 
 export function verifyCodeVerifier(verifier: string, challenge: string, method: 'S256' | 'plain'): boolean {
   if (!VERIFIER.test(verifier)) return false;
-  const derived = method === 'S256' ? createHash('sha256').update(verifier).digest('base64url') : verifier;
+  const derived = method === 'S256' ? sha256(verifier) : verifier;
   return safeEqual(derived, challenge);
 }

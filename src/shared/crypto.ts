@@ -1,12 +1,36 @@
-import { createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
+import { createHash, hkdfSync, randomFillSync, timingSafeEqual } from 'node:crypto';
+
+// Each call to the CSPRNG has a fixed cost far above that of its bytes, so tokens are cut from a
+// pool filled 4 KiB at a time (as Node does for randomUUID). Bytes are handed out once and never reused.
+const POOL_SIZE = 4096;
+const pool = Buffer.allocUnsafe(POOL_SIZE);
+let poolOffset = POOL_SIZE;
+
+function randomBytesFromPool(bytes: number): Buffer {
+  if (bytes > POOL_SIZE) return nodeCrypto.randomBytes(bytes);
+  if (poolOffset + bytes > POOL_SIZE) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const slice = pool.subarray(poolOffset, poolOffset + bytes);
+  poolOffset += bytes;
+  return slice;
+}
 
 /** A random, URL-safe token of `bytes` bytes of entropy, with a greppable prefix (`rt_`, `ac_`, …). */
 export function randomToken(prefix: string, bytes = 32): string {
-  return prefix + randomBytes(bytes).toString('base64url');
+  return prefix + randomBytesFromPool(bytes).toString('base64url');
 }
+
+// crypto.hash (Node >= 20.12) hashes in one call, without a Hash object per value.
+const oneShotHash = (
+  nodeCrypto as { hash?: (algorithm: string, data: string, encoding: 'base64url') => string }
+).hash;
 
 /** SHA-256 as base64url: how codes, refresh tokens and client secrets are stored. */
 export function sha256(value: string): string {
+  if (oneShotHash !== undefined) return oneShotHash('sha256', value, 'base64url');
   return createHash('sha256').update(value).digest('base64url');
 }
 

@@ -358,6 +358,39 @@ for (const backend of backends()) {
         assert.equal(await storage.codes.get(sha256('unknown')), undefined);
       });
 
+      it('reads a code together with its grant, as the grant stands now', async () => {
+        const { grant } = await seedGrant({ scope: ['read', 'write'], expiresAt: NOW + 600 });
+        const code = makeCode(grant);
+        await storage.codes.insert(code);
+        assert.deepEqual(await storage.codes.getWithGrant(code.hash), { code, grant });
+        await storage.grants.revoke(grant.id, NOW + 5);
+        assert.deepEqual(await other.codes.getWithGrant(code.hash), {
+          code,
+          grant: { ...grant, revokedAt: NOW + 5 },
+        });
+        assert.equal(await storage.codes.getWithGrant(sha256('unknown')), undefined);
+      });
+
+      it('keeps statements made while another transaction is open out of that transaction', async () => {
+        const { grant } = await seedGrant();
+        const code = makeCode(grant);
+        let pending: Promise<unknown> | undefined;
+        await assert.rejects(
+          store.storage.db.transaction().execute(async (trx) => {
+            await trx.updateTable('grants').set({ revoked_at: NOW }).where('id', '=', grant.id).execute();
+            // Another request's statements, started while the transaction waits on I/O.
+            pending = Promise.all([storage.codes.insert(code), storage.grants.listByUser(grant.userId)]);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            throw new Error('rolled back');
+          }),
+          /rolled back/,
+        );
+        const [, seen] = (await pending) as [void, Grant[]];
+        // Neither undone by the rollback nor reading the transaction's uncommitted update.
+        assert.deepEqual(await storage.codes.getWithGrant(code.hash), { code, grant });
+        assert.equal(seen[0]?.revokedAt, null);
+      });
+
       it('consume is atomic: of 20 concurrent calls exactly one gets the code', async () => {
         const { grant } = await seedGrant();
         const code = makeCode(grant);
@@ -368,6 +401,26 @@ for (const backend of backends()) {
         const winners = results.filter((r) => r !== undefined);
         assert.equal(winners.length, 1);
         assert.equal((await storage.codes.get(code.hash))?.consumedAt, winners[0]?.consumedAt);
+      });
+    });
+
+    describe('browser sessions', () => {
+      it('names the signed-in user only while the session lives', async () => {
+        const { user } = await seedGrant();
+        const session = {
+          hash: sha256(`bs-${user.id}`),
+          userId: user.id,
+          createdAt: NOW,
+          expiresAt: NOW + 60,
+        };
+        await storage.browserSessions.insert(session);
+        assert.deepEqual(await storage.browserSessions.get(session.hash, NOW), session);
+        assert.deepEqual(await other.browserSessions.signedInUser(session.hash, NOW + 59), user);
+        assert.equal(await storage.browserSessions.signedInUser(session.hash, NOW + 60), undefined);
+        assert.equal(await storage.browserSessions.signedInUser(sha256('unknown'), NOW), undefined);
+        assert.equal(await storage.browserSessions.delete(session.hash), true);
+        assert.equal(await storage.browserSessions.signedInUser(session.hash, NOW), undefined);
+        assert.equal(await storage.browserSessions.delete(session.hash), false);
       });
     });
 

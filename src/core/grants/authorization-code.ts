@@ -2,7 +2,7 @@ import { sha256 } from '../../shared/crypto.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
 import { verifyCodeVerifier } from '../pkce.js';
 import type { GrantHandler } from './grant-handler.js';
-import { liveGrant } from './live-grant.js';
+import { assertLiveGrant } from './live-grant.js';
 
 /** RFC 6749 §4.1.3 with RFC 7636 PKCE and RFC 9700's replay rule. */
 export const authorizationCodeGrant = {
@@ -15,9 +15,10 @@ export const authorizationCodeGrant = {
     if (redirectUri === undefined) throw invalidRequest('redirect_uri is required');
 
     const hash = sha256(code);
-    const stored = await storage.codes.get(hash);
+    const found = await storage.codes.getWithGrant(hash);
     const now = clock.now();
-    if (stored === undefined) throw invalidGrant('unknown authorization code');
+    if (found === undefined) throw invalidGrant('unknown authorization code');
+    const stored = found.code;
     if (stored.consumedAt !== null) {
       // RFC 6749 §4.1.2: a code used twice revokes every token it issued.
       await storage.grants.revoke(stored.grantId, now);
@@ -43,7 +44,7 @@ export const authorizationCodeGrant = {
       throw invalidGrant('public clients must use PKCE');
     }
 
-    const grant = await liveGrant(storage, stored.grantId, now);
+    const grant = assertLiveGrant(found.grant, now);
     const consumed = await storage.codes.consume(hash, now);
     if (consumed === undefined) {
       // Lost the race to a concurrent redemption of the same code: that is a replay too.

@@ -14,7 +14,7 @@ const BROWSER_ID = /^bs_[A-Za-z0-9_-]{43}$/;
 export interface BrowserContext {
   browserId: string;
   user: User | undefined;
-  csrfToken: string;
+  readonly csrfToken: string;
 }
 
 export class BrowserContexts {
@@ -37,7 +37,17 @@ export class BrowserContexts {
       browserId = BrowserSessions.newBrowserId();
       this.setCookie(reply, browserId);
     }
-    return { browserId, user, csrfToken: this.csrf.issue(browserId) };
+    // Computed when a page needs it: a remembered consent answers /authorize with a bare redirect.
+    const csrf = this.csrf;
+    const id = browserId;
+    let csrfToken: string | undefined;
+    return {
+      browserId,
+      user,
+      get csrfToken() {
+        return (csrfToken ??= csrf.issue(id));
+      },
+    };
   }
 
   /** Whether a POST carries the CSRF token of this browser. */

@@ -61,7 +61,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
       reply.header('content-security-policy', contentSecurityPolicy(reply, config.logoUrl));
     });
 
-    const sessions = new BrowserSessions(storage.browserSessions, storage.users, clock);
+    const sessions = new BrowserSessions(storage.browserSessions, clock);
     const ui: UiContext = {
       config,
       storage,

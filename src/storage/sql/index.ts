@@ -18,8 +18,8 @@ import { createScopeRepository } from './repositories/scopes.js';
 import { createUserRepository } from './repositories/users.js';
 import { createSigningKeyRepository } from './repositories/signing-keys.js';
 import { createThrottleRepository } from './repositories/throttle.js';
-import type { ClientsTable, Database } from './schema.js';
-import type BetterSqlite3 from 'better-sqlite3';
+import type { Database } from './schema.js';
+import { createSqliteHotPath, type SqliteHotPath } from './sqlite-hot-path.js';
 
 export interface SqlStorageOptions {
   /** `postgres://…` selects PostgreSQL; anything else (or nothing) the SQLite file in `dataDir`. */
@@ -55,7 +55,7 @@ export function isPostgresUrl(url: string | undefined): boolean {
 
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let db: Kysely<Database>;
-  let fastClientGet: ((id: string) => ClientsTable | undefined) | undefined;
+  let hot: SqliteHotPath | undefined;
   let stopCheckpointer: () => Promise<void> = async () => undefined;
   let dialectName: Storage['dialect'];
   const queries = createQueryObserver();
@@ -77,15 +77,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     });
     const { dialect, raw } = sqlite;
     stopCheckpointer = sqlite.stopCheckpointer;
-    let statement: BetterSqlite3.Statement<[string], ClientsTable> | undefined;
-    fastClientGet = (id) => {
-      const started = performance.now();
-      // Prepared on first use: the table exists only once migrations have run.
-      statement ??= raw.prepare<[string], ClientsTable>('SELECT * FROM clients WHERE id = ?');
-      const row = statement.get(id);
-      queries.emit({ operation: 'select', durationMs: performance.now() - started, failed: false });
-      return row;
-    };
+    hot = createSqliteHotPath(raw, queries.emit);
     db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'sqlite';
   }
@@ -110,16 +102,16 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   return {
     dialect: dialectName,
     db,
-    clients: createClientRepository(db, fastClientGet, dialectName === 'postgres' ? 1000 : 0),
+    clients: createClientRepository(db, hot, dialectName === 'postgres' ? 1000 : 0),
     users: createUserRepository(db),
     scopes: createScopeRepository(db),
-    grants: createGrantRepository(db),
-    codes: createAuthorizationCodeRepository(db),
+    grants: createGrantRepository(db, hot),
+    codes: createAuthorizationCodeRepository(db, hot),
     refreshTokens: createRefreshTokenRepository(db),
     revocations: createRevocationRepository(db),
     signingKeys: createSigningKeyRepository(db),
     throttle: createThrottleRepository(db),
-    browserSessions: createBrowserSessionRepository(db),
+    browserSessions: createBrowserSessionRepository(db, hot),
     purge: createPurgeRepository(db, dialectName),
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db, dialectName),

@@ -2,6 +2,8 @@ import type { Kysely } from 'kysely';
 import type { BrowserSession } from '../../../core/model.js';
 import type { BrowserSessionStore } from '../../../core/ports.js';
 import type { BrowserSessionsTable, Database } from '../schema.js';
+import type { SqliteHotPath } from '../sqlite-hot-path.js';
+import { userFromRow } from './mappers.js';
 
 const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
   hash: row.hash,
@@ -10,7 +12,10 @@ const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
   expiresAt: row.expires_at,
 });
 
-export function createBrowserSessionRepository(db: Kysely<Database>): BrowserSessionStore {
+export function createBrowserSessionRepository(
+  db: Kysely<Database>,
+  hot?: SqliteHotPath,
+): BrowserSessionStore {
   return {
     async insert(session: BrowserSession) {
       await db
@@ -31,6 +36,18 @@ export function createBrowserSessionRepository(db: Kysely<Database>): BrowserSes
         .where('expires_at', '>', at)
         .executeTakeFirst();
       return row && fromRow(row);
+    },
+    async signedInUser(hash: string, at: number) {
+      const row = hot?.usable
+        ? hot.signedInUser(hash, at)
+        : await db
+            .selectFrom('browser_sessions as s')
+            .innerJoin('users as u', 'u.id', 's.user_id')
+            .selectAll('u')
+            .where('s.hash', '=', hash)
+            .where('s.expires_at', '>', at)
+            .executeTakeFirst();
+      return row && userFromRow(row);
     },
     async delete(hash: string) {
       const result = await db.deleteFrom('browser_sessions').where('hash', '=', hash).executeTakeFirst();

@@ -1,17 +1,15 @@
 import type { Kysely } from 'kysely';
 import type { Client } from '../../../core/model.js';
 import type { ClientFilter, ClientStore } from '../../../core/ports.js';
-import type { ClientsTable, Database } from '../schema.js';
+import type { Database } from '../schema.js';
+import type { SqliteHotPath } from '../sqlite-hot-path.js';
 import { clientFromRow, clientToRow } from './mappers.js';
 import { isLookupKey } from './lookup-key.js';
 
-/**
- * `fastGet`, when given, reads one client by id without Kysely's per-call query building: client
- * authentication runs on every token request, and on SQLite that building costs more than the read.
- */
+/** `hot`, on SQLite, reads one client by id with a prepared statement: every token request does. */
 export function createClientRepository(
   db: Kysely<Database>,
-  fastGet?: (id: string) => ClientsTable | undefined,
+  hot?: SqliteHotPath,
   /**
    * PostgreSQL: how long a client read stays in this process's memory. Client authentication runs on
    * every token request and would otherwise cost a network round trip each time; a change made
@@ -30,8 +28,8 @@ export function createClientRepository(
       if (!isLookupKey(id)) return undefined;
       const cached = cacheTtlMs > 0 ? cache.get(id) : undefined;
       if (cached !== undefined && cached.until > Date.now()) return { ...cached.client };
-      const row = fastGet
-        ? fastGet(id)
+      const row = hot?.usable
+        ? hot.clientById(id)
         : await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
       const client = row && clientFromRow(row);
       if (client !== undefined && cacheTtlMs > 0) {

@@ -4,8 +4,9 @@ import type { GrantStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
 import { grantFromRow, grantToRow } from './mappers.js';
 import { isLookupKey } from './lookup-key.js';
+import type { SqliteHotPath } from '../sqlite-hot-path.js';
 
-export function createGrantRepository(db: Kysely<Database>): GrantStore {
+export function createGrantRepository(db: Kysely<Database>, hot?: SqliteHotPath): GrantStore {
   return {
     async insert(grant: Grant) {
       await db.insertInto('grants').values(grantToRow(grant)).execute();
@@ -16,6 +17,7 @@ export function createGrantRepository(db: Kysely<Database>): GrantStore {
       return row && grantFromRow(row);
     },
     async listByUser(userId: string) {
+      if (hot?.usable) return hot.grantsByUser(userId).map(grantFromRow);
       const rows = await db
         .selectFrom('grants')
         .selectAll()

@@ -8,6 +8,7 @@ import type {
   TokenType,
   User,
 } from '../../../core/model.js';
+import type { CodeWithGrantRow } from '../sqlite-hot-path.js';
 import type {
   AuthorizationCodesTable,
   ClientsTable,
@@ -148,4 +149,17 @@ export const signingKeyToRow = (key: SigningKeyRecord): SigningKeysTable => ({
   private_key_sealed: key.privateKeySealed,
   created_at: key.createdAt,
   retired_at: key.retiredAt,
+});
+
+export const codeWithGrantFromRow = (row: CodeWithGrantRow): { code: AuthorizationCode; grant: Grant } => ({
+  code: codeFromRow(row),
+  grant: grantFromRow({
+    id: row.grant_id,
+    client_id: row.grant_client_id,
+    user_id: row.grant_user_id,
+    scope: row.grant_scope,
+    created_at: row.grant_created_at,
+    expires_at: row.grant_expires_at,
+    revoked_at: row.grant_revoked_at,
+  }),
 });
