@@ -1,11 +1,6 @@
-import {
-  createRemoteJWKSet,
-  customFetch,
-  errors,
-  jwtVerify,
-  type JWTPayload,
-  type JWTVerifyGetKey,
-} from 'jose';
+import type { JWTPayload } from 'jose';
+import { JwksCache } from './jwks-cache.js';
+import { JwtVerifier, type JwtVerification } from './jwt-verifier.js';
 import {
   checkMacFreshness,
   macReplay,
@@ -28,7 +23,8 @@ export interface ResourceServerOptions {
   jwksUri?: string;
   /**
    * The only signature algorithms accepted (RFC 8725 §3.1): a token cannot choose its own.
-   * Default: ES256 and EdDSA, the algorithms Gatehouse signs with.
+   * Default: ES256, EdDSA and RS256, the algorithms Gatehouse signs with (RFC 9068 §2.1 requires
+   * RS256). Any of ES256/384/512, RS256/384/512, PS256/384/512, EdDSA (Ed25519) may be listed.
    */
   algorithms?: string[];
   /** The realm of WWW-Authenticate challenges. */
@@ -109,29 +105,32 @@ interface IntrospectionResult {
   jti?: string;
 }
 
-const DEFAULT_ALGORITHMS = ['ES256', 'EdDSA'];
+const DEFAULT_ALGORITHMS = ['ES256', 'EdDSA', 'RS256'];
 
 /**
  * A resource server for tokens from one Gatehouse (or any RFC 9068 issuer): local JWT validation
- * against the issuer's JWKS (cached by jose, refetched when an unknown kid appears), optional
+ * against the issuer's JWKS (kept in memory, refetched when an unknown kid appears), optional
  * introspection, MAC request signatures, and required scopes per route.
  */
 export class ResourceServer {
   readonly realm: string;
-  private readonly jwks: JWTVerifyGetKey;
+  private readonly jwks: JwksCache;
+  private readonly jwtVerifier: JwtVerifier;
   private readonly fetch: FetchLike;
   private readonly closeFetch: () => void;
-  private readonly algorithms: string[];
   private readonly nonces: NonceStore;
   private readonly verified = new Map<string, { token: VerifiedToken; exp: number }>();
 
   constructor(private readonly options: ResourceServerOptions) {
     const issuer = options.issuer.replace(/\/$/, '');
     this.realm = options.realm ?? 'api';
-    this.algorithms = options.algorithms ?? DEFAULT_ALGORITHMS;
-    if (this.algorithms.length === 0 || this.algorithms.some((alg) => /^(none|HS\d+)$/i.test(alg))) {
-      throw new Error('algorithms must list asymmetric JWS algorithms (never none or HS*)');
-    }
+    const audience = options.audience ?? issuer;
+    this.jwtVerifier = new JwtVerifier({
+      algorithms: options.algorithms ?? DEFAULT_ALGORITHMS,
+      issuer,
+      audiences: typeof audience === 'string' ? [audience] : audience,
+      clockToleranceSeconds: options.clockToleranceSeconds ?? 5,
+    });
     if (options.fetch !== undefined) {
       this.fetch = options.fetch;
       this.closeFetch = () => undefined;
@@ -140,9 +139,10 @@ export class ResourceServer {
       this.fetch = node.fetch;
       this.closeFetch = node.close;
     }
-    this.jwks = createRemoteJWKSet(new URL(options.jwksUri ?? `${issuer}/jwks`), {
-      cooldownDuration: (options.jwksCooldownSeconds ?? 5) * 1000,
-      [customFetch]: this.fetch as never,
+    this.jwks = new JwksCache({
+      uri: new URL(options.jwksUri ?? `${issuer}/jwks`).href,
+      fetch: this.fetch,
+      cooldownSeconds: options.jwksCooldownSeconds ?? 5,
     });
     this.nonces = options.mac?.nonceStore ?? new MemoryNonceStore();
   }
@@ -227,6 +227,9 @@ export class ResourceServer {
   }
 
   private async verifyJwt(token: string, scheme: 'bearer' | 'mac'): Promise<VerifiedToken> {
+    // Off: not even the look-up, which hashes the whole token.
+    if ((this.options.verifiedTokenCacheSize ?? 10_000) <= 0)
+      return await this.verifyJwtSignature(token, scheme);
     const cached = this.verified.get(`${scheme} ${token}`);
     if (cached !== undefined) {
       if (cached.exp + (this.options.clockToleranceSeconds ?? 5) > this.now()) {
@@ -251,34 +254,23 @@ export class ResourceServer {
     this.verified.set(key, { token: { ...token, scopes: [...token.scopes] }, exp: token.claims.exp });
   }
 
-  private async verifyJwtSignature(token: string, scheme: 'bearer' | 'mac'): Promise<VerifiedToken> {
-    const invalid = (description: string) => new TokenError('invalid_token', description, { scheme });
-    let payload: JWTPayload;
-    try {
-      ({ payload } = await jwtVerify(token, this.jwks, {
-        issuer: this.options.issuer.replace(/\/$/, ''),
-        audience: this.options.audience ?? this.options.issuer.replace(/\/$/, ''),
-        algorithms: this.algorithms,
-        typ: 'at+jwt',
-        clockTolerance: this.options.clockToleranceSeconds ?? 5,
-        currentDate: new Date(this.now() * 1000),
-        // RFC 9068 §2.2: the claims every JWT access token carries.
-        requiredClaims: ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'],
-      }));
-    } catch (error) {
-      if (error instanceof errors.JWTExpired) throw invalid('the access token has expired');
-      if (error instanceof errors.JOSEError || error instanceof TypeError) {
-        throw invalid('the access token is not valid');
-      }
-      throw error;
-    }
-    if (typeof payload.client_id !== 'string' || typeof payload.sub !== 'string') {
-      throw invalid('the access token has malformed claims');
-    }
-    if (payload.scope !== undefined && typeof payload.scope !== 'string') {
-      throw invalid('the access token has malformed claims');
-    }
-    const claims = payload as VerifiedToken['claims'];
+  /** A value, not a promise, when the key is in hand: the common path takes no extra promise hop. */
+  private verifyJwtSignature(
+    token: string,
+    scheme: 'bearer' | 'mac',
+  ): VerifiedToken | Promise<VerifiedToken> {
+    const now = Math.floor(this.now());
+    const result = this.jwtVerifier.verify(token, this.jwks.current(), now);
+    if (result.valid || result.reason !== 'unknown-key') return this.verifiedToken(token, scheme, result);
+    // A key rotated in at the issuer since the set was fetched (or the first token seen).
+    return this.jwks
+      .refreshForUnknownKey()
+      .then((keys) => this.verifiedToken(token, scheme, this.jwtVerifier.verify(token, keys, now)));
+  }
+
+  private verifiedToken(token: string, scheme: 'bearer' | 'mac', result: JwtVerification): VerifiedToken {
+    if (!result.valid) throw new TokenError('invalid_token', describeFailure(result), { scheme });
+    const claims = result.claims as VerifiedToken['claims'];
     return {
       token,
       tokenType: scheme,
@@ -322,6 +314,17 @@ export class ResourceServer {
   /** Releases the keep-alive connections to the authorization server. */
   close(): void {
     this.closeFetch();
+  }
+}
+
+function describeFailure(result: JwtVerification & { valid: false }): string {
+  switch (result.reason) {
+    case 'expired':
+      return 'the access token has expired';
+    case 'malformed-claims':
+      return 'the access token has malformed claims';
+    default:
+      return 'the access token is not valid';
   }
 }
 

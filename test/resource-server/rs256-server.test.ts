@@ -10,6 +10,7 @@ import {
   type JWK,
 } from 'jose';
 import { loadConfig } from '../../src/config.js';
+import { ResourceServer } from '../../src/resource-server/index.js';
 import { apiClient, clientCredentialsToken, expectStatus, introspection } from '../api/support.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -111,6 +112,31 @@ for (const backend of backends()) {
       expectStatus(await apiClient(server, admin.token).get('/signing-keys'), 200);
       const fresher = await clientCredentialsToken(server, ['admin']);
       expectStatus(await apiClient(server, fresher.token).get('/signing-keys'), 200);
+    });
+
+    it('is accepted by the resource-server library with its default algorithms', async () => {
+      const library = new ResourceServer({
+        issuer: ISSUER,
+        jwksUri: `${server.http.baseUrl}/jwks`,
+        ca: server.ca,
+        now: () => server.clock.now(),
+      });
+      try {
+        const { client, token } = await clientCredentialsToken(server, ['notes:read']);
+        const verified = await library.authorize(
+          {
+            method: 'GET',
+            url: '/notes',
+            host: 'api.test',
+            protocol: 'https',
+            authorization: `Bearer ${token.access_token}`,
+          },
+          ['notes:read'],
+        );
+        assert.equal(verified.clientId, client.id);
+      } finally {
+        library.close();
+      }
     });
   });
 }

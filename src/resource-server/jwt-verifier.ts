@@ -1,0 +1,138 @@
+import { jwsAlgorithm, SUPPORTED_ALGORITHMS } from './jws-algorithms.js';
+import type { KeySet } from './jwks-cache.js';
+
+/** What a JWT access token must satisfy besides its signature (RFC 9068 §4). */
+export interface JwtVerifierOptions {
+  /** The only `alg` values accepted (RFC 8725 §3.1). */
+  algorithms: readonly string[];
+  /** The exact `iss`. */
+  issuer: string;
+  /** `aud` must be, or contain, one of these. */
+  audiences: readonly string[];
+  /** Seconds of clock skew tolerated on `exp` and `nbf`. */
+  clockToleranceSeconds: number;
+}
+
+/** A verified token's claims: a JSON object, as signed. */
+export type JwtClaims = Record<string, unknown>;
+
+export type JwtVerification =
+  | { valid: true; claims: JwtClaims }
+  /** The set holds no key for the token's `alg` and `kid`: worth fetching the set again, once. */
+  | { valid: false; reason: 'unknown-key' }
+  | { valid: false; reason: 'expired' | 'invalid' | 'malformed-claims' };
+
+/** RFC 9068 §2.2: every JWT access token carries these. */
+const REQUIRED_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'] as const;
+
+// jose's decoder: invalid UTF-8 is an error, not U+FFFD.
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const INVALID = { valid: false, reason: 'invalid' } as const;
+const UNKNOWN_KEY = { valid: false, reason: 'unknown-key' } as const;
+const EXPIRED = { valid: false, reason: 'expired' } as const;
+const MALFORMED_CLAIMS = { valid: false, reason: 'malformed-claims' } as const;
+
+/**
+ * Verifies a compact JWS JWT access token synchronously with node:crypto: what jose's `jwtVerify`
+ * checks for an RFC 9068 token (typ at+jwt, alg allow-list, key matching, iss, aud, exp, nbf, the
+ * required claims), without WebCrypto's asynchronous round trip through the thread pool. Stricter than
+ * jose in two ways: each part must be canonical base64url (no padding, no stray characters, no unused
+ * bits set), and any `crit` or `b64` header is refused (RFC 7515 §4.1.11, RFC 7797: an access token
+ * has no use for either).
+ */
+export class JwtVerifier {
+  private readonly algorithms: ReadonlySet<string>;
+
+  constructor(private readonly options: JwtVerifierOptions) {
+    const unsupported = options.algorithms.filter((alg) => jwsAlgorithm(alg) === undefined);
+    if (options.algorithms.length === 0 || unsupported.length > 0) {
+      throw new Error(
+        `algorithms must list asymmetric JWS algorithms (never none or HS*), of ${SUPPORTED_ALGORITHMS.join(', ')}` +
+          (unsupported.length > 0 ? `; not ${unsupported.join(', ')}` : ''),
+      );
+    }
+    if (!Number.isFinite(options.clockToleranceSeconds) || options.clockToleranceSeconds < 0) {
+      throw new Error('the clock tolerance must be a non-negative number of seconds');
+    }
+    this.algorithms = new Set(options.algorithms);
+  }
+
+  /** `now` in epoch seconds; `keys` undefined when none could be fetched yet. */
+  verify(token: string, keys: KeySet | undefined, now: number): JwtVerification {
+    const firstDot = token.indexOf('.');
+    const secondDot = token.indexOf('.', firstDot + 1);
+    if (firstDot < 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0) return INVALID;
+    const header = parseObject(token.slice(0, firstDot));
+    if (header === undefined) return INVALID;
+    if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return INVALID;
+    const { alg, typ, kid } = header;
+    if (typeof alg !== 'string' || !this.algorithms.has(alg)) return INVALID;
+    // RFC 9068 §4; compared as jose does: case-insensitive, "application/" optional.
+    if (typeof typ !== 'string' || mediaType(typ) !== 'application/at+jwt') return INVALID;
+    const algorithm = jwsAlgorithm(alg);
+    if (algorithm === undefined || (kid !== undefined && typeof kid !== 'string')) return INVALID;
+    const selection = keys?.select(alg, algorithm, kid) ?? { found: false, reason: 'no-match' };
+    if (!selection.found) return selection.reason === 'no-match' ? UNKNOWN_KEY : INVALID;
+    if (selection.key === undefined) return INVALID;
+    const signature = decodeCanonical(token.slice(secondDot + 1));
+    if (signature === undefined) return INVALID;
+    // The signing input is ASCII (canonical base64url is checked for both parts before use).
+    const signingInput = Buffer.from(token.slice(0, secondDot), 'latin1');
+    const claims = parseObject(token.slice(firstDot + 1, secondDot));
+    if (claims === undefined) return INVALID;
+    if (!algorithm.verify(signingInput, signature, selection.key)) return INVALID;
+    return this.checkClaims(claims, now);
+  }
+
+  private checkClaims(claims: JwtClaims, now: number): JwtVerification {
+    for (const claim of REQUIRED_CLAIMS) if (!Object.hasOwn(claims, claim)) return INVALID;
+    const { iss, aud, exp, nbf, iat } = claims;
+    if (iss !== this.options.issuer) return INVALID;
+    if (!this.acceptsAudience(aud)) return INVALID;
+    const tolerance = this.options.clockToleranceSeconds;
+    if (typeof iat !== 'number') return INVALID;
+    if (nbf !== undefined && (typeof nbf !== 'number' || nbf > now + tolerance)) return INVALID;
+    if (typeof exp !== 'number') return INVALID;
+    if (exp <= now - tolerance) return EXPIRED;
+    if (typeof claims.client_id !== 'string' || typeof claims.sub !== 'string') return MALFORMED_CLAIMS;
+    if (claims.scope !== undefined && typeof claims.scope !== 'string') return MALFORMED_CLAIMS;
+    return { valid: true, claims };
+  }
+
+  private acceptsAudience(aud: unknown): boolean {
+    const accepted = this.options.audiences;
+    if (typeof aud === 'string') return accepted.includes(aud);
+    if (Array.isArray(aud)) return accepted.some((audience) => aud.includes(audience));
+    return false;
+  }
+}
+
+function mediaType(typ: string): string {
+  const lower = typ.toLowerCase();
+  return typ.includes('/') ? lower : `application/${lower}`;
+}
+
+/**
+ * The bytes of a canonical base64url string, or undefined. Node's decoder skips characters it does
+ * not know and accepts both alphabets and padding; encoding the result again and comparing refuses all
+ * of that, and unused low bits in the last character, so one token has exactly one spelling.
+ */
+function decodeCanonical(part: string): Buffer | undefined {
+  const bytes = Buffer.from(part, 'base64url');
+  return bytes.toString('base64url') === part ? bytes : undefined;
+}
+
+/** A base64url part holding a JSON object in strict UTF-8 (header or claims). */
+function parseObject(part: string): Record<string, unknown> | undefined {
+  const bytes = decodeCanonical(part);
+  if (bytes === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(utf8.decode(bytes));
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  return value as Record<string, unknown>;
+}
