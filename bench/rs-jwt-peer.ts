@@ -1,15 +1,23 @@
 /**
- * The resource-server benchmark's loop (issue 5 §6: JWT validation in the library, per core). Validates
- * one real Gatehouse-issued token again and again with the library's ResourceServer (JWKS fetched once
- * from the running Gatehouse, then cached by jose), and with jose's `jwtVerify` alone on the same token
- * and key (the peer), in interleaved rounds, `--concurrency` validations in flight. Run pinned to one
- * core; prints one JSON line with validations per wall second and per CPU second of each path.
+ * The resource-server benchmark's loop (issue 5 §6: JWT validation in the library, per core). For each
+ * algorithm Gatehouse signs with, validates one token again and again with the library's
+ * ResourceServer (validated-token cache off: every validation verifies the signature), with jose's
+ * `jwtVerify` alone on the same token and key (the peer), and with the bare signature check of
+ * synchronous node:crypto (the floor), in interleaved rounds, `--concurrency` validations in flight.
+ *
+ * ES256 (Gatehouse's default, the one judged): a real token from the running Gatehouse, its JWKS
+ * fetched over HTTPS. RS256 and EdDSA: the same claims signed by Gatehouse's own KeyRing with a fresh
+ * key of that algorithm (2048-bit RSA, Ed25519), its JWKS handed to the library in-process. Run pinned
+ * to one core; prints one JSON line with validations per wall second and per CPU second of each path.
  */
 import { createPublicKey, verify, type JsonWebKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
-import { ResourceServer, type RequestInfo } from '../src/resource-server/index.js';
+import { KeyRing, type SigningAlgorithm } from '../src/core/key-ring.js';
+import type { SigningKeyRecord } from '../src/core/model.js';
+import { ResourceServer, type FetchLike, type RequestInfo } from '../src/resource-server/index.js';
+import { systemClock } from '../src/shared/clock.js';
 import { httpsRequest } from './lib/https.js';
 
 const { values } = parseArgs({
@@ -18,7 +26,7 @@ const { values } = parseArgs({
     'jwks-uri': { type: 'string' },
     'ca-file': { type: 'string' },
     'token-file': { type: 'string' },
-    seconds: { type: 'string', default: '10' },
+    seconds: { type: 'string', default: '20' },
     rounds: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '16' },
   },
@@ -32,72 +40,134 @@ const issuer = required('issuer');
 const jwksUri = required('jwks-uri');
 const ca = readFileSync(required('ca-file'), 'utf8');
 // Read from a file, not the command line, so the token never shows in a process listing.
-const token = readFileSync(required('token-file'), 'utf8').trim();
+const gatehouseToken = readFileSync(required('token-file'), 'utf8').trim();
 const rounds = Number(values.rounds);
-// The library and jose get equal slices, the signature-only floor half as much.
-const slice = Number(values.seconds) / rounds / 2.5;
 const concurrency = Number(values.concurrency);
+const ALGORITHMS = ['ES256', 'RS256', 'EdDSA'] as const satisfies readonly SigningAlgorithm[];
+// Per round and algorithm: library and jose get a slice each, the floor half of one; plus half a slice
+// for the cached library (ES256).
+const slice = Number(values.seconds) / rounds / (ALGORITHMS.length * 2.5 + 0.5);
 
-// Judged with the validated-token cache off: every validation verifies the signature, as for a token
-// never seen before. The cached path (the same token again, the common case) is measured beside it.
-const library = new ResourceServer({ issuer, jwksUri, ca, verifiedTokenCacheSize: 0 });
-const cachedLibrary = new ResourceServer({ issuer, jwksUri, ca });
-const request: RequestInfo = {
+const request = (token: string): RequestInfo => ({
   method: 'GET',
   url: '/notes',
   host: 'api.bench.test',
   protocol: 'https',
   authorization: `Bearer ${token}`,
-};
-const viaLibrary = async () => {
-  const verified = await library.authorize(request);
-  if (verified.token !== token) throw new Error('library returned another token');
-};
-const viaCachedLibrary = async () => {
-  const verified = await cachedLibrary.authorize(request);
-  if (verified.token !== token) throw new Error('library returned another token');
-};
+});
 
-// The peer: the same checks jose can make alone (RFC 9068 typ, iss, aud, alg allow-list), on a key set
-// built once from the same JWKS.
-const jwksResponse = await fetchJwks();
-const keySet = createLocalJWKSet(jwksResponse);
-const viaJose = async () => {
-  await jwtVerify(token, keySet, {
-    issuer,
-    audience: issuer,
-    algorithms: ['ES256', 'EdDSA'],
-    typ: 'at+jwt',
-  });
-};
+interface Subject {
+  token: string;
+  jwks: JSONWebKeySet;
+  /** How the library gets the JWKS: over HTTPS from Gatehouse, or in-process. */
+  libraryOptions: { jwksUri: string; ca?: string; fetch?: FetchLike };
+}
 
-// The floor: the ES256 signature check alone, synchronous node:crypto, no JOSE or claims processing.
-const { kid } = decodeProtectedHeader(token);
-const jwk = jwksResponse.keys.find((key) => key.kid === kid);
-if (jwk === undefined || jwk.crv !== 'P-256') throw new Error('the token is not ES256 under a JWKS key');
-const publicKey = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-const dot = token.lastIndexOf('.');
-const signingInput = Buffer.from(token.slice(0, dot));
-const signature = Buffer.from(token.slice(dot + 1), 'base64url');
-const viaNodeCrypto = async () => {
-  if (!verify('sha256', signingInput, { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature)) {
-    throw new Error('signature did not verify');
-  }
-};
-
-async function fetchJwks(): Promise<JSONWebKeySet> {
+/** ES256: the Gatehouse-issued token and Gatehouse's /jwks. */
+async function gatehouseSubject(): Promise<Subject> {
   const response = await httpsRequest(jwksUri, { ca });
   if (response.status !== 200) throw new Error(`${jwksUri} answered ${response.status}`);
-  return JSON.parse(response.body) as JSONWebKeySet;
+  const jwks = JSON.parse(response.body) as JSONWebKeySet;
+  return { token: gatehouseToken, jwks, libraryOptions: { jwksUri, ca } };
 }
+
+/** The Gatehouse token's claims signed by Gatehouse's KeyRing with a new key of `alg`. */
+async function keyRingSubject(alg: SigningAlgorithm): Promise<Subject> {
+  const records: SigningKeyRecord[] = [];
+  const keyRing = new KeyRing({
+    store: {
+      insert: async (record) => void records.unshift(record),
+      list: async () => [...records],
+      retireAllExcept: async () => undefined,
+    },
+    keyEncryptionKey: Buffer.alloc(32, 1),
+    clock: systemClock,
+    algorithm: alg,
+    retiredKeyRetentionSeconds: 3600,
+    refreshIntervalSeconds: 3600,
+  });
+  await keyRing.init();
+  const claims = JSON.parse(Buffer.from(gatehouseToken.split('.')[1] ?? '', 'base64url').toString('utf8'));
+  const token = keyRing.signJwt(claims as Record<string, unknown>);
+  const jwks = (await keyRing.publicJwks()) as JSONWebKeySet;
+  const body = JSON.stringify(jwks);
+  const fetch: FetchLike = async () =>
+    new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
+  return { token, jwks, libraryOptions: { jwksUri: 'https://jwks.bench.test/jwks', fetch } };
+}
+
+interface Case {
+  alg: SigningAlgorithm;
+  library: () => Promise<void>;
+  jose: () => Promise<void>;
+  nodeCrypto: () => Promise<void>;
+  close(): void;
+}
+
+function makeCase(alg: SigningAlgorithm, subject: Subject): Case {
+  const { token, jwks } = subject;
+  // Judged with the validated-token cache off: every validation verifies the signature, as for a token
+  // never seen before.
+  const library = new ResourceServer({ issuer, ...subject.libraryOptions, verifiedTokenCacheSize: 0 });
+  const libraryRequest = request(token);
+  // The peer: the same checks jose can make alone (RFC 9068 typ, iss, aud, alg allow-list), on a key
+  // set built once from the same JWKS.
+  const keySet = createLocalJWKSet(jwks);
+  // The floor: the signature check alone, synchronous node:crypto, no JOSE or claims processing.
+  const { kid } = decodeProtectedHeader(token);
+  const jwk = jwks.keys.find((key) => key.kid === kid);
+  if (jwk === undefined || jwk.alg !== alg) throw new Error(`the ${alg} token is not under a JWKS key`);
+  const publicKey = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
+  const dot = token.lastIndexOf('.');
+  const signingInput = Buffer.from(token.slice(0, dot));
+  const signature = Buffer.from(token.slice(dot + 1), 'base64url');
+  const check =
+    alg === 'ES256'
+      ? () => verify('sha256', signingInput, { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature)
+      : alg === 'RS256'
+        ? () => verify('sha256', signingInput, publicKey, signature)
+        : () => verify(null, signingInput, publicKey, signature);
+  return {
+    alg,
+    async library() {
+      const verified = await library.authorize(libraryRequest);
+      if (verified.token !== token) throw new Error('library returned another token');
+    },
+    async jose() {
+      await jwtVerify(token, keySet, {
+        issuer,
+        audience: issuer,
+        algorithms: ['ES256', 'EdDSA', 'RS256'],
+        typ: 'at+jwt',
+      });
+    },
+    async nodeCrypto() {
+      if (!check()) throw new Error('signature did not verify');
+    },
+    close: () => library.close(),
+  };
+}
+
+const cases = [makeCase('ES256', await gatehouseSubject())];
+for (const alg of ALGORITHMS.slice(1)) cases.push(makeCase(alg, await keyRingSubject(alg)));
+if (decodeProtectedHeader(gatehouseToken).alg !== 'ES256') throw new Error('Gatehouse did not sign ES256');
+
+// The cached path (the same token again, the common case), ES256 only: measured beside, not judged.
+const cachedLibrary = new ResourceServer({ issuer, jwksUri, ca });
+const cachedRequest = request(gatehouseToken);
+const viaCachedLibrary = async () => {
+  const verified = await cachedLibrary.authorize(cachedRequest);
+  if (verified.token !== gatehouseToken) throw new Error('library returned another token');
+};
 
 interface Tally {
   count: number;
   wall: number;
   cpu: number;
 }
+const tally = (): Tally => ({ count: 0, wall: 0, cpu: 0 });
 
-async function round(validate: () => Promise<void>, seconds: number, tally: Tally): Promise<void> {
+async function round(validate: () => Promise<void>, seconds: number, into: Tally): Promise<void> {
   const cpu = process.cpuUsage();
   const start = process.hrtime.bigint();
   const deadline = Date.now() + seconds * 1000;
@@ -105,44 +175,54 @@ async function round(validate: () => Promise<void>, seconds: number, tally: Tall
     Array.from({ length: concurrency }, async () => {
       while (Date.now() < deadline) {
         await validate();
-        tally.count++;
+        into.count++;
       }
     }),
   );
-  tally.wall += Number(process.hrtime.bigint() - start) / 1e9;
+  into.wall += Number(process.hrtime.bigint() - start) / 1e9;
   const used = process.cpuUsage(cpu);
-  tally.cpu += (used.user + used.system) / 1e6;
+  into.cpu += (used.user + used.system) / 1e6;
 }
 
-// Warm-up: the library's first call fetches the JWKS; both paths get their code optimised.
-await round(viaLibrary, 1, { count: 0, wall: 0, cpu: 0 });
-await round(viaJose, 1, { count: 0, wall: 0, cpu: 0 });
-await round(viaNodeCrypto, 1, { count: 0, wall: 0, cpu: 0 });
-await round(viaCachedLibrary, 1, { count: 0, wall: 0, cpu: 0 });
-const cachedTally: Tally = { count: 0, wall: 0, cpu: 0 };
-const lib: Tally = { count: 0, wall: 0, cpu: 0 };
-const peer: Tally = { count: 0, wall: 0, cpu: 0 };
-const floor: Tally = { count: 0, wall: 0, cpu: 0 };
+// Warm-up: the library's first call fetches the JWKS; every path gets its code optimised.
+for (const one of cases) {
+  await round(one.library, 0.5, tally());
+  await round(one.jose, 0.5, tally());
+  await round(one.nodeCrypto, 0.5, tally());
+}
+await round(viaCachedLibrary, 0.5, tally());
+const tallies = new Map(
+  cases.map((one) => [one.alg, { library: tally(), jose: tally(), nodeCrypto: tally() }] as const),
+);
+const cachedTally = tally();
 for (let i = 0; i < rounds; i++) {
-  await round(viaLibrary, slice, lib);
-  await round(viaJose, slice, peer);
-  // A shorter slice: only a reference, not what is judged.
-  await round(viaNodeCrypto, slice / 2, floor);
+  for (const one of cases) {
+    const into = tallies.get(one.alg);
+    if (into === undefined) throw new Error('no tally');
+    await round(one.library, slice, into.library);
+    await round(one.jose, slice, into.jose);
+    // A shorter slice: only a reference, not what is judged.
+    await round(one.nodeCrypto, slice / 2, into.nodeCrypto);
+  }
   await round(viaCachedLibrary, slice / 2, cachedTally);
 }
-library.close();
+for (const one of cases) one.close();
 cachedLibrary.close();
 const summary = (t: Tally) => ({
   perSecond: t.count / t.wall,
   cpu: t.cpu / t.wall,
   perCpuSecond: t.count / t.cpu,
   count: t.count,
+  seconds: t.wall,
 });
 process.stdout.write(
   JSON.stringify({
-    library: summary(lib),
-    jose: summary(peer),
-    nodeCrypto: summary(floor),
+    algorithms: Object.fromEntries(
+      [...tallies].map(([alg, t]) => [
+        alg,
+        { library: summary(t.library), jose: summary(t.jose), nodeCrypto: summary(t.nodeCrypto) },
+      ]),
+    ),
     cachedLibrary: summary(cachedTally),
     concurrency,
   }) + '\n',

@@ -107,10 +107,10 @@ export interface JwksCacheOptions {
 
 /**
  * The issuer's JWK Set, fetched on first use and kept in memory. A token naming a key the set lacks
- * (a rotation at the issuer) causes a refetch, at most once per cooldown however many such tokens
- * arrive, and concurrent misses share one request. A set older than its maximum age is refreshed in
- * the background while the one in hand keeps serving. A failed fetch keeps the keys already held (or
- * none), is never thrown to the caller, and is tried again after the cooldown.
+ * (a rotation at the issuer) causes a refetch, and concurrent misses share one request. A set older
+ * than its maximum age is refreshed in the background while the one in hand keeps serving. Fetches of
+ * either kind start at most once per cooldown, however many tokens ask. A failed fetch keeps the keys
+ * already held (or none), is never thrown to the caller, and is tried again after the cooldown.
  */
 export class JwksCache {
   private keys: KeySet | undefined;
@@ -123,7 +123,7 @@ export class JwksCache {
   /** The keys in hand, synchronously; undefined before the first successful fetch. */
   current(): KeySet | undefined {
     const maxAgeMs = (this.options.maxAgeSeconds ?? 600) * 1000;
-    if (this.keys !== undefined && performance.now() - this.fetchedAtMs > maxAgeMs) void this.refresh(false);
+    if (this.keys !== undefined && performance.now() - this.fetchedAtMs > maxAgeMs) void this.refresh();
     return this.keys;
   }
 
@@ -132,13 +132,14 @@ export class JwksCache {
    * the cooldown, and resolves to the keys in hand afterwards (the same ones when nothing was fetched).
    */
   refreshForUnknownKey(): Promise<KeySet | undefined> {
-    return this.refresh(true);
+    return this.refresh();
   }
 
-  private refresh(respectCooldown: boolean): Promise<KeySet | undefined> {
+  private refresh(): Promise<KeySet | undefined> {
     if (this.inFlight !== undefined) return this.inFlight;
-    const cooldownMs = this.options.cooldownSeconds * 1000;
-    if (respectCooldown && performance.now() - this.attemptedAtMs < cooldownMs) {
+    // Every fetch, for an unknown key or a stale set, counts against the cooldown: an issuer that is
+    // down is not asked again on every request.
+    if (performance.now() - this.attemptedAtMs < this.options.cooldownSeconds * 1000) {
       return Promise.resolve(this.keys);
     }
     this.attemptedAtMs = performance.now();

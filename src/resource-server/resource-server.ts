@@ -165,7 +165,8 @@ export class ResourceServer {
       credential.scheme === 'mac'
         ? await this.verifyMacRequest(request, credential.macHeader ?? '')
         : await this.verifyBearer(credential.token);
-    const missing = missingScopes(verified.scopes.join(' '), requiredScopes);
+    const missing =
+      requiredScopes.length === 0 ? [] : missingScopes(verified.scopes.join(' '), requiredScopes);
     if (missing.length > 0) {
       throw new TokenError('insufficient_scope', `the access token lacks the scope ${missing.join(' ')}`, {
         scheme: credential.scheme,

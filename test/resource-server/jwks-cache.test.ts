@@ -233,7 +233,7 @@ describe('resource-server library: JWKS cache', () => {
     endpoint.requests = 0;
     const { fetch, close } = nodeFetch();
     try {
-      const cache = new JwksCache({ uri: endpoint.url, fetch, cooldownSeconds: 10, maxAgeSeconds: 0.2 });
+      const cache = new JwksCache({ uri: endpoint.url, fetch, cooldownSeconds: 0.1, maxAgeSeconds: 0.2 });
       assert.equal(cache.current(), undefined);
       const first = await cache.refreshForUnknownKey();
       assert.equal(first?.size, 1);
@@ -244,6 +244,28 @@ describe('resource-server library: JWKS cache', () => {
       for (let i = 0; i < 50 && cache.current() === first; i++) await sleep(10);
       assert.equal(cache.current()?.size, 2);
       assert.equal(endpoint.requests, 2);
+    } finally {
+      close();
+    }
+  });
+
+  it('asks an issuer that fails at most once per cooldown for a stale set, whatever the request rate', async () => {
+    endpoint.keys = [keyA.jwk];
+    endpoint.status = 200;
+    endpoint.body = undefined;
+    endpoint.requests = 0;
+    const { fetch, close } = nodeFetch();
+    try {
+      const cache = new JwksCache({ uri: endpoint.url, fetch, cooldownSeconds: 0.1, maxAgeSeconds: 0.05 });
+      const held = await cache.refreshForUnknownKey();
+      endpoint.status = 500;
+      const until = Date.now() + 450;
+      while (Date.now() < until) {
+        assert.equal(cache.current(), held, 'the keys in hand keep serving');
+        await sleep(1);
+      }
+      // One fetch at the start, then at most one per 100 ms cooldown.
+      assert.ok(endpoint.requests >= 2 && endpoint.requests <= 6, `requests: ${endpoint.requests}`);
     } finally {
       close();
     }
