@@ -256,7 +256,7 @@ async function main(): Promise<number> {
         password: { id: pw.client_id, secret: pw.client_secret },
       },
       users,
-      pgBaseUrl: scenarios.some((s) => s.id === 'cc-pg') ? await reachablePostgres() : undefined,
+      pgBaseUrl: scenarios.some((s) => s.postgres === true) ? await reachablePostgres() : undefined,
       log,
       measure: (server, specs) => measureTogether(server, specs, ca),
       measureCustom,

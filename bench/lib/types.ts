@@ -122,5 +122,7 @@ export interface Scenario {
   /** Selected with --only id1,id2. */
   id: string;
   title: string;
+  /** Runs on a fresh PostgreSQL database: run.ts looks for a reachable one first (see pgBaseUrl). */
+  postgres?: boolean;
   run(context: BenchContext): Promise<ScenarioOutcome>;
 }

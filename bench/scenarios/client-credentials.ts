@@ -1,5 +1,3 @@
-import pg from 'pg';
-import { randomBytes } from 'node:crypto';
 import type { ServerProcess } from '../lib/processes.js';
 import { runCli } from '../lib/processes.js';
 import { clientCredentialsRequest } from '../lib/token-requests.js';
@@ -7,6 +5,7 @@ import { costRatio, cpuPerRequest, throughputRatio } from '../lib/cost.js';
 import type { BenchContext, Check, Credentials, Measured, Row, Scenario, Target } from '../lib/types.js';
 import { verifyTokenCheck } from '../lib/verify-token.js';
 import { RATE_LIMITS_COUNTED, RATE_LIMITS_OFF } from '../lib/rate-limits.js';
+import { onFreshPostgres } from '../lib/postgres.js';
 
 /** Issue 2 §7: client_credentials with JWTs and the real store, >= 1/3 of bare Fastify (15,000/s there). */
 const MIN_RATIO = 1 / 3;
@@ -138,37 +137,13 @@ export const clientCredentialsScenario: Scenario = {
   },
 };
 
-/** A fresh database beside the base URL's (the CLI has no schema option), dropped afterwards. */
-async function withFreshDatabase<T>(baseUrl: string, run: (url: string) => Promise<T>): Promise<T> {
-  const name = `bench_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: baseUrl, connectionTimeoutMillis: 3000 });
-  await admin.connect();
-  try {
-    await admin.query(`CREATE DATABASE ${name}`);
-    const url = new URL(baseUrl);
-    url.pathname = `/${name}`;
-    try {
-      return await run(url.toString());
-    } finally {
-      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    }
-  } finally {
-    await admin.end();
-  }
-}
-
 /** (c) The same on PostgreSQL (issue 5 §6: "client credentials on PostgreSQL next to SQLite"). */
 export const clientCredentialsPostgresScenario: Scenario = {
   id: 'cc-pg',
   title: 'client_credentials, Basic auth, PostgreSQL, JWT (ES256)',
+  postgres: true,
   async run(context) {
-    if (context.pgBaseUrl === undefined) {
-      return {
-        rows: [],
-        notes: ['cc-pg skipped: PostgreSQL not reachable (set GATEHOUSE_BENCH_DATABASE_URL).'],
-      };
-    }
-    return withFreshDatabase(context.pgBaseUrl, async (databaseUrl) => {
+    return onFreshPostgres(context, 'cc-pg', async (databaseUrl) => {
       const created = runCli<{ client_id: string; client_secret: string }>(
         { dataDir: context.dataDir, databaseUrl },
         ['clients', 'create', '--name', 'bench-cc-pg', '--grant-types', 'client_credentials'],

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { costRatio, throughputRatio } from '../lib/cost.js';
 import { FlowClient, pkcePair, runFlowLoad, type Exchange, type FlowOutcome } from '../lib/flow-load.js';
-import { runCli } from '../lib/processes.js';
+import { BACKEND_NAME, onFreshPostgres, type StoreBackend } from '../lib/postgres.js';
+import { runCli, type CliTarget, type ServerProcess } from '../lib/processes.js';
 import {
   readStatementCounts,
   statementDelta,
@@ -10,7 +11,16 @@ import {
   type StatementCounts,
 } from '../lib/store-statements.js';
 import { basicAuth } from '../lib/token-requests.js';
-import type { BenchContext, Check, Credentials, Scenario } from '../lib/types.js';
+import type {
+  BenchContext,
+  Check,
+  Credentials,
+  Measured,
+  Scenario,
+  ScenarioOutcome,
+  Target,
+} from '../lib/types.js';
+import { createBenchUsers, type BenchUser } from '../lib/users.js';
 import { verifyTokenCheck } from '../lib/verify-token.js';
 
 /** Issue 5 §6: the full code flow with remembered consent at >= 1,000 flows/s, <= 10 statements each. */
@@ -158,125 +168,199 @@ const describeCounts = (counts: StatementCounts, per: number) =>
     .map(([operation, count]) => `${operation} ${(count / per).toFixed(2)}`)
     .join(', ');
 
+/** The SQLite run of this bench run, for the PostgreSQL one that follows. */
+let sqliteRun: Measured | undefined;
+
+/** The Gatehouse a code-flow run drives, the store its CLI commands write to, and its users. */
+interface FlowTarget {
+  server: ServerProcess;
+  store: CliTarget;
+  users: BenchUser[];
+}
+
 /**
  * Issue 5 §6: the authorization-code flow with remembered consent, as a browser and its client run it,
- * on the pinned SQLite Gatehouse (rate limits counted). Each connection signs in once as its own user
- * and consents once; then each flow is GET /authorize -> 302 Location with the code -> POST /token ->
- * 200. SQL statements are counted by the server itself (/metrics), before and after the measured
- * seconds, and divided by the flows completed.
+ * on a Gatehouse pinned to one core (rate limits counted). Each connection signs in once as its own
+ * user and consents once; then each flow is GET /authorize -> 302 Location with the code -> POST
+ * /token -> 200. SQL statements are counted by the server itself (/metrics), before and after the
+ * measured seconds, and divided by the flows completed.
  */
+async function measureCodeFlow(
+  context: BenchContext,
+  id: string,
+  backend: StoreBackend,
+  target: FlowTarget,
+): Promise<ScenarioOutcome> {
+  const { server } = target;
+  const store = BACKEND_NAME[backend];
+  const workers = context.options.connections;
+  const created = runCli<{ client_id: string; client_secret: string }>(target.store, [
+    'clients',
+    'create',
+    '--name',
+    'bench-code',
+    '--redirect-uri',
+    REDIRECT_URI,
+    '--grant-types',
+    'authorization_code',
+    '--scopes',
+    SCOPE,
+  ]);
+  const client = { id: created.client_id, secret: created.client_secret };
+  const http = new FlowClient(server.url, context.ca, workers);
+  try {
+    context.log(`  signing in ${workers} browsers and consenting once each`);
+    const browsers = await Promise.all(
+      Array.from({ length: workers }, (_, i) =>
+        signInAndConsent(http, client, target.users[i % target.users.length]!),
+      ),
+    );
+
+    // What the server runs on its own (rate-counter merges, purge) while idle, per second.
+    const idleBefore = await readStatementCounts(server.url, context.ca);
+    await sleep(IDLE_SECONDS * 1000);
+    const idle = statementDelta(idleBefore, await readStatementCounts(server.url, context.ca));
+    const idlePerSecond = totalStatements(idle) / IDLE_SECONDS;
+
+    let sample: string | undefined;
+    let statements: StatementCounts = {};
+    const measured = await context.measureCustom(server, async (seconds, phase) => {
+      const before = phase === 'measured' ? await readStatementCounts(server.url, context.ca) : undefined;
+      const result = await runFlowLoad({
+        workers,
+        duration: seconds,
+        flow: (worker) => flow(http, client, browsers[worker]!),
+        onFirstSuccess: (body) => (sample ??= body),
+      });
+      if (before !== undefined) {
+        statements = statementDelta(before, await readStatementCounts(server.url, context.ca));
+      }
+      return result;
+    });
+
+    const flows = measured.requests;
+    const perFlow = totalStatements(statements) / Math.max(flows, 1);
+    const backgroundPerFlow = (idlePerSecond * measured.seconds) / Math.max(flows, 1);
+    const failed = measured.statusCodes.failed ?? 0;
+    const checks: Check[] = [
+      {
+        name: `${id}: every flow ends in a 200 token response`,
+        pass: failed === 0 && measured.warmupNon2xx === 0 && flows > 0,
+        detail:
+          `${flows} flows, ${failed} failed (${measured.errors} connection errors, ` +
+          `${measured.timeouts} timeouts), ${measured.warmupNon2xx} failed in warm-up` +
+          (measured.failures.length > 0 ? `; first failures: ${measured.failures.join('; ')}` : ''),
+      },
+      await verifyTokenCheck({
+        name: `${id}: a token from the run verifies`,
+        serverUrl: server.url,
+        issuer: server.url.replace('127.0.0.1', 'localhost'),
+        ca: context.ca,
+        responseBody: sample,
+        clientId: client.id,
+      }),
+    ];
+    const statementDetail =
+      `${perFlow.toFixed(1)} per flow (${describeCounts(statements, Math.max(flows, 1))}; ` +
+      `of which ~${backgroundPerFlow.toFixed(2)} background: ${idlePerSecond.toFixed(1)}/s while idle)`;
+    const sqlite = backend === 'postgres' ? sqliteRun : undefined;
+    if (backend === 'sqlite') sqliteRun = measured;
+    const nextToSqlite: Target[] =
+      sqlite === undefined
+        ? []
+        : [
+            {
+              name: 'authorization-code flow, PostgreSQL next to SQLite',
+              target: 'reported (issue 5 §6, no threshold)',
+              judge: () => ({
+                measured:
+                  `${(measured.rps / sqlite.rps).toFixed(2)} x SQLite flows/s ` +
+                  `(${Math.round(measured.rps).toLocaleString('en')} vs ${Math.round(sqlite.rps).toLocaleString('en')}/s)`,
+                pass: true,
+                reported: true,
+              }),
+            },
+          ];
+    return {
+      rows: [
+        {
+          scenario: id,
+          label: `authorization-code flows/s (GET /authorize 302 + POST /token 200), ${store}, 1 core, ${workers} browsers`,
+          result: measured,
+          compare:
+            `${Math.round(measured.rps * 2).toLocaleString('en')} requests/s; ${perFlow.toFixed(1)} SQL/flow` +
+            (sqlite === undefined ? '' : `; ${(measured.rps / sqlite.rps).toFixed(2)} x SQLite`),
+        },
+      ],
+      checks,
+      targets: [
+        ...nextToSqlite,
+        {
+          name: `authorization-code flow (remembered consent, ${store}) >= 1,000 flows/s`,
+          target: '>= 1,000 flows/s (each flow 2 HTTPS requests)',
+          judge: (bracket) => ({
+            measured:
+              `${Math.round(measured.rps).toLocaleString('en')} flows/s = ` +
+              `${throughputRatio(measured, bracket).toFixed(3)} x bare requests/s ` +
+              `(by CPU: one flow costs ${(1 / costRatio(measured, bracket)).toFixed(1)} bare requests)`,
+            pass: measured.rps >= MIN_FLOWS_PER_SECOND,
+          }),
+        },
+        {
+          name: `authorization-code flow (${store}): <= 10 SQL statements per flow`,
+          target: `<= ${MAX_STATEMENTS_PER_FLOW} statements (Hydra: ~81)`,
+          judge: () => ({ measured: statementDetail, pass: perFlow <= MAX_STATEMENTS_PER_FLOW }),
+        },
+      ],
+      notes: [
+        `${id}: flows driven by a custom keep-alive HTTPS loop (bench/lib/flow-load.ts: the code of one ` +
+          'response goes into the next request, which autocannon cannot chain); each browser signed in once ' +
+          'and consented once before the measured seconds; latency columns are per whole flow. ' +
+          (backend === 'postgres'
+            ? 'A fresh PostgreSQL database (not pinned), its own Gatehouse on the pinned core. '
+            : '') +
+          'Statements: ' +
+          `gatehouse_store_query_duration_seconds_count from /metrics around the measured seconds, ${statementDetail}.`,
+      ],
+    };
+  } finally {
+    http.close();
+  }
+}
+
 export const codeFlowScenario: Scenario = {
   id: 'code-flow',
   title: 'authorization-code flow, remembered consent, PKCE S256, SQLite',
-  async run(context: BenchContext) {
-    const server = context.gatehouse;
-    const workers = context.options.connections;
-    const created = runCli<{ client_id: string; client_secret: string }>({ dataDir: context.dataDir }, [
-      'clients',
-      'create',
-      '--name',
-      'bench-code',
-      '--redirect-uri',
-      REDIRECT_URI,
-      '--grant-types',
-      'authorization_code',
-      '--scopes',
-      SCOPE,
-    ]);
-    const client = { id: created.client_id, secret: created.client_secret };
-    const http = new FlowClient(server.url, context.ca, workers);
-    try {
-      context.log(`  signing in ${workers} browsers and consenting once each`);
-      const browsers = await Promise.all(
-        Array.from({ length: workers }, (_, i) =>
-          signInAndConsent(http, client, context.users[i % context.users.length]!),
-        ),
-      );
+  run(context) {
+    return measureCodeFlow(context, 'code-flow', 'sqlite', {
+      server: context.gatehouse,
+      store: { dataDir: context.dataDir },
+      users: context.users,
+    });
+  },
+};
 
-      // What the server runs on its own (rate-counter merges, purge) while idle, per second.
-      const idleBefore = await readStatementCounts(server.url, context.ca);
-      await sleep(IDLE_SECONDS * 1000);
-      const idle = statementDelta(idleBefore, await readStatementCounts(server.url, context.ca));
-      const idlePerSecond = totalStatements(idle) / IDLE_SECONDS;
-
-      let sample: string | undefined;
-      let statements: StatementCounts = {};
-      const measured = await context.measureCustom(server, async (seconds, phase) => {
-        const before = phase === 'measured' ? await readStatementCounts(server.url, context.ca) : undefined;
-        const result = await runFlowLoad({
-          workers,
-          duration: seconds,
-          flow: (worker) => flow(http, client, browsers[worker]!),
-          onFirstSuccess: (body) => (sample ??= body),
-        });
-        if (before !== undefined) {
-          statements = statementDelta(before, await readStatementCounts(server.url, context.ca));
-        }
-        return result;
+/** The same on a fresh PostgreSQL database, with its own users and its own Gatehouse on the pinned core. */
+export const codeFlowPostgresScenario: Scenario = {
+  id: 'code-flow-pg',
+  title: 'authorization-code flow, remembered consent, PKCE S256, PostgreSQL',
+  postgres: true,
+  run(context) {
+    return onFreshPostgres(context, 'code-flow-pg', async (databaseUrl) => {
+      const store = { dataDir: context.dataDir, databaseUrl };
+      runCli(store, ['migrate']);
+      context.log(`  creating ${context.options.connections} users (argon2id) in PostgreSQL`);
+      const users = await createBenchUsers(store, context.options.connections);
+      const server = await context.startGatehouse({
+        label: 'gatehouse-code-flow-pg',
+        cpus: context.serverCpus,
+        databaseUrl,
       });
-
-      const flows = measured.requests;
-      const perFlow = totalStatements(statements) / Math.max(flows, 1);
-      const backgroundPerFlow = (idlePerSecond * measured.seconds) / Math.max(flows, 1);
-      const failed = measured.statusCodes.failed ?? 0;
-      const checks: Check[] = [
-        {
-          name: 'code flow: every flow ends in a 200 token response',
-          pass: failed === 0 && measured.warmupNon2xx === 0 && flows > 0,
-          detail:
-            `${flows} flows, ${failed} failed (${measured.errors} connection errors, ` +
-            `${measured.timeouts} timeouts), ${measured.warmupNon2xx} failed in warm-up` +
-            (measured.failures.length > 0 ? `; first failures: ${measured.failures.join('; ')}` : ''),
-        },
-        await verifyTokenCheck({
-          name: 'code flow: a token from the run verifies',
-          serverUrl: server.url,
-          issuer: server.url.replace('127.0.0.1', 'localhost'),
-          ca: context.ca,
-          responseBody: sample,
-          clientId: client.id,
-        }),
-      ];
-      const statementDetail =
-        `${perFlow.toFixed(1)} per flow (${describeCounts(statements, Math.max(flows, 1))}; ` +
-        `of which ~${backgroundPerFlow.toFixed(2)} background: ${idlePerSecond.toFixed(1)}/s while idle)`;
-      return {
-        rows: [
-          {
-            scenario: 'code-flow',
-            label: `authorization-code flows/s (GET /authorize 302 + POST /token 200), SQLite, 1 core, ${workers} browsers`,
-            result: measured,
-            compare: `${Math.round(measured.rps * 2).toLocaleString('en')} requests/s; ${perFlow.toFixed(1)} SQL/flow`,
-          },
-        ],
-        checks,
-        targets: [
-          {
-            name: 'authorization-code flow (remembered consent) >= 1,000 flows/s',
-            target: '>= 1,000 flows/s (each flow 2 HTTPS requests)',
-            judge: (bracket) => ({
-              measured:
-                `${Math.round(measured.rps).toLocaleString('en')} flows/s = ` +
-                `${throughputRatio(measured, bracket).toFixed(3)} x bare requests/s ` +
-                `(by CPU: one flow costs ${(1 / costRatio(measured, bracket)).toFixed(1)} bare requests)`,
-              pass: measured.rps >= MIN_FLOWS_PER_SECOND,
-            }),
-          },
-          {
-            name: 'authorization-code flow: <= 10 SQL statements per flow',
-            target: `<= ${MAX_STATEMENTS_PER_FLOW} statements (Hydra: ~81)`,
-            judge: () => ({ measured: statementDetail, pass: perFlow <= MAX_STATEMENTS_PER_FLOW }),
-          },
-        ],
-        notes: [
-          'code-flow: flows driven by a custom keep-alive HTTPS loop (bench/lib/flow-load.ts: the code of one ' +
-            'response goes into the next request, which autocannon cannot chain); each browser signed in once ' +
-            'and consented once before the measured seconds; latency columns are per whole flow. Statements: ' +
-            `gatehouse_store_query_duration_seconds_count from /metrics around the measured seconds, ${statementDetail}.`,
-        ],
-      };
-    } finally {
-      http.close();
-    }
+      try {
+        return await measureCodeFlow(context, 'code-flow-pg', 'postgres', { server, store, users });
+      } finally {
+        await server.stop();
+      }
+    });
   },
 };

@@ -1,8 +1,8 @@
 import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
-import { codeFlowScenario } from './code-flow.js';
+import { codeFlowPostgresScenario, codeFlowScenario } from './code-flow.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
-import { purgeScenario } from './purge.js';
+import { purgePostgresScenario, purgeScenario } from './purge.js';
 import { rsJwtScenario } from './rs-jwt.js';
 import { workersScenario } from './workers.js';
 
@@ -17,6 +17,8 @@ export const SCENARIOS: Scenario[] = [
   passwordFloodScenario,
   workersScenario,
   codeFlowScenario,
+  codeFlowPostgresScenario,
   rsJwtScenario,
   purgeScenario,
+  purgePostgresScenario,
 ];
