@@ -32,6 +32,22 @@ export function allowFormTarget(reply: FastifyReply, redirectUri: string): void 
  * redirect target the page is about.
  */
 export function contentSecurityPolicy(reply: FastifyReply, logoUrl: string | undefined): string {
+  const targets = formTargets.get(reply);
+  if (targets === undefined) {
+    // Every page without a form to a client (and every redirect) gets the same policy: build it once.
+    let policy = policyWithoutTargets.get(logoUrl);
+    if (policy === undefined) {
+      policy = buildPolicy(logoUrl, []);
+      policyWithoutTargets.set(logoUrl, policy);
+    }
+    return policy;
+  }
+  return buildPolicy(logoUrl, [...targets]);
+}
+
+const policyWithoutTargets = new Map<string | undefined, string>();
+
+function buildPolicy(logoUrl: string | undefined, formTargetSources: string[]): string {
   const images = ["'self'", 'data:'];
   const logo = logoUrl && /^https?:\/\//.test(logoUrl) ? sourceFor(logoUrl) : undefined;
   if (logo !== undefined) images.push(logo);
@@ -41,7 +57,7 @@ export function contentSecurityPolicy(reply: FastifyReply, logoUrl: string | und
     "style-src 'self'",
     `img-src ${images.join(' ')}`,
     "connect-src 'self'",
-    `form-action 'self'${[...(formTargets.get(reply) ?? [])].map((s) => ` ${s}`).join('')}`,
+    `form-action 'self'${formTargetSources.map((s) => ` ${s}`).join('')}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join('; ');

@@ -57,8 +57,9 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
       strictTransportSecurity: false,
       referrerPolicy: { policy: 'no-referrer' },
     });
-    app.addHook('onSend', async function pagePolicy(_request, reply) {
+    app.addHook('onSend', function pagePolicy(_request, reply, payload, done) {
       reply.header('content-security-policy', contentSecurityPolicy(reply, config.logoUrl));
+      done(null, payload);
     });
 
     const sessions = new BrowserSessions(storage.browserSessions, clock);
