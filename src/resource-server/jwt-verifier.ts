@@ -1,4 +1,4 @@
-import { jwsAlgorithm, SUPPORTED_ALGORITHMS } from './jws-algorithms.js';
+import { jwsAlgorithm, SUPPORTED_ALGORITHMS, type JwsAlgorithm } from './jws-algorithms.js';
 import type { KeySet } from './jwks-cache.js';
 
 /** What a JWT access token must satisfy besides its signature (RFC 9068 §4). */
@@ -22,6 +22,15 @@ export type JwtVerification =
   | { valid: false; reason: 'unknown-key' }
   | { valid: false; reason: 'expired' | 'invalid' | 'malformed-claims' };
 
+/** A protected header that passed every check, with what key selection needs from it. */
+interface AcceptedHeader {
+  alg: string;
+  algorithm: JwsAlgorithm;
+  kid: string | undefined;
+}
+
+const HEADER_CACHE_SIZE = 64;
+
 /** RFC 9068 §2.2: every JWT access token carries these. */
 const REQUIRED_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'] as const;
 
@@ -43,6 +52,7 @@ const MALFORMED_CLAIMS = { valid: false, reason: 'malformed-claims' } as const;
  */
 export class JwtVerifier {
   private readonly algorithms: ReadonlySet<string>;
+  private readonly headers = new Map<string, AcceptedHeader>();
 
   constructor(private readonly options: JwtVerifierOptions) {
     const unsupported = options.algorithms.filter((alg) => jwsAlgorithm(alg) === undefined);
@@ -63,15 +73,9 @@ export class JwtVerifier {
     const firstDot = token.indexOf('.');
     const secondDot = token.indexOf('.', firstDot + 1);
     if (firstDot < 0 || secondDot < 0 || token.indexOf('.', secondDot + 1) >= 0) return INVALID;
-    const header = parseObject(token.slice(0, firstDot));
+    const header = this.header(token.slice(0, firstDot));
     if (header === undefined) return INVALID;
-    if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return INVALID;
-    const { alg, typ, kid } = header;
-    if (typeof alg !== 'string' || !this.algorithms.has(alg)) return INVALID;
-    // RFC 9068 §4; compared as jose does: case-insensitive, "application/" optional.
-    if (typeof typ !== 'string' || mediaType(typ) !== 'application/at+jwt') return INVALID;
-    const algorithm = jwsAlgorithm(alg);
-    if (algorithm === undefined || (kid !== undefined && typeof kid !== 'string')) return INVALID;
+    const { alg, algorithm, kid } = header;
     const selection = keys?.select(alg, algorithm, kid) ?? { found: false, reason: 'no-match' };
     if (!selection.found) return selection.reason === 'no-match' ? UNKNOWN_KEY : INVALID;
     if (selection.key === undefined) return INVALID;
@@ -83,6 +87,35 @@ export class JwtVerifier {
     if (claims === undefined) return INVALID;
     if (!algorithm.verify(signingInput, signature, selection.key)) return INVALID;
     return this.checkClaims(claims, now);
+  }
+
+  /**
+   * The checks of the protected header, remembered per header: every token a key signs carries the
+   * same one (Gatehouse encodes it once per key), so it is parsed once, not once per token. Only headers
+   * that pass are kept, at most HEADER_CACHE_SIZE of them.
+   */
+  private header(encoded: string): AcceptedHeader | undefined {
+    const cached = this.headers.get(encoded);
+    if (cached !== undefined) return cached;
+    const header = this.checkHeader(encoded);
+    if (header !== undefined) {
+      if (this.headers.size >= HEADER_CACHE_SIZE) this.headers.clear();
+      this.headers.set(encoded, header);
+    }
+    return header;
+  }
+
+  private checkHeader(encoded: string): AcceptedHeader | undefined {
+    const header = parseObject(encoded);
+    if (header === undefined) return undefined;
+    if (Object.hasOwn(header, 'crit') || Object.hasOwn(header, 'b64')) return undefined;
+    const { alg, typ, kid } = header;
+    if (typeof alg !== 'string' || !this.algorithms.has(alg)) return undefined;
+    // RFC 9068 §4; compared as jose does: case-insensitive, "application/" optional.
+    if (typeof typ !== 'string' || mediaType(typ) !== 'application/at+jwt') return undefined;
+    const algorithm = jwsAlgorithm(alg);
+    if (algorithm === undefined || (kid !== undefined && typeof kid !== 'string')) return undefined;
+    return { alg, algorithm, kid };
   }
 
   private checkClaims(claims: JwtClaims, now: number): JwtVerification {

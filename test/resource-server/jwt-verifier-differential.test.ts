@@ -332,7 +332,10 @@ const CONFIGS: Config[] = [
   },
 ];
 
-const leanVerifier = (config: Config) => new JwtVerifier({ ...config, issuer: ISSUER });
+// One verifier per configuration for the whole run, as a resource server keeps one: what it remembers
+// between tokens (the headers it has checked) is under test too.
+const verifiers = new Map(CONFIGS.map((config) => [config, new JwtVerifier({ ...config, issuer: ISSUER })]));
+const leanVerifier = (config: Config) => verifiers.get(config)!;
 
 type JoseOutcome = { accepted: true; claims: Claims } | { accepted: false; error: unknown };
 
