@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
 import { KeyRing } from '../core/key-ring.js';
 import type { Scope } from '../core/model.js';
-import { DEFAULT_PURGE_POLICY, Purger, PurgeScheduler } from '../core/purge.js';
+import { DEFAULT_PURGE_POLICY, POSTGRES_PURGE_PACING, Purger, PurgeScheduler } from '../core/purge.js';
 import { TokenEndpoint } from '../core/token-endpoint.js';
 import { TokenIssuer } from '../core/token-issuer.js';
 import { buildApp } from '../http/app.js';
@@ -138,7 +138,12 @@ export async function createGatehouse(
   const purger = new Purger(
     storage.purge,
     clock,
-    { ...DEFAULT_PURGE_POLICY, batchSize: config.purgeBatchSize, accessTokenTtl: config.accessTokenTtl },
+    {
+      ...DEFAULT_PURGE_POLICY,
+      ...(storage.dialect === 'postgres' ? POSTGRES_PURGE_PACING : {}),
+      batchSize: config.purgeBatchSize,
+      accessTokenTtl: config.accessTokenTtl,
+    },
     purgeObserver,
   );
   const purgeScheduler = new PurgeScheduler(

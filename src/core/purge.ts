@@ -34,6 +34,15 @@ export const DEFAULT_PURGE_POLICY: Omit<PurgePolicy, 'accessTokenTtl'> = {
   maxRunMillis: 20_000,
 };
 
+/**
+ * On PostgreSQL a statement waits on a socket, not on this event loop, and its floor is the round trip
+ * (about 1 ms here; a 500-row batch takes 3-4 ms). The 1 ms target kept every batch at 10 rows there:
+ * the purge-pg bench deleted 742 rows a second, fewer than a busy server makes; at 5 ms, 8,400-9,200,
+ * with the probe's p99 unchanged (11-12 ms either way). Batches still shrink when the database is slow,
+ * and the duty cycle still bounds the share of a connection, and of the database, the purge takes.
+ */
+export const POSTGRES_PURGE_PACING: Pick<PurgePolicy, 'targetBatchMillis'> = { targetBatchMillis: 5 };
+
 const SMALLEST_BATCH = 10;
 
 export interface PurgeObserver {
