@@ -86,9 +86,8 @@ export async function createTestStore(backend: Backend): Promise<TestStore> {
     return backend === 'postgres' ? lockingMigrations(storage) : storage;
   };
   const storage = open();
-  await storage.migrate();
   const opened: SqlStorage[] = [storage];
-  return {
+  const store: TestStore = {
     backend,
     dataDir,
     databaseUrl,
@@ -106,4 +105,12 @@ export async function createTestStore(backend: Backend): Promise<TestStore> {
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+  try {
+    await storage.migrate();
+  } catch (error) {
+    // A half-made store is not left behind in the shared database.
+    await store.cleanup();
+    throw error;
+  }
+  return store;
 }
