@@ -131,6 +131,13 @@ export async function createGatehouse(
     collectMetrics: cluster.isWorker ? clusterMetrics(metrics.registry) : localMetrics(metrics.registry),
   });
 
+  const stopObservingConnectionErrors = storage.observeConnectionErrors((error) =>
+    app.log.warn(
+      { err: { message: error.message } },
+      'an idle PostgreSQL connection failed; the pool replaces it on demand',
+    ),
+  );
+
   const purgeObserver = {
     purged: (table: string, rows: number) => metrics.purged(table, rows),
     failed: (err: unknown) => app.log.warn({ err }, 'purge failed; retrying at the next interval'),
@@ -158,6 +165,7 @@ export async function createGatehouse(
   app.addHook('onClose', async function stopBackgroundWork() {
     await Promise.all([purgeScheduler.stop(), keyRing.close()]);
     stopObservingQueries();
+    stopObservingConnectionErrors();
   });
 
   return {

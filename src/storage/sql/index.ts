@@ -38,6 +38,8 @@ export interface SqlStorage extends Storage {
   pendingMigrations(): Promise<string[]>;
   /** Calls `listener` after every statement (metrics: store latency); returns a function that stops it. */
   observeQueries(listener: QueryListener): () => void;
+  /** Calls `listener` when a pooled PostgreSQL connection fails while idle (it is replaced on demand). */
+  observeConnectionErrors(listener: (error: Error) => void): () => void;
   readonly db: Kysely<Database>;
 }
 
@@ -59,6 +61,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let stopCheckpointer: () => Promise<void> = async () => undefined;
   let dialectName: Storage['dialect'];
   const queries = createQueryObserver();
+  const connectionErrorListeners = new Set<(error: Error) => void>();
   if (isPostgresUrl(options.databaseUrl)) {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new Error('schema name must be a lower-case SQL identifier');
@@ -67,6 +70,9 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       connectionString: options.databaseUrl as string,
       schema: options.schema,
       poolSize: options.poolSize,
+      onIdleClientError: (error) => {
+        for (const listener of connectionErrorListeners) listener(error);
+      },
     });
     db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'postgres';
@@ -116,6 +122,10 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db, dialectName),
     observeQueries: queries.observe,
+    observeConnectionErrors(listener) {
+      connectionErrorListeners.add(listener);
+      return () => connectionErrorListeners.delete(listener);
+    },
     async ping() {
       await sql`SELECT 1`.execute(db);
     },
@@ -129,8 +139,19 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
     async pendingMigrations() {
-      const all = await (await migrator()).getMigrations();
-      return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+      const known = Object.keys(await migrationProvider.getMigrations());
+      let applied: Set<string>;
+      try {
+        // /readyz asks on every probe: one read of the migration table, not the Migrator's scan of
+        // every schema's catalog (slow, and it fails when another schema is dropped meanwhile).
+        const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db);
+        applied = new Set(rows.map((row) => row.name));
+      } catch {
+        // No migration table yet (a new store), or the store is down: the Migrator tells which.
+        const all = await (await migrator()).getMigrations();
+        return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+      }
+      return known.filter((name) => !applied.has(name));
     },
   };
 }

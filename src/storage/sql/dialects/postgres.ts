@@ -9,6 +9,8 @@ export interface PostgresOptions {
   /** Schema to use instead of `public` (tests run each suite in a fresh one). */
   schema?: string;
   poolSize?: number;
+  /** A pooled connection failed while idle (server restart, pg_terminate_backend, network). */
+  onIdleClientError?: (error: Error) => void;
 }
 
 export function createPostgresDialect(options: PostgresOptions): {
@@ -20,5 +22,9 @@ export function createPostgresDialect(options: PostgresOptions): {
     max: options.poolSize ?? 10,
     ...(options.schema ? { options: `-c search_path=${options.schema}` } : {}),
   });
+  // Without a listener, node-postgres re-emits an idle connection's failure as an unhandled 'error'
+  // event, which ends the process. The pool has already dropped that connection and opens another
+  // on demand; statements in flight on other connections see their own errors.
+  pool.on('error', (error) => options.onIdleClientError?.(error));
   return { dialect: new PostgresDialect({ pool }), pool };
 }
