@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type {
@@ -138,6 +139,25 @@ for (const backend of backends()) {
       await storage.grants.insert(grant);
       return { client, user, grant };
     }
+
+    it('names the migrations not applied yet', async () => {
+      const db = store.storage.db;
+      const another = store.reopen();
+      assert.deepEqual(await store.storage.pendingMigrations(), []);
+      const { rows } = await sql<{ name: string; timestamp: string }>`
+        SELECT name, timestamp FROM kysely_migration ORDER BY name DESC LIMIT 1`.execute(db);
+      const last = rows[0];
+      assert.ok(last !== undefined);
+      await sql`DELETE FROM kysely_migration WHERE name = ${last.name}`.execute(db);
+      try {
+        assert.deepEqual(await another.pendingMigrations(), [last.name]);
+      } finally {
+        await sql`INSERT INTO kysely_migration (name, timestamp) VALUES (${last.name}, ${last.timestamp})`.execute(
+          db,
+        );
+      }
+      assert.deepEqual(await another.pendingMigrations(), []);
+    });
 
     it('reports its dialect and answers ping', async () => {
       assert.equal(storage.dialect, backend);
