@@ -43,7 +43,7 @@ for (const backend of backends()) {
       return counted;
     }
 
-    it('a code flow with remembered consent runs 7: 4 at /authorize, 3 at /token', async () => {
+    it('a code flow with remembered consent runs at most 7: 4 at /authorize, 2-3 at /token', async () => {
       const { client, secret } = await server.client({
         redirect_uris: [REDIRECT_URI],
         grant_types: ['authorization_code'],
@@ -92,10 +92,9 @@ for (const backend of backends()) {
         });
         assert.equal(res.status, 200, res.text);
       });
-      // client (PostgreSQL: cached for a second per process, so often absent), the code read with
-      // its grant, the code consumed.
-      const clientReads = backend === 'postgres' ? [0, 1] : [1];
-      assert.ok(clientReads.includes((atToken.select ?? 0) - 1), JSON.stringify(atToken));
+      // client (cached for a second per process since /authorize read it, so usually absent), the
+      // code read with its grant, the code consumed.
+      assert.ok([0, 1].includes((atToken.select ?? 0) - 1), JSON.stringify(atToken));
       assert.equal(atToken.update, 1);
       assert.equal(atToken.insert, undefined);
     });

@@ -43,6 +43,13 @@ export interface SqlStorage extends Storage {
   readonly db: Kysely<Database>;
 }
 
+/**
+ * How long a client record read by a process stays in its memory (README, decision 12). Client
+ * authentication reads it on every token request: a PostgreSQL round trip, or on SQLite a read that
+ * costs a tenth of a client_credentials request.
+ */
+const CLIENT_CACHE_TTL_MS = 1000;
+
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 function sqliteFilename(databaseUrl: string | undefined, dataDir: string): string {
@@ -108,7 +115,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   return {
     dialect: dialectName,
     db,
-    clients: createClientRepository(db, hot, dialectName === 'postgres' ? 1000 : 0),
+    clients: createClientRepository(db, hot, CLIENT_CACHE_TTL_MS),
     users: createUserRepository(db),
     scopes: createScopeRepository(db),
     grants: createGrantRepository(db, hot),

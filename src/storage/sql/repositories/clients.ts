@@ -11,9 +11,9 @@ export function createClientRepository(
   db: Kysely<Database>,
   hot?: SqliteHotPath,
   /**
-   * PostgreSQL: how long a client read stays in this process's memory. Client authentication runs on
-   * every token request and would otherwise cost a network round trip each time; a change made
-   * through this store is seen at once, one made by another process within this many milliseconds.
+   * How long a client read stays in this process's memory. Client authentication runs on every token
+   * request; a change made through this store is seen at once, one made by another process within
+   * this many milliseconds.
    */
   cacheTtlMs = 0,
 ): ClientStore {
