@@ -206,6 +206,17 @@ async function measurePurge(
   let baseline: Measured;
   let sample: string | undefined;
   const checks: Check[] = [];
+  // The fixed-rate probe against whichever server runs now (the baselines before and after).
+  const probe = (seconds: number) =>
+    runLoad({
+      ...request,
+      url: server.url,
+      ca: context.ca,
+      connections: PROBE_CONNECTIONS,
+      overallRate: rate,
+      duration: seconds,
+      onFirstSuccess: (body) => (sample ??= body),
+    });
   try {
     const flat = await runLoad({
       ...request,
@@ -216,16 +227,6 @@ async function measurePurge(
     });
     rate = Math.max(50, Math.round((flat.rps * RATE_SHARE) / 50) * 50);
     context.log(`  ${id}: sustained ${Math.round(flat.rps)}/s unthrottled; probing at ${rate}/s`);
-    const probe = (seconds: number) =>
-      runLoad({
-        ...request,
-        url: server.url,
-        ca: context.ca,
-        connections: PROBE_CONNECTIONS,
-        overallRate: rate,
-        duration: seconds,
-        onFirstSuccess: (body) => (sample ??= body),
-      });
     baseline = await context.measureCustom(server, probe);
     checks.push(
       await verifyTokenCheck({
@@ -286,16 +287,7 @@ async function measurePurge(
   server = await start('gatehouse-purge-baseline-after');
   let after: Measured;
   try {
-    after = await context.measureCustom(server, (seconds) =>
-      runLoad({
-        ...request,
-        url: server.url,
-        ca: context.ca,
-        connections: PROBE_CONNECTIONS,
-        overallRate: rate,
-        duration: seconds,
-      }),
-    );
+    after = await context.measureCustom(server, probe);
   } finally {
     await server.stop();
   }
