@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { Algorithm, hash, verify } from '@node-rs/argon2';
+import { Algorithm } from '@node-rs/argon2';
+import { PasswordThreads } from './password-threads.js';
 
 /** OWASP's argon2id baseline (m=19 MiB, t=2, p=1). The PHC string stores them with each hash. */
 export const PASSWORD_COST = { memoryCost: 19456, timeCost: 2, parallelism: 1 } as const;
@@ -8,42 +9,32 @@ export const PASSWORD_COST = { memoryCost: 19456, timeCost: 2, parallelism: 1 } 
 let decoyHash: Promise<string> | undefined;
 
 /**
- * At most this many argon2 computations at once. Each is pure CPU on the thread pool; more of them
- * than there are cores only queues CPU time behind them, and the event loop (every other request)
- * then waits its turn among four pool threads. Queued logins wait here instead, using nothing.
- * availableParallelism() follows the process's CPU affinity (taskset, cgroup cpusets).
+ * At most this many argon2 computations at once. Each is pure CPU; more of them than there are cores
+ * only queues CPU time behind them. availableParallelism() follows the process's CPU affinity (taskset,
+ * cgroup cpusets). The threads run at nice 10: when logins and other requests want the same core, the
+ * event loop (every other request) is served first, and a login still gets about a tenth of the core.
  */
-const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism() - 1);
-let running = 0;
-const waiting: (() => void)[] = [];
+export const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism() - 1);
+export const PASSWORD_THREAD_NICE = 10;
+const threads = new PasswordThreads(MAX_CONCURRENT_HASHES, PASSWORD_THREAD_NICE);
 
-async function withHashSlot<T>(work: () => Promise<T>): Promise<T> {
-  if (running < MAX_CONCURRENT_HASHES) running += 1;
-  // A finishing computation hands its slot straight to the next waiter.
-  else await new Promise<void>((resolve) => waiting.push(resolve));
-  try {
-    return await work();
-  } finally {
-    const next = waiting.shift();
-    if (next) next();
-    else running -= 1;
-  }
-}
-
-/** Hashing runs on libuv's thread pool (napi async work), never on the event loop. */
-export function hashPassword(password: string): Promise<string> {
-  return withHashSlot(() => hash(password, { ...PASSWORD_COST, algorithm: Algorithm.Argon2id }));
+/** Hashing runs on Gatehouse's password threads, never on the event loop. */
+export async function hashPassword(password: string): Promise<string> {
+  return (await threads.run('hash', [
+    password,
+    { ...PASSWORD_COST, algorithm: Algorithm.Argon2id },
+  ])) as string;
 }
 
 export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
   if (storedHash === undefined) {
     decoyHash ??= hashPassword('gatehouse-decoy-password');
     const decoy = await decoyHash;
-    await withHashSlot(() => verify(decoy, password)).catch(() => false);
+    await threads.run('verify', [decoy, password]).catch(() => false);
     return false;
   }
   try {
-    return await withHashSlot(() => verify(storedHash, password));
+    return (await threads.run('verify', [storedHash, password])) === true;
   } catch {
     return false;
   }
