@@ -159,6 +159,19 @@ for (const backend of backends()) {
       assert.deepEqual(await another.pendingMigrations(), []);
     });
 
+    it('migrates a current store at once and refuses one a newer Gatehouse migrated', async () => {
+      const db = store.storage.db;
+      assert.deepEqual(await store.reopen().migrate(), []);
+      await sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999-from-a-newer-release', ${new Date().toISOString()})`.execute(
+        db,
+      );
+      try {
+        await assert.rejects(store.reopen().migrate(), /9999-from-a-newer-release|missing/);
+      } finally {
+        await sql`DELETE FROM kysely_migration WHERE name = '9999-from-a-newer-release'`.execute(db);
+      }
+    });
+
     it('reports its dialect and answers ping', async () => {
       assert.equal(storage.dialect, backend);
       await storage.ping();

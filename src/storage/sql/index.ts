@@ -112,6 +112,30 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       throw error;
     }));
 
+  /**
+   * The names in the migration table, or undefined when it cannot be read (no table yet on a new
+   * store, or the store is down). One read, where the Migrator scans every schema's catalog (slow, and
+   * it fails when another schema is dropped meanwhile): /readyz asks on every probe, each start once.
+   */
+  async function appliedMigrationNames(): Promise<Set<string> | undefined> {
+    try {
+      const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db);
+      return new Set(rows.map((row) => row.name));
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function pendingMigrations(): Promise<string[]> {
+    const applied = await appliedMigrationNames();
+    if (applied === undefined) {
+      const all = await (await migrator()).getMigrations();
+      return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
+    }
+    const known = Object.keys(await migrationProvider.getMigrations());
+    return known.filter((name) => !applied.has(name));
+  }
+
   return {
     dialect: dialectName,
     db,
@@ -141,24 +165,16 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       await db.destroy();
     },
     async migrate() {
+      // A schema exactly current (every start but the first after an upgrade) needs nothing more. Any
+      // other state, including migrations this code does not know (a newer Gatehouse migrated the
+      // store), goes to the Migrator, which applies or refuses.
+      const applied = await appliedMigrationNames();
+      const known = Object.keys(await migrationProvider.getMigrations());
+      if (applied?.size === known.length && known.every((name) => applied.has(name))) return [];
       const { error, results } = await (await migrator()).migrateToLatest();
       if (error) throw error instanceof Error ? error : new Error(String(error));
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
-    async pendingMigrations() {
-      const known = Object.keys(await migrationProvider.getMigrations());
-      let applied: Set<string>;
-      try {
-        // /readyz asks on every probe: one read of the migration table, not the Migrator's scan of
-        // every schema's catalog (slow, and it fails when another schema is dropped meanwhile).
-        const { rows } = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db);
-        applied = new Set(rows.map((row) => row.name));
-      } catch {
-        // No migration table yet (a new store), or the store is down: the Migrator tells which.
-        const all = await (await migrator()).getMigrations();
-        return all.filter((m) => m.executedAt === undefined).map((m) => m.name);
-      }
-      return known.filter((name) => !applied.has(name));
-    },
+    pendingMigrations,
   };
 }
