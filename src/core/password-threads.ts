@@ -1,16 +1,13 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { lowerOwnPrioritySource } from '../shared/thread-priority.js';
 
-// Each thread lowers its own scheduling priority (Linux: a thread is a task with its own nice value,
-// named by /proc/thread-self). argon2id is 10-20 ms of pure CPU per login; on a core it shares with
-// the event loop, the loop then gets the CPU first whenever it has requests to serve, instead of an
-// equal share. Elsewhere the priority stays as it is.
-const WORKER_SOURCE = `
+// argon2id is 10-20 ms of pure CPU per login; each thread lowers its own priority (to the nice value
+// it is given), so on a core it shares with the event loop, the loop gets the CPU first whenever it has
+// requests to serve, instead of an equal share.
+const workerSource = (nice: number) => `
 const { parentPort, workerData } = require('node:worker_threads');
-try {
-  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) require('node:os').setPriority(tid, workerData.nice);
-} catch {}
+${lowerOwnPrioritySource(nice)}
 const argon2 = require(workerData.argon2);
 parentPort.on('message', ({ operation, args }) => {
   try {
@@ -66,9 +63,9 @@ export class PasswordThreads {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(WORKER_SOURCE, {
+    const worker = new Worker(workerSource(this.nice), {
       eval: true,
-      workerData: { argon2: this.argon2, nice: this.nice },
+      workerData: { argon2: this.argon2 },
     });
     worker.on('message', (message: { result?: unknown; error?: string }) => {
       const job = this.busy.get(worker);

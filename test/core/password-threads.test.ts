@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { PasswordThreads } from '../../src/core/password-threads.js';
 import { hashPassword, PASSWORD_THREAD_NICE, verifyPassword } from '../../src/core/passwords.js';
-
-/** Nice values of this process's threads (Linux): field 19 of /proc/self/task/<tid>/stat. */
-function threadNiceValues(): number[] {
-  return readdirSync('/proc/self/task').map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-  });
-}
+import { threadNiceValues } from '../helpers/threads.js';
 
 describe('password threads', () => {
   it('hash and verify off the event loop, refusing wrong passwords and malformed hashes', async () => {

@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createSqliteDialect } from '../../src/storage/sql/dialects/sqlite.js';
-
-/** Nice values of this process's threads (Linux), field 19 of /proc/self/task/<tid>/stat. */
-function threadNiceValues(): number[] {
-  return readdirSync('/proc/self/task').map((tid) => {
-    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
-    // The command name may hold spaces: count fields after its closing parenthesis.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[16]);
-  });
-}
+import { threadNiceValues } from '../helpers/threads.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -1,19 +1,16 @@
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
+import { lowerOwnPrioritySource } from '../../../shared/thread-priority.js';
 
 // Runs in a worker thread with its own connection: a checkpoint copies many pages from the WAL into
 // the database file, and on the request thread (better-sqlite3 is synchronous) that stalls every
 // request queued behind the statement that happened to cross the auto-checkpoint mark.
-// The worker also lowers its own thread's scheduling priority (Linux: a thread is a task with its own
-// nice value, named by /proc/thread-self): when Gatehouse has one core, a checkpoint then takes the CPU
-// only when the request thread does not want it, instead of an equal share in the middle of requests.
+// The worker runs at nice 19: when Gatehouse has one core, a checkpoint takes the CPU only when the
+// request thread does not want it, instead of an equal share in the middle of requests.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-try {
-  const tid = Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop());
-  if (Number.isInteger(tid) && tid > 0) require('node:os').setPriority(tid, 19);
-} catch {}
+${lowerOwnPrioritySource(19)}
 const Database = require(workerData.driver);
 const db = new Database(workerData.filename);
 db.pragma('busy_timeout = 1000');
