@@ -263,14 +263,7 @@ async function measurePurge(
     during = await context.measureCustom(server, async (seconds, phase) => {
       if (phase === 'measured') window.before = await purgedRows(server, context.ca);
       const startedAt = performance.now();
-      const result = await runLoad({
-        ...request,
-        url: server.url,
-        ca: context.ca,
-        connections: PROBE_CONNECTIONS,
-        overallRate: rate,
-        duration: seconds,
-      });
+      const result = await probe(seconds);
       if (phase === 'measured') {
         windowSeconds = (performance.now() - startedAt) / 1000;
         window.after = await purgedRows(server, context.ca);

@@ -1,5 +1,5 @@
 import * as nodeCrypto from 'node:crypto';
-import { createHash, hkdfSync, randomFillSync, timingSafeEqual } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes, randomFillSync, timingSafeEqual } from 'node:crypto';
 
 // Each call to the CSPRNG has a fixed cost far above that of its bytes, so tokens are cut from a
 // pool filled 4 KiB at a time (as Node does for randomUUID). Bytes are handed out once and never reused.
@@ -8,7 +8,7 @@ const pool = Buffer.allocUnsafe(POOL_SIZE);
 let poolOffset = POOL_SIZE;
 
 function randomBytesFromPool(bytes: number): Buffer {
-  if (bytes > POOL_SIZE) return nodeCrypto.randomBytes(bytes);
+  if (bytes > POOL_SIZE) return randomBytes(bytes);
   if (poolOffset + bytes > POOL_SIZE) {
     randomFillSync(pool);
     poolOffset = 0;
