@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { runProbe } from './probe.js';
 
 /** What one load run sends. */
 export interface LoadSpec {
@@ -11,7 +12,10 @@ export interface LoadSpec {
   connections: number;
   /** Seconds. */
   duration: number;
-  /** Requests per second over all connections; unset means as fast as the server answers. */
+  /**
+   * Requests per second over all connections, sent evenly (a latency probe, see open-loop.ts); unset
+   * means as fast as the server answers (autocannon).
+   */
   overallRate?: number;
   /** The server's certificate, trusted for this run only (no rejectUnauthorized: false). */
   ca: string;
@@ -37,8 +41,12 @@ export interface LoadResult {
   seconds: number;
 }
 
-/** One autocannon run in this process, over keep-alive HTTPS connections (autocannon's default). */
+/**
+ * One load run in this process over keep-alive HTTPS connections: a fixed-rate probe when the spec has
+ * a rate, otherwise autocannon as fast as the server answers.
+ */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  if (spec.overallRate !== undefined) return runProbe({ ...spec, overallRate: spec.overallRate });
   let sampled = false;
   const onResponse = spec.onFirstSuccess
     ? (status: number, body: string) => {
@@ -68,7 +76,6 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     connections: spec.connections,
     duration: spec.duration,
     pipelining: 1,
-    ...(spec.overallRate !== undefined ? { overallRate: spec.overallRate } : {}),
     tlsOptions: { ca: spec.ca, servername: 'localhost' },
     requests: [request],
   });

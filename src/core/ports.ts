@@ -137,10 +137,19 @@ export interface PurgeStore {
   /** The tables purged, in the order to purge them: children before the grants they belong to. */
   readonly tables: readonly string[];
   /**
-   * Deletes at most `limit` dead rows of `table` in one statement and returns how many. Concurrent
-   * callers (other processes) never work on the same rows at once.
+   * Deletes at most `limit` dead rows of `table` in one statement. Concurrent callers (other
+   * processes) never work on the same rows at once.
    */
-  purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<number>;
+  purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<PurgedBatch>;
+}
+
+export interface PurgedBatch {
+  rows: number;
+  /**
+   * How long the statement held the store: the round trip on a server database, the statement's own
+   * run on SQLite's background thread (not the wait for that thread, which yields to requests).
+   */
+  millis: number;
 }
 
 /** Nonces of MAC-signed requests (design.md "MAC tokens"), kept until their timestamp window passes. */

@@ -115,10 +115,8 @@ export class Purger {
           return deleted;
         }
         const size = this.size;
-        const started = performance.now();
         // Fresh cutoffs per batch: a long run must not delete by a stale clock reading either way.
-        const rows = await this.store.purgeBatch(table, this.cutoffs(), size);
-        const took = performance.now() - started;
+        const { rows, millis: took } = await this.store.purgeBatch(table, this.cutoffs(), size);
         this.adapt(took);
         deleted[table] = (deleted[table] ?? 0) + rows;
         if (rows > 0) this.observer.purged?.(table, rows);

@@ -220,7 +220,7 @@ describe('purge pacing', () => {
         await sleep(ms);
         const rows = Math.min(limit, remaining);
         remaining -= rows;
-        return rows;
+        return { rows, millis: ms };
       },
     };
     const clock = new ManualClock();
@@ -245,6 +245,36 @@ describe('purge pacing', () => {
     // Deleting took about a tenth of the time.
     assert.ok(elapsed >= busy * 5, `busy ${busy} ms of ${elapsed} ms`);
   });
+
+  it('paces by the time the store says the statement held it, not by the wait for its answer', async () => {
+    // SQLite's background thread yields the core to requests: the answer can come late while the
+    // statement itself was short. Waiting longer must not shrink the batches or lengthen the pauses.
+    let remaining = 2000;
+    const sizes: number[] = [];
+    const store = {
+      tables: ['t'],
+      async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
+        sizes.push(limit);
+        await sleep(15);
+        const rows = Math.min(limit, remaining);
+        remaining -= rows;
+        return { rows, millis: 0.2 };
+      },
+    };
+    const p = new Purger(store, new ManualClock(), {
+      ...DEFAULT_PURGE_POLICY,
+      batchSize: 500,
+      targetBatchMillis: 1,
+      dutyCycle: 0.05,
+      accessTokenTtl: ACCESS_TTL,
+    });
+    const started = performance.now();
+    assert.equal((await p.runOnce()).t, 2000);
+    const elapsed = performance.now() - started;
+    assert.deepEqual(sizes, [500, 500, 500, 500, 500]);
+    // Four pauses of 19 x 0.2 ms, not of 19 x 15 ms (over a second).
+    assert.ok(elapsed < 500, `${Math.round(elapsed)} ms`);
+  });
 });
 
 describe('purge scheduling', () => {
@@ -256,7 +286,7 @@ describe('purge scheduling', () => {
         await sleep(2);
         const rows = Math.min(limit, remaining);
         remaining -= rows;
-        return rows;
+        return { rows, millis: 2 };
       },
     };
     const p = new Purger(store, new ManualClock(), {

@@ -3,6 +3,7 @@ import { Kysely, Migrator, sql } from 'kysely';
 import type { Storage } from '../../core/ports.js';
 import { createPostgresDialect } from './dialects/postgres.js';
 import { createSqliteDialect } from './dialects/sqlite.js';
+import type { SqliteBackground } from './dialects/sqlite-background.js';
 import { migrationProvider } from './migrations/index.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
@@ -65,7 +66,7 @@ export function isPostgresUrl(url: string | undefined): boolean {
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let db: Kysely<Database>;
   let hot: SqliteHotPath | undefined;
-  let stopCheckpointer: () => Promise<void> = async () => undefined;
+  let background: SqliteBackground | undefined;
   let dialectName: Storage['dialect'];
   const queries = createQueryObserver();
   const connectionErrorListeners = new Set<(error: Error) => void>();
@@ -89,7 +90,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       synchronous: options.sqliteSynchronous,
     });
     const { dialect, raw } = sqlite;
-    stopCheckpointer = sqlite.stopCheckpointer;
+    background = sqlite.background;
     hot = createSqliteHotPath(raw, queries.emit);
     db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'sqlite';
@@ -149,7 +150,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     signingKeys: createSigningKeyRepository(db),
     throttle: createThrottleRepository(db),
     browserSessions: createBrowserSessionRepository(db, hot),
-    purge: createPurgeRepository(db, dialectName),
+    purge: createPurgeRepository(db, dialectName, { background, emit: queries.emit }),
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db, dialectName),
     observeQueries: queries.observe,
@@ -161,7 +162,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       await sql`SELECT 1`.execute(db);
     },
     async close() {
-      await stopCheckpointer();
+      await background?.stop();
       await db.destroy();
     },
     async migrate() {

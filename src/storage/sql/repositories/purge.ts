@@ -1,5 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { PurgeCutoffs, PurgeStore } from '../../../core/ports.js';
+import type { PurgeCutoffs, PurgedBatch, PurgeStore } from '../../../core/ports.js';
+import type { SqliteBackground } from '../dialects/sqlite-background.js';
+import type { QueryEvent } from '../query-observer.js';
 import type { Database } from '../schema.js';
 
 interface PurgePlan {
@@ -34,10 +36,22 @@ const PLANS: Record<string, PurgePlan> = {
   mac_nonces: { key: ['jti', 'nonce'], dead: (c) => sql`expires_at <= ${c.now}` },
 };
 
-export function createPurgeRepository(db: Kysely<Database>, dialect: 'sqlite' | 'postgres'): PurgeStore {
+export interface PurgeExecution {
+  /** SQLite's background thread: the deletes run there, off the request thread, while it is alive. */
+  background?: SqliteBackground | undefined;
+  /** Reports a statement run on the background thread, which Kysely's log does not see. */
+  emit?: (event: QueryEvent) => void;
+}
+
+export function createPurgeRepository(
+  db: Kysely<Database>,
+  dialect: 'sqlite' | 'postgres',
+  execution: PurgeExecution = {},
+): PurgeStore {
+  const { background, emit } = execution;
   return {
     tables: Object.keys(PLANS),
-    async purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number) {
+    async purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<PurgedBatch> {
       const plan = PLANS[table];
       if (plan === undefined) throw new Error(`no purge plan for table ${table}`);
       const t = sql.table(table);
@@ -52,8 +66,22 @@ export function createPurgeRepository(db: Kysely<Database>, dialect: 'sqlite' | 
           : // SQLite has one writer at a time: each statement runs alone, so no two purgers can
             // delete the same row, and a batch is a few milliseconds of the write lock.
             sql`DELETE FROM ${t} WHERE ${key} IN (SELECT ${columns} FROM ${t} WHERE ${plan.dead(cutoffs)} LIMIT ${limit})`;
+      if (background?.alive) {
+        const compiled = statement.compile(db);
+        let failed = true;
+        let millis = 0;
+        try {
+          const run = await background.run(compiled.sql, compiled.parameters);
+          failed = false;
+          millis = run.millis;
+          return { rows: run.changes, millis };
+        } finally {
+          emit?.({ operation: 'raw', durationMs: millis, failed });
+        }
+      }
+      const started = performance.now();
       const result = await statement.execute(db);
-      return Number(result.numAffectedRows ?? 0n);
+      return { rows: Number(result.numAffectedRows ?? 0n), millis: performance.now() - started };
     },
   };
 }
