@@ -146,8 +146,8 @@ export interface PurgeStore {
 export interface PurgedBatch {
   rows: number;
   /**
-   * How long the statement held the store: the round trip on a server database, the statement's own
-   * run on SQLite's background thread (not the wait for that thread, which yields to requests).
+   * How long the statement took, as the store measured it: the round trip on a server database, the
+   * statement's own run in SQLite's purge process (not the wait for that low-priority process).
    */
   millis: number;
 }

@@ -24,6 +24,12 @@ export interface PurgePolicy {
    * minute at a twentieth.
    */
   dutyCycle: number;
+  /**
+   * The longest pause between batches. One slow batch (a cold cache, a wait for another writer, a
+   * background thread that yields to requests) shrinks the next; at 19 x its time, the pause after a
+   * 0.7 s first batch idled the purge for 13 s. The duty cycle bounds the share over many batches.
+   */
+  maxPauseMillis: number;
   /** A run ends after this long; the next run carries on where it stopped. */
   maxRunMillis: number;
 }
@@ -33,6 +39,7 @@ export const DEFAULT_PURGE_POLICY: Omit<PurgePolicy, 'accessTokenTtl'> = {
   clockSkewSeconds: 300,
   targetBatchMillis: 1,
   dutyCycle: 0.05,
+  maxPauseMillis: 1000,
   maxRunMillis: 20_000,
 };
 
@@ -103,7 +110,7 @@ export class Purger {
    * `backlog` set so the next run carries on.
    */
   async runOnce(signal?: AbortSignal): Promise<Record<string, number>> {
-    const { dutyCycle, maxRunMillis } = this.policy;
+    const { dutyCycle, maxPauseMillis, maxRunMillis } = this.policy;
     const deadline = performance.now() + maxRunMillis;
     const deleted: Record<string, number> = {};
     for (const table of this.store.tables) deleted[table] = 0;
@@ -125,7 +132,8 @@ export class Purger {
           this.backlog = true;
           return deleted;
         }
-        if (dutyCycle < 1) await pause((took * (1 - dutyCycle)) / dutyCycle, signal);
+        if (dutyCycle < 1)
+          await pause(Math.min(maxPauseMillis, (took * (1 - dutyCycle)) / dutyCycle), signal);
       }
     }
     return deleted;

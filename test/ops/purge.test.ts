@@ -247,7 +247,7 @@ describe('purge pacing', () => {
   });
 
   it('paces by the time the store says the statement held it, not by the wait for its answer', async () => {
-    // SQLite's background thread yields the core to requests: the answer can come late while the
+    // SQLite's purge process yields the core to requests: the answer can come late while the
     // statement itself was short. Waiting longer must not shrink the batches or lengthen the pauses.
     let remaining = 2000;
     const sizes: number[] = [];
@@ -274,6 +274,31 @@ describe('purge pacing', () => {
     assert.deepEqual(sizes, [500, 500, 500, 500, 500]);
     // Four pauses of 19 x 0.2 ms, not of 19 x 15 ms (over a second).
     assert.ok(elapsed < 500, `${Math.round(elapsed)} ms`);
+  });
+
+  it('pauses no longer than maxPauseMillis after one slow batch', async () => {
+    let remaining = 300;
+    const store = {
+      tables: ['t'],
+      async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
+        const rows = Math.min(limit, remaining);
+        remaining -= rows;
+        // The first batch says it held the store for 2 s (a cold cache): 19 x that would be 38 s.
+        return { rows, millis: remaining === 200 ? 2000 : 0.1 };
+      },
+    };
+    const p = new Purger(store, new ManualClock(), {
+      ...DEFAULT_PURGE_POLICY,
+      batchSize: 100,
+      targetBatchMillis: 1e9,
+      dutyCycle: 0.05,
+      maxPauseMillis: 200,
+      accessTokenTtl: ACCESS_TTL,
+    });
+    const started = performance.now();
+    assert.equal((await p.runOnce()).t, 300);
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed >= 190 && elapsed < 2000, `${Math.round(elapsed)} ms`);
   });
 });
 

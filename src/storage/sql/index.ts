@@ -3,7 +3,7 @@ import { Kysely, Migrator, sql } from 'kysely';
 import type { Storage } from '../../core/ports.js';
 import { createPostgresDialect } from './dialects/postgres.js';
 import { createSqliteDialect } from './dialects/sqlite.js';
-import type { SqliteBackground } from './dialects/sqlite-background.js';
+import { createSqlitePurgeProcess, type SqlitePurgeProcess } from './dialects/sqlite-purge-process.js';
 import { migrationProvider } from './migrations/index.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
@@ -66,7 +66,8 @@ export function isPostgresUrl(url: string | undefined): boolean {
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let db: Kysely<Database>;
   let hot: SqliteHotPath | undefined;
-  let background: SqliteBackground | undefined;
+  let stopCheckpointer: () => Promise<void> = async () => undefined;
+  let purgeProcess: SqlitePurgeProcess | undefined;
   let dialectName: Storage['dialect'];
   const queries = createQueryObserver();
   const connectionErrorListeners = new Set<(error: Error) => void>();
@@ -85,12 +86,13 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'postgres';
   } else {
-    const sqlite = createSqliteDialect({
-      filename: sqliteFilename(options.databaseUrl, options.dataDir),
-      synchronous: options.sqliteSynchronous,
-    });
+    const filename = sqliteFilename(options.databaseUrl, options.dataDir);
+    const sqlite = createSqliteDialect({ filename, synchronous: options.sqliteSynchronous });
+    if (filename !== ':memory:') {
+      purgeProcess = createSqlitePurgeProcess(filename, options.sqliteSynchronous ?? 'NORMAL');
+    }
     const { dialect, raw } = sqlite;
-    background = sqlite.background;
+    stopCheckpointer = sqlite.stopCheckpointer;
     hot = createSqliteHotPath(raw, queries.emit);
     db = new Kysely<Database>({ dialect, log: queries.log });
     dialectName = 'sqlite';
@@ -150,7 +152,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     signingKeys: createSigningKeyRepository(db),
     throttle: createThrottleRepository(db),
     browserSessions: createBrowserSessionRepository(db, hot),
-    purge: createPurgeRepository(db, dialectName, { background, emit: queries.emit }),
+    purge: createPurgeRepository(db, dialectName, { purgeProcess, emit: queries.emit }),
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db, dialectName),
     observeQueries: queries.observe,
@@ -162,7 +164,8 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       await sql`SELECT 1`.execute(db);
     },
     async close() {
-      await background?.stop();
+      await purgeProcess?.stop();
+      await stopCheckpointer();
       await db.destroy();
     },
     async migrate() {

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { startBackground, type SqliteBackground } from './sqlite-background.js';
+import { startCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
 export interface SqliteOptions {
@@ -37,22 +37,20 @@ function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
 export function createSqliteDialect(options: SqliteOptions): {
   dialect: SqliteDialect;
   raw: BetterSqlite3.Database;
-  /** The thread for checkpoints and purge deletes; none for ':memory:' (one connection only). */
-  background: SqliteBackground | undefined;
+  /** Stops the background checkpointer (before the connection closes). */
+  stopCheckpointer: () => Promise<void>;
 } {
   if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
   const raw = new BetterSqlite3(options.filename);
   raw.pragma('journal_mode = WAL');
-  const synchronous = options.synchronous ?? 'NORMAL';
-  raw.pragma(`synchronous = ${synchronous}`);
+  raw.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
   raw.pragma('foreign_keys = ON');
   // Another process (the CLI next to a running server) may hold the write lock briefly.
   raw.pragma('busy_timeout = 5000');
-  const background =
-    options.filename === ':memory:' ? undefined : startBackground(raw, options.filename, { synchronous });
+  const checkpointer = options.filename === ':memory:' ? undefined : startCheckpointer(raw, options.filename);
   return {
     dialect: new SqliteDialect({ database: withStatementCache(raw) }),
     raw,
-    background,
+    stopCheckpointer: async () => checkpointer?.stop(),
   };
 }

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { PurgeCutoffs, PurgedBatch, PurgeStore } from '../../../core/ports.js';
-import type { SqliteBackground } from '../dialects/sqlite-background.js';
+import type { SqlitePurgeProcess } from '../dialects/sqlite-purge-process.js';
 import type { QueryEvent } from '../query-observer.js';
 import type { Database } from '../schema.js';
 
@@ -37,9 +37,9 @@ const PLANS: Record<string, PurgePlan> = {
 };
 
 export interface PurgeExecution {
-  /** SQLite's background thread: the deletes run there, off the request thread, while it is alive. */
-  background?: SqliteBackground | undefined;
-  /** Reports a statement run on the background thread, which Kysely's log does not see. */
+  /** SQLite: the purge process, where the deletes run while it is usable. */
+  purgeProcess?: SqlitePurgeProcess | undefined;
+  /** Reports a statement run in the purge process, which Kysely's log does not see. */
   emit?: (event: QueryEvent) => void;
 }
 
@@ -48,7 +48,7 @@ export function createPurgeRepository(
   dialect: 'sqlite' | 'postgres',
   execution: PurgeExecution = {},
 ): PurgeStore {
-  const { background, emit } = execution;
+  const { purgeProcess, emit } = execution;
   return {
     tables: Object.keys(PLANS),
     async purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<PurgedBatch> {
@@ -66,12 +66,12 @@ export function createPurgeRepository(
           : // SQLite has one writer at a time: each statement runs alone, so no two purgers can
             // delete the same row, and a batch is a few milliseconds of the write lock.
             sql`DELETE FROM ${t} WHERE ${key} IN (SELECT ${columns} FROM ${t} WHERE ${plan.dead(cutoffs)} LIMIT ${limit})`;
-      if (background?.alive) {
+      if (purgeProcess?.usable) {
         const compiled = statement.compile(db);
         let failed = true;
         let millis = 0;
         try {
-          const run = await background.run(compiled.sql, compiled.parameters);
+          const run = await purgeProcess.run(compiled.sql, compiled.parameters);
           failed = false;
           millis = run.millis;
           return { rows: run.changes, millis };

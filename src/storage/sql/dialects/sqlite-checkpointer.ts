@@ -1,0 +1,70 @@
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+import type BetterSqlite3 from 'better-sqlite3';
+import { lowerOwnPrioritySource } from '../../../shared/thread-priority.js';
+
+// Runs in a worker thread with its own connection: a checkpoint copies many pages from the WAL into
+// the database file, and on the request thread (better-sqlite3 is synchronous) that stalls every
+// request queued behind the statement that happened to cross the auto-checkpoint mark.
+// The worker runs at nice 19: when Gatehouse has one core, a checkpoint takes the CPU only when the
+// request thread does not want it, instead of an equal share in the middle of requests.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+${lowerOwnPrioritySource(19)}
+const Database = require(workerData.driver);
+const db = new Database(workerData.filename);
+db.pragma('busy_timeout = 1000');
+const timer = setInterval(() => {
+  try {
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch (error) {
+    parentPort.postMessage({ error: String(error && error.message) });
+  }
+}, workerData.intervalMs);
+parentPort.on('message', () => {
+  clearInterval(timer);
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  db.close();
+  parentPort.close();
+});
+`;
+
+export interface Checkpointer {
+  stop(): Promise<void>;
+}
+
+/**
+ * Takes WAL checkpoints off the request thread: the main connection stops auto-checkpointing and a
+ * worker checkpoints every `intervalMs`. If the worker fails, the main connection checkpoints
+ * automatically again, so the WAL never grows without bound.
+ */
+export function startCheckpointer(
+  raw: BetterSqlite3.Database,
+  filename: string,
+  intervalMs = 1000,
+): Checkpointer {
+  const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, filename, intervalMs } });
+  worker.unref();
+  raw.pragma('wal_autocheckpoint = 0');
+  let stopped = false;
+  const fallBack = () => {
+    if (!stopped && raw.open) raw.pragma('wal_autocheckpoint = 1000');
+  };
+  worker.on('error', fallBack);
+  worker.on('exit', fallBack);
+  return {
+    async stop() {
+      stopped = true;
+      const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.postMessage('stop');
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 2000);
+      });
+      await Promise.race([exited, timeout]);
+      clearTimeout(timer);
+      await worker.terminate();
+    },
+  };
+}

@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createSqliteDialect } from '../../src/storage/sql/dialects/sqlite.js';
+import { threadNiceValues } from '../helpers/threads.js';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('SQLite checkpoints off the request thread', () => {
+  it('checkpoint the WAL from a low-priority thread', async (t) => {
+    if (!existsSync('/proc/self/task')) {
+      t.skip('needs Linux /proc');
+      return;
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-checkpointer-'));
+    const filename = join(dir, 'db.sqlite');
+    const before = threadNiceValues().filter((nice) => nice === 19).length;
+    const { raw, stopCheckpointer } = createSqliteDialect({ filename });
+    try {
+      raw.exec('CREATE TABLE t (v TEXT)');
+      const insert = raw.prepare('INSERT INTO t (v) VALUES (?)');
+      raw.transaction(() => {
+        for (let i = 0; i < 2000; i++) insert.run('x'.repeat(200));
+      })();
+      // The request connection never checkpoints by itself: the WAL holds the writes.
+      assert.equal(raw.pragma('wal_autocheckpoint', { simple: true }), 0);
+      const walBefore = statSync(`${filename}-wal`).size;
+      assert.ok(walBefore > 100_000, `WAL ${walBefore} bytes`);
+      let niced = 0;
+      for (let waited = 0; waited < 5000 && niced <= before; waited += 50) {
+        await sleep(50);
+        niced = threadNiceValues().filter((nice) => nice === 19).length;
+      }
+      assert.equal(niced, before + 1, 'one thread at nice 19: the checkpointer');
+      assert.equal(threadNiceValues()[0], 0, 'the main thread keeps its priority');
+      // The next write after a complete checkpoint starts the WAL over instead of growing it.
+      await sleep(1500);
+      raw.transaction(() => {
+        for (let i = 0; i < 10; i++) insert.run('y');
+      })();
+      const [{ log, checkpointed }] = raw.pragma('wal_checkpoint(PASSIVE)') as [
+        { log: number; checkpointed: number },
+      ];
+      assert.ok(log < 20, `${log} WAL frames after the worker's checkpoint (${checkpointed} copied now)`);
+    } finally {
+      await stopCheckpointer();
+      raw.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
