@@ -1,6 +1,9 @@
 import { Agent, request } from 'node:https';
 import type { LoadResult, LoadSpec } from './load.js';
 
+/** A load spec with the rate the probe sends at. */
+export type OpenLoopSpec = LoadSpec & { overallRate: number };
+
 /** A request that has had no answer this long counts as a timeout (autocannon's default too). */
 const TIMEOUT_MS = 10_000;
 
@@ -45,11 +48,6 @@ const roundMs = (value: number) => (value < 100 ? Math.round(value * 10) / 10 : 
  * Sends are paced by the event loop's timers (about 1 ms resolution): a request leaves up to a
  * millisecond after it was due, and that wait is part of every run's figures alike.
  */
-export type OpenLoopSpec = Omit<LoadSpec, 'onFirstSuccess'> & {
-  overallRate: number;
-  onFirstSuccess?: (body: string) => void;
-};
-
 export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
   const { connections, overallRate: rate } = spec;
   const total = Math.max(1, Math.round(rate * spec.duration));

@@ -166,7 +166,7 @@ async function purgedRows(server: ServerProcess, ca: string): Promise<number> {
 }
 
 /** Purge-off and purge-on runs alternate, this many of each: a drift of the shared machine falls on both. */
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 /** The middle value (of an odd count; the mean of the two middle ones otherwise). */
 function median(values: number[]): number {
