@@ -35,11 +35,13 @@ export interface SqlitePurgeProcess {
 
 /**
  * The purge's deletes, in a process of their own. On the request thread (better-sqlite3 is
- * synchronous) every batch stalls the requests queued behind it. A worker thread is no better: its
- * connection shares SQLite's process-wide locks and the process's memory map with the request thread,
- * and at a lower priority it holds them while preempted. The purge bench measured client_credentials
- * p99 at 1.22-1.25 x with a worker thread, about 1.0 x with a separate process purging three times as
- * fast. The process runs at nice 19 and SCHED_IDLE, so it takes a core only when requests leave it idle.
+ * synchronous) every batch stalls the requests queued behind it: the purge bench's p99 rose 1.93 x. A
+ * worker thread is not safe at low priority: its connection shares SQLite's process-wide locks and the
+ * memory map with the request thread, and a SCHED_IDLE worker running the purge stalled the event loop
+ * for up to a second when it was preempted holding them. This process runs at nice 19 and SCHED_IDLE,
+ * so it takes a core only when requests leave it idle, and shares no lock with the request thread but
+ * SQLite's write lock (a request that writes during a batch waits for it, as for any writer). On one
+ * shared core the purge still adds to the request p99 (docs/benchmarks.md, "Purge under load").
  *
  * It is started on the first statement (most stores never purge: a CLI run, a test) and ends when
  * stopped, or when this process dies and its channel closes.
