@@ -167,6 +167,8 @@ async function purgedRows(server: ServerProcess, ca: string): Promise<number> {
 
 /** Purge-off and purge-on runs alternate, this many of each: a drift of the shared machine falls on both. */
 const ROUNDS = 5;
+/** Each run's warm-up lasts at least this long (see `probe`). */
+const STEADY_AFTER_SECONDS = 10;
 
 /** The middle value (of an odd count; the mean of the two middle ones otherwise). */
 function median(values: number[]): number {
@@ -260,14 +262,17 @@ async function measurePurge(
   let rate = 0;
   let server: ServerProcess | undefined;
   // The fixed-rate probe against whichever server runs now.
-  const probe = (seconds: number) =>
+  // The warm-up is at least STEADY_AFTER_SECONDS: every run is a fresh server, and in its first seconds
+  // JIT tiering, heap growth and (purge on) the purge process's start and cold pages dominate the tail.
+  // A million rows take minutes to purge; the measured seconds are its steady state, as for purge off.
+  const probe = (seconds: number, phase: 'warmup' | 'measured' = 'measured') =>
     runLoad({
       ...request,
       url: server!.url,
       ca: context.ca,
       connections: PROBE_CONNECTIONS,
       overallRate: rate,
-      duration: seconds,
+      duration: phase === 'warmup' ? Math.max(seconds, STEADY_AFTER_SECONDS) : seconds,
       onFirstSuccess: (body) => (sample ??= body),
     });
 
@@ -324,7 +329,7 @@ async function measurePurge(
         await context.measureCustom(running, async (seconds, phase) => {
           if (phase === 'measured') window.before = await purgedRows(running, context.ca);
           const startedAt = performance.now();
-          const result = await probe(seconds);
+          const result = await probe(seconds, phase);
           if (phase === 'measured') {
             window.seconds = (performance.now() - startedAt) / 1000;
             window.after = await purgedRows(running, context.ca);
