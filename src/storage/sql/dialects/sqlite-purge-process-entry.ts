@@ -36,21 +36,6 @@ db.pragma('busy_timeout = 5000');
 db.pragma('foreign_keys = ON');
 db.pragma(`synchronous = ${synchronous}`);
 const statements = new Map<string, BetterSqlite3.Statement>();
-// The purge's deletes fill the WAL (an authorization code's row and its indexes are several pages).
-// Left to the server's checkpoint thread, those pages are copied by a low-priority thread inside the
-// server's process, whose SQLite locks and memory map the request thread shares: in the purge bench,
-// deleting the million rows' 200,000 codes raised the request p99 by about 1.2 x that way. Copied
-// here, soon after they are written, the server's checkpoints find nothing left (0.94 x).
-let written = false;
-setInterval(() => {
-  if (!written) return;
-  written = false;
-  try {
-    db.pragma('wal_checkpoint(PASSIVE)');
-  } catch {
-    // Busy or failed: the server's checkpoint thread still runs.
-  }
-}, 200).unref();
 const reply = (message: PurgeProcessReply) => process.send?.(message);
 
 process.on('message', (request: PurgeProcessRequest) => {
@@ -59,7 +44,6 @@ process.on('message', (request: PurgeProcessRequest) => {
     let statement = statements.get(request.sql);
     if (statement === undefined) statements.set(request.sql, (statement = db.prepare(request.sql)));
     const { changes } = statement.run(...request.parameters);
-    if (changes > 0) written = true;
     reply({ id: request.id, changes, millis: performance.now() - started });
   } catch (error) {
     reply({ id: request.id, error: error instanceof Error ? error.message : String(error) });
