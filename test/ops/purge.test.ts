@@ -205,24 +205,39 @@ const KEY_COLUMNS: Record<string, string> = {
   mac_nonces: 'nonce',
 };
 
+/**
+ * A store with one table of `rows` dead rows. `timing` says, for each statement (its limit and the rows
+ * left before it), how long it takes to answer and how long it reports having held the store.
+ */
+function fakePurgeStore(
+  rows: number,
+  timing: (limit: number, left: number) => { waitMs: number; millis: number },
+) {
+  const state = { remaining: rows, sizes: [] as number[] };
+  const store = {
+    tables: ['t'],
+    async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
+      state.sizes.push(limit);
+      const { waitMs, millis } = timing(limit, state.remaining);
+      if (waitMs > 0) await sleep(waitMs);
+      const deleted = Math.min(limit, state.remaining);
+      state.remaining -= deleted;
+      return { rows: deleted, millis };
+    },
+  };
+  return { state, store };
+}
+
 describe('purge pacing', () => {
   it('shrinks batches that take too long, grows them back, and pauses nine times as long as it works', async () => {
-    let remaining = 3000;
-    const sizes: number[] = [];
     let busy = 0;
-    const store = {
-      tables: ['t'],
-      async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
-        sizes.push(limit);
-        // A statement's time grows with its size: 0.1 ms per row.
-        const ms = limit / 10;
-        busy += ms;
-        await sleep(ms);
-        const rows = Math.min(limit, remaining);
-        remaining -= rows;
-        return { rows, millis: ms };
-      },
-    };
+    const { state, store } = fakePurgeStore(3000, (limit) => {
+      // A statement's time grows with its size: 0.1 ms per row.
+      const ms = limit / 10;
+      busy += ms;
+      return { waitMs: ms, millis: ms };
+    });
+    const sizes = state.sizes;
     const clock = new ManualClock();
     const p = new Purger(store, clock, {
       ...DEFAULT_PURGE_POLICY,
@@ -249,18 +264,7 @@ describe('purge pacing', () => {
   it('paces by the time the store says the statement held it, not by the wait for its answer', async () => {
     // SQLite's purge process yields the core to requests: the answer can come late while the
     // statement itself was short. Waiting longer must not shrink the batches or lengthen the pauses.
-    let remaining = 2000;
-    const sizes: number[] = [];
-    const store = {
-      tables: ['t'],
-      async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
-        sizes.push(limit);
-        await sleep(15);
-        const rows = Math.min(limit, remaining);
-        remaining -= rows;
-        return { rows, millis: 0.2 };
-      },
-    };
+    const { state, store } = fakePurgeStore(2000, () => ({ waitMs: 15, millis: 0.2 }));
     const p = new Purger(store, new ManualClock(), {
       ...DEFAULT_PURGE_POLICY,
       batchSize: 500,
@@ -271,22 +275,17 @@ describe('purge pacing', () => {
     const started = performance.now();
     assert.equal((await p.runOnce()).t, 2000);
     const elapsed = performance.now() - started;
-    assert.deepEqual(sizes, [500, 500, 500, 500, 500]);
+    assert.deepEqual(state.sizes, [500, 500, 500, 500, 500]);
     // Four pauses of 19 x 0.2 ms, not of 19 x 15 ms (over a second).
     assert.ok(elapsed < 500, `${Math.round(elapsed)} ms`);
   });
 
   it('pauses no longer than maxPauseMillis after one slow batch', async () => {
-    let remaining = 300;
-    const store = {
-      tables: ['t'],
-      async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
-        const rows = Math.min(limit, remaining);
-        remaining -= rows;
-        // The first batch says it held the store for 2 s (a cold cache): 19 x that would be 38 s.
-        return { rows, millis: remaining === 200 ? 2000 : 0.1 };
-      },
-    };
+    // The first batch says it held the store for 2 s (a cold cache): 19 x that would be 38 s.
+    const { store } = fakePurgeStore(300, (_limit, left) => ({
+      waitMs: 0,
+      millis: left === 300 ? 2000 : 0.1,
+    }));
     const p = new Purger(store, new ManualClock(), {
       ...DEFAULT_PURGE_POLICY,
       batchSize: 100,
@@ -304,16 +303,7 @@ describe('purge pacing', () => {
 
 describe('purge scheduling', () => {
   it('comes back after a second, not an interval, while a run left a backlog', async () => {
-    let remaining = 3000;
-    const store = {
-      tables: ['t'],
-      async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
-        await sleep(2);
-        const rows = Math.min(limit, remaining);
-        remaining -= rows;
-        return { rows, millis: 2 };
-      },
-    };
+    const { state, store } = fakePurgeStore(3000, () => ({ waitMs: 2, millis: 2 }));
     const p = new Purger(store, new ManualClock(), {
       ...DEFAULT_PURGE_POLICY,
       batchSize: 100,
@@ -324,14 +314,14 @@ describe('purge scheduling', () => {
     });
     await p.runOnce();
     assert.equal(p.backlog, true);
-    assert.ok(remaining > 0);
+    assert.ok(state.remaining > 0);
     // With a 30 s interval only the backlog rule can finish this within the test's few seconds.
     const scheduler = new PurgeScheduler(p, { intervalSeconds: 30, jitter: 0 });
     scheduler.start();
     const deadline = Date.now() + 15_000;
-    while (remaining > 0 && Date.now() < deadline) await sleep(50);
+    while (state.remaining > 0 && Date.now() < deadline) await sleep(50);
     await scheduler.stop();
-    assert.equal(remaining, 0);
+    assert.equal(state.remaining, 0);
     assert.equal(p.backlog, false);
   });
 });
