@@ -67,14 +67,12 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
     new Promise<LoadResult>((resolve) => {
       const start = performance.now();
       let sent = 0;
-      let endedAt = start;
 
       const settle = () => {
         if (++finished < total) return;
-        endedAt = performance.now();
         agent.destroy();
         const sorted = latencies.slice(0, answered).sort();
-        const seconds = (endedAt - start) / 1000;
+        const seconds = (performance.now() - start) / 1000;
         resolve({
           rps: answered / seconds,
           p50: roundMs(percentile(sorted, 0.5)),
@@ -101,8 +99,10 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
         const body = spec.bodies ? spec.bodies[index % spec.bodies.length] : spec.body;
         const req = request(url, { method: spec.method, agent, headers: spec.headers, timeout: TIMEOUT_MS });
         req.on('response', (res) => {
+          // Only the first 2xx body is wanted (onFirstSuccess); the rest are read and dropped.
           const chunks: Buffer[] = [];
-          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          if (!sampled && spec.onFirstSuccess) res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          else res.resume();
           res.on('end', () => {
             latencies[answered++] = performance.now() - due;
             const status = res.statusCode ?? 0;

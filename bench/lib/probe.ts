@@ -28,9 +28,7 @@ function probeProcess(): ChildProcess {
  * One fixed-rate run (see open-loop.ts) in the probe's own process. Runs are queued: two probes at
  * once would share one driver's event loop and measure each other.
  */
-export function runProbe(
-  spec: OpenLoopSpec & { onFirstSuccess?: (body: string) => void },
-): Promise<LoadResult> {
+export function runProbe(spec: OpenLoopSpec): Promise<LoadResult> {
   const { onFirstSuccess, ...wire } = spec;
   const run = queue.then(
     () =>
