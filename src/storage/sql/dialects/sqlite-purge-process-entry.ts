@@ -5,7 +5,8 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openSqliteConnection } from './sqlite-connection.js';
 import type { PurgeProcessReply, PurgeProcessRequest } from './sqlite-purge-process.js';
 
 /** Nice 19 on every thread, then SCHED_IDLE (util-linux chrt) where it is there; best effort. */
@@ -31,10 +32,7 @@ if (filename === undefined || (synchronous !== 'FULL' && synchronous !== 'NORMAL
   process.exit(2);
 }
 lowerPriority();
-const db = new BetterSqlite3(filename);
-db.pragma('busy_timeout = 5000');
-db.pragma('foreign_keys = ON');
-db.pragma(`synchronous = ${synchronous}`);
+const db = openSqliteConnection(filename, synchronous);
 const statements = new Map<string, BetterSqlite3.Statement>();
 const reply = (message: PurgeProcessReply) => process.send?.(message);
 

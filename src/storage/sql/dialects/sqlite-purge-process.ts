@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
+import type { SqliteSynchronous } from './sqlite-connection.js';
 
 const ENTRY = fileURLToPath(new URL('./sqlite-purge-process-entry.js', import.meta.url));
 
@@ -49,7 +50,7 @@ export interface SqlitePurgeProcess {
  */
 export function createSqlitePurgeProcess(
   filename: string,
-  synchronous: 'FULL' | 'NORMAL',
+  synchronous: SqliteSynchronous,
 ): SqlitePurgeProcess {
   let child: ChildProcess | undefined;
   let failed = false;

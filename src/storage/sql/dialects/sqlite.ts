@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { openSqliteConnection, type SqliteSynchronous } from './sqlite-connection.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
 import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
 
@@ -12,7 +13,7 @@ export interface SqliteOptions {
    * consistent; only a power loss or OS crash can drop the last commits. FULL adds an fsync per commit
    * (on the event loop: better-sqlite3 is synchronous) to survive those too.
    */
-  synchronous?: 'FULL' | 'NORMAL';
+  synchronous?: SqliteSynchronous;
 }
 
 /**
@@ -41,12 +42,7 @@ export function createSqliteDialect(options: SqliteOptions): {
   stopCheckpointer: () => Promise<void>;
 } {
   if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
-  const raw = new BetterSqlite3(options.filename);
-  raw.pragma('journal_mode = WAL');
-  raw.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`);
-  raw.pragma('foreign_keys = ON');
-  // Another process (the CLI next to a running server) may hold the write lock briefly.
-  raw.pragma('busy_timeout = 5000');
+  const raw = openSqliteConnection(options.filename, options.synchronous ?? 'NORMAL');
   const checkpointer = options.filename === ':memory:' ? undefined : startCheckpointer(raw, options.filename);
   return {
     dialect: new SqliteDialect({ database: withStatementCache(raw) }),
