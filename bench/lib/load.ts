@@ -39,6 +39,8 @@ export interface LoadResult {
   timeouts: number;
   statusCodes: Record<string, number>;
   seconds: number;
+  /** Fixed-rate probe only: the p99 of each whole second's requests (by when they were due). */
+  secondP99s?: number[];
 }
 
 /**

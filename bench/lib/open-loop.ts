@@ -31,6 +31,24 @@ async function openConnections(url: URL, spec: LoadSpec, agent: Agent): Promise<
   await Promise.all(Array.from({ length: spec.connections }, one));
 }
 
+/**
+ * The p99 of the requests due in each whole second of the run, in order. Over many seconds their
+ * median is the p99 of a typical second: a steady cost (a purge at work) shows in every one, where one
+ * stall of the shared machine moves a run's own p99 by several times and a second's p99 only once.
+ */
+function perSecondP99(
+  latencies: Float64Array,
+  dueSecond: Uint32Array,
+  count: number,
+  seconds: number,
+): number[] {
+  const buckets: number[][] = Array.from({ length: seconds }, () => []);
+  for (let i = 0; i < count; i++) buckets[dueSecond[i]!]?.push(latencies[i]!);
+  return buckets
+    .filter((bucket) => bucket.length > 0)
+    .map((bucket) => roundMs(percentile(Float64Array.from(bucket).sort(), 0.99)));
+}
+
 /** Rounds a latency for the report: 0.1 ms below 100 ms, whole milliseconds above. */
 const roundMs = (value: number) => (value < 100 ? Math.round(value * 10) / 10 : Math.round(value));
 
@@ -55,6 +73,8 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: connections, ca: spec.ca, servername: 'localhost' });
   const url = new URL(spec.path, spec.url);
   const latencies = new Float64Array(total);
+  /** Which second of the run each answered request was due in. */
+  const dueSecond = new Uint32Array(total);
   const statusCodes: Record<string, number> = {};
   let answered = 0;
   let non2xx = 0;
@@ -85,6 +105,7 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
           timeouts,
           statusCodes,
           seconds,
+          secondP99s: perSecondP99(latencies, dueSecond, answered, Math.floor(spec.duration)),
         });
       };
 
@@ -104,6 +125,7 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
           if (!sampled && spec.onFirstSuccess) res.on('data', (chunk: Buffer) => chunks.push(chunk));
           else res.resume();
           res.on('end', () => {
+            dueSecond[answered] = Math.floor((due - start) / 1000);
             latencies[answered++] = performance.now() - due;
             const status = res.statusCode ?? 0;
             statusCodes[status] = (statusCodes[status] ?? 0) + 1;

@@ -146,10 +146,16 @@ export interface PurgeStore {
 export interface PurgedBatch {
   rows: number;
   /**
-   * How long the statement took, as the store measured it: the round trip on a server database, the
-   * statement's own run in SQLite's purge process (not the wait for that low-priority process).
+   * What the statement cost, as the store measured it: the round trip on a server database, the
+   * statement's CPU time in SQLite's purge process (not the wait for that low-priority process).
+   * Sizes the next batch.
    */
   millis: number;
+  /**
+   * Other work the store did for the purge since the last batch (SQLite: the purge process's WAL
+   * checkpoint). Counted in the pacing, not in the batch size: it holds no lock a request waits for.
+   */
+  otherMillis?: number;
 }
 
 /** Nonces of MAC-signed requests (design.md "MAC tokens"), kept until their timestamp window passes. */

@@ -13,13 +13,14 @@ export interface PurgePolicy {
   clockSkewSeconds: number;
   /**
    * How long one statement should take. A batch that took longer halves the next one, one that took
-   * under half of it grows the next by half (up to `batchSize`): on SQLite a statement holds the event
-   * loop while it runs, so its length is what a request may have to wait behind it.
+   * under half of it grows the next by half (up to `batchSize`): on SQLite a statement holds the one
+   * write lock while it runs, so its length is what a writing request may have to wait behind it.
    */
   targetBatchMillis: number;
   /**
-   * The share of time a purge working through a backlog spends deleting; between batches it pauses for
-   * the rest, so requests get the store (and, on SQLite, the event loop) 19 times out of 20. At a
+   * The share of time a purge working through a backlog spends deleting (by the store's own measure:
+   * on SQLite the purge process's CPU time, its checkpoints included); between batches it pauses for
+   * the rest, so requests get the store 19 times out of 20. At a
    * tenth, the purge bench's probe p99 rose 1.4-2.2 x on SQLite; a million rows still go in about a
    * minute at a twentieth.
    */
@@ -123,7 +124,11 @@ export class Purger {
         }
         const size = this.size;
         // Fresh cutoffs per batch: a long run must not delete by a stale clock reading either way.
-        const { rows, millis: took } = await this.store.purgeBatch(table, this.cutoffs(), size);
+        const {
+          rows,
+          millis: took,
+          otherMillis = 0,
+        } = await this.store.purgeBatch(table, this.cutoffs(), size);
         this.adapt(took);
         deleted[table] = (deleted[table] ?? 0) + rows;
         if (rows > 0) this.observer.purged?.(table, rows);
@@ -133,7 +138,7 @@ export class Purger {
           return deleted;
         }
         if (dutyCycle < 1)
-          await pause(Math.min(maxPauseMillis, (took * (1 - dutyCycle)) / dutyCycle), signal);
+          await pause(Math.min(maxPauseMillis, ((took + otherMillis) * (1 - dutyCycle)) / dutyCycle), signal);
       }
     }
     return deleted;

@@ -211,18 +211,18 @@ const KEY_COLUMNS: Record<string, string> = {
  */
 function fakePurgeStore(
   rows: number,
-  timing: (limit: number, left: number) => { waitMs: number; millis: number },
+  timing: (limit: number, left: number) => { waitMs: number; millis: number; otherMillis?: number },
 ) {
   const state = { remaining: rows, sizes: [] as number[] };
   const store = {
     tables: ['t'],
     async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
       state.sizes.push(limit);
-      const { waitMs, millis } = timing(limit, state.remaining);
+      const { waitMs, millis, otherMillis } = timing(limit, state.remaining);
       if (waitMs > 0) await sleep(waitMs);
       const deleted = Math.min(limit, state.remaining);
       state.remaining -= deleted;
-      return { rows: deleted, millis };
+      return { rows: deleted, millis, otherMillis };
     },
   };
   return { state, store };
@@ -278,6 +278,25 @@ describe('purge pacing', () => {
     assert.deepEqual(state.sizes, [500, 500, 500, 500, 500]);
     // Four pauses of 19 x 0.2 ms, not of 19 x 15 ms (over a second).
     assert.ok(elapsed < 500, `${Math.round(elapsed)} ms`);
+  });
+
+  it("counts the store's other purge work (a checkpoint) in the pauses, not in the batch size", async () => {
+    // Each batch is short (0.2 ms, under the 1 ms target) and is followed by a 5 ms checkpoint, which
+    // holds no lock a request waits for: batches keep their size, and the pauses cover both.
+    const { state, store } = fakePurgeStore(2000, () => ({ waitMs: 0, millis: 0.2, otherMillis: 5 }));
+    const p = new Purger(store, new ManualClock(), {
+      ...DEFAULT_PURGE_POLICY,
+      batchSize: 500,
+      targetBatchMillis: 1,
+      dutyCycle: 0.05,
+      accessTokenTtl: ACCESS_TTL,
+    });
+    const started = performance.now();
+    assert.equal((await p.runOnce()).t, 2000);
+    const elapsed = performance.now() - started;
+    assert.deepEqual(state.sizes, [500, 500, 500, 500, 500]);
+    // Four pauses of 19 x 5.2 ms (about 395 ms); by the statements alone they would be 15 ms in all.
+    assert.ok(elapsed >= 350, `${Math.round(elapsed)} ms`);
   });
 
   it('pauses no longer than maxPauseMillis after one slow batch', async () => {

@@ -12,13 +12,15 @@ export interface PurgeProcessRequest {
 }
 
 export type PurgeProcessReply =
-  { id: number; changes: number; millis: number } | { id: number; error: string };
+  { id: number; changes: number; millis: number; checkpointMillis: number } | { id: number; error: string };
 
 /** What a statement run in the purge process did. */
 export interface PurgeProcessRun {
   changes: number;
-  /** How long the statement ran there (not counting the wait for the process). */
+  /** The statement's CPU time there (not the wait for the process, nor its preemption by requests). */
   millis: number;
+  /** CPU time of the WAL checkpoint the process ran after the previous statement. */
+  checkpointMillis: number;
 }
 
 export interface SqlitePurgeProcess {
@@ -85,7 +87,10 @@ export function createSqlitePurgeProcess(
       if (waiter === undefined) return;
       pending.delete(reply.id);
       if ('error' in reply) waiter.reject(new Error(reply.error));
-      else waiter.resolve({ changes: reply.changes, millis: reply.millis });
+      else {
+        const { changes, millis, checkpointMillis } = reply;
+        waiter.resolve({ changes, millis, checkpointMillis });
+      }
       if (pending.size === 0) idle(started);
     });
     started.on('error', () => {

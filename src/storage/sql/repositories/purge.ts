@@ -74,7 +74,7 @@ export function createPurgeRepository(
           const run = await purgeProcess.run(compiled.sql, compiled.parameters);
           failed = false;
           millis = run.millis;
-          return { rows: run.changes, millis };
+          return { rows: run.changes, millis, otherMillis: run.checkpointMillis };
         } finally {
           emit?.({ operation: 'raw', durationMs: millis, failed });
         }
