@@ -20,7 +20,8 @@ export function createMacNonceRepository(
     const statement =
       dialect === 'postgres'
         ? // SKIP LOCKED: concurrent clean-ups in other processes take other rows instead of waiting.
-          sql`DELETE FROM mac_nonces WHERE (jti, nonce) IN (SELECT jti, nonce FROM mac_nonces WHERE expires_at <= ${now} LIMIT ${CLEANUP_BATCH} FOR UPDATE SKIP LOCKED)`
+          // By ctid, as the purge deletes (repositories/purge.ts): a TID scan to each locked row.
+          sql`DELETE FROM mac_nonces WHERE ctid = ANY(ARRAY(SELECT ctid FROM mac_nonces WHERE expires_at <= ${now} LIMIT ${CLEANUP_BATCH} FOR UPDATE SKIP LOCKED))`
         : sql`DELETE FROM mac_nonces WHERE (jti, nonce) IN (SELECT jti, nonce FROM mac_nonces WHERE expires_at <= ${now} LIMIT ${CLEANUP_BATCH})`;
     const result = await statement.execute(db);
     return Number(result.numAffectedRows ?? 0n);
