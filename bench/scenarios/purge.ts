@@ -136,6 +136,9 @@ function postgresDeadRows(databaseUrl: string): DeadRows {
         );
         await db.query('COMMIT');
         await db.query(`VACUUM ANALYZE ${DEAD_ROWS.map(([table]) => table).join(', ')}`);
+        // Writes the refill's dirty pages out now: left to the checkpointer, they were written during
+        // the runs that followed (hundreds of MB on this disk), stalling off- and on-runs alike.
+        await db.query('CHECKPOINT');
       }),
     countLeft: () =>
       withPgClient(databaseUrl, async (db) => {
@@ -175,6 +178,8 @@ function median(values: number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
+const round1 = (value: number) => Math.round(value * 10) / 10;
+
 /** Nearest-rank percentile of unsorted values. */
 function percentileOf(values: number[], share: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -194,7 +199,6 @@ function combine(runs: Measured[]): Measured {
     for (const [code, count] of Object.entries(run.statusCodes))
       statusCodes[code] = (statusCodes[code] ?? 0) + count;
   }
-  const round1 = (value: number) => Math.round(value * 10) / 10;
   return {
     rps: mean((run) => run.rps),
     p50: round1(median(runs.map((run) => run.p50))),
@@ -376,11 +380,14 @@ async function measurePurge(
   const typicalOff = median(offSeconds);
   const typicalOn = median(onSeconds);
   const over = (values: number[], limit: number) => values.filter((v) => v > limit).length;
-  context.log(
-    `  ${id}: per-second p99, median ${typicalOn} ms purging vs ${typicalOff} ms off (${(typicalOn / typicalOff).toFixed(2)} x); ` +
-      `seconds over 2 x ${typicalOff} ms: ${over(onSeconds, 2 * typicalOff)}/${onSeconds.length} purging, ${over(offSeconds, 2 * typicalOff)}/${offSeconds.length} off; ` +
-      `p90 of the seconds ${percentileOf(onSeconds, 0.9)} vs ${percentileOf(offSeconds, 0.9)} ms`,
-  );
+  // A second view, reported beside the target: the p99 of each measured second, pooled per mode. Its
+  // median is a typical second's p99 (one stall of the shared machine moves a run's p99 a lot, and
+  // only a few seconds' p99); the seconds over twice the off median count the stalls in each mode.
+  const perSecondView =
+    `per-second p99 median ${typicalOn} vs ${typicalOff} ms (${(typicalOn / typicalOff).toFixed(2)} x), ` +
+    `p90 ${percentileOf(onSeconds, 0.9)} vs ${percentileOf(offSeconds, 0.9)} ms; seconds over ${round1(2 * typicalOff)} ms: ` +
+    `${over(onSeconds, 2 * typicalOff)}/${onSeconds.length} vs ${over(offSeconds, 2 * typicalOff)}/${offSeconds.length}`;
+  context.log(`  ${id}: ${perSecondView}`);
   for (const [name, runs] of [
     ['purge off', off],
     ['purge on', on],
@@ -420,7 +427,8 @@ async function measurePurge(
         judge: () => ({
           measured:
             `${ratio.toFixed(2)} x (p99 ${p99s(on)} ms purging vs ${p99s(off)} ms off; ` +
-            `p50 ${onAll.p50} vs ${offAll.p50} ms; ${Math.round(perSecond).toLocaleString('en')} rows/s deleted)`,
+            `p50 ${onAll.p50} vs ${offAll.p50} ms; ${perSecondView}; ` +
+            `${Math.round(perSecond).toLocaleString('en')} rows/s deleted)`,
           pass: ratio <= MAX_P99_RATIO,
         }),
       },
