@@ -377,8 +377,8 @@ async function measurePurge(
   const p99s = (runs: Measured[]) => runs.map((run) => run.p99).join(' / ');
   const offSeconds = offAll.secondP99s ?? [];
   const onSeconds = onAll.secondP99s ?? [];
-  const typicalOff = median(offSeconds);
-  const typicalOn = median(onSeconds);
+  const typicalOff = round1(median(offSeconds));
+  const typicalOn = round1(median(onSeconds));
   const over = (values: number[], limit: number) => values.filter((v) => v > limit).length;
   // A second view, reported beside the target: the p99 of each measured second, pooled per mode. Its
   // median is a typical second's p99 (one stall of the shared machine moves a run's p99 a lot, and
