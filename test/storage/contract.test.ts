@@ -633,4 +633,54 @@ describe('client reads cached on PostgreSQL', () => {
       await store.cleanup();
     }
   });
+  it('shares one read among requests that miss the cache together, and never one started before a write', async (t) => {
+    if (!backends().includes('postgres')) {
+      t.skip('PostgreSQL not configured');
+      return;
+    }
+    const store = await createTestStore('postgres');
+    try {
+      const a = store.storage;
+      const b = store.reopen();
+      const client = {
+        id: randomUUID(),
+        name: 'first',
+        secretHash: sha256('s'),
+        redirectUris: [],
+        grantTypes: ['client_credentials' as const],
+        scopes: ['read'],
+        tokenType: 'bearer' as const,
+        isPublic: false,
+        createdAt: 1,
+        updatedAt: 1,
+      };
+      await a.clients.insert(client);
+      let selects = 0;
+      b.observeQueries((event) => {
+        if (event.operation === 'select') selects++;
+      });
+      const together = await Promise.all(Array.from({ length: 20 }, () => b.clients.get(client.id)));
+      assert.equal(selects, 1, `${selects} queries for 20 requests`);
+      assert.ok(together.every((read) => read?.name === 'first'));
+      // Each caller gets its own copy.
+      together[0]!.name = 'changed by a caller';
+      assert.equal(together[1]?.name, 'first');
+      assert.equal((await b.clients.get(client.id))?.name, 'first');
+
+      // A read in flight when this process writes: its answer may be the old row, so it neither
+      // serves the reads after the write nor fills the cache.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const before = b.clients.get(client.id);
+      await b.clients.update({ ...client, name: 'second' });
+      assert.equal((await b.clients.get(client.id))?.name, 'second');
+      await before;
+      assert.equal(
+        (await b.clients.get(client.id))?.name,
+        'second',
+        'the earlier read did not fill the cache',
+      );
+    } finally {
+      await store.cleanup();
+    }
+  });
 });

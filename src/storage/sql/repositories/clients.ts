@@ -18,7 +18,31 @@ export function createClientRepository(
   cacheTtlMs = 0,
 ): ClientStore {
   const cache = new Map<string, { client: Client; until: number }>();
-  const forget = (id: string) => cache.delete(id);
+  /**
+   * Reads in progress, by id: when a cached client expires, the requests that arrive before the store
+   * answers share one read. Each running its own, a store that paused for 100 ms (a PostgreSQL backend
+   * descheduled, a checkpoint) met hundreds of identical queries queued on the pool at once.
+   */
+  const reading = new Map<string, Promise<Client | undefined>>();
+  const forget = (id: string) => {
+    cache.delete(id);
+    // A read started before a write may return the old row: later requests must not join it.
+    reading.delete(id);
+  };
+
+  const read = async (id: string): Promise<Client | undefined> => {
+    const row = hot?.usable
+      ? hot.clientById(id)
+      : await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+    return row && clientFromRow(row);
+  };
+
+  const remember = (id: string, client: Client) => {
+    // Bounded: a flood of distinct ids cannot grow the map without limit.
+    if (cache.size >= 10_000) cache.clear();
+    cache.set(id, { client, until: Date.now() + cacheTtlMs });
+  };
+
   return {
     async insert(client: Client) {
       forget(client.id);
@@ -26,18 +50,28 @@ export function createClientRepository(
     },
     async get(id: string) {
       if (!isLookupKey(id)) return undefined;
-      const cached = cacheTtlMs > 0 ? cache.get(id) : undefined;
+      if (cacheTtlMs <= 0) return read(id);
+      const cached = cache.get(id);
       if (cached !== undefined && cached.until > Date.now()) return { ...cached.client };
-      const row = hot?.usable
-        ? hot.clientById(id)
-        : await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
-      const client = row && clientFromRow(row);
-      if (client !== undefined && cacheTtlMs > 0) {
-        // Bounded: a flood of distinct ids cannot grow the map without limit.
-        if (cache.size >= 10_000) cache.clear();
-        cache.set(id, { client, until: Date.now() + cacheTtlMs });
+      let pending = reading.get(id);
+      if (pending === undefined) {
+        const started = read(id);
+        pending = started;
+        reading.set(id, started);
+        void started.then(
+          (client) => {
+            // Only the read still current may fill the cache: a write since has forgotten it.
+            if (reading.get(id) !== started) return;
+            reading.delete(id);
+            if (client !== undefined) remember(id, client);
+          },
+          () => {
+            if (reading.get(id) === started) reading.delete(id);
+          },
+        );
       }
-      return client;
+      const client = await pending;
+      return client && { ...client };
     },
     async list(filter: ClientFilter) {
       let query = db.selectFrom('clients');
