@@ -228,6 +228,24 @@ function fakePurgeStore(
   return { state, store };
 }
 
+/**
+ * One run over 2,000 dead rows with the shipped pacing (500-row batches, 1 ms target, 5% duty cycle):
+ * the batch sizes asked for and the milliseconds the run took.
+ */
+async function purgeTwoThousand(timing: Parameters<typeof fakePurgeStore>[1]) {
+  const { state, store } = fakePurgeStore(2000, timing);
+  const p = new Purger(store, new ManualClock(), {
+    ...DEFAULT_PURGE_POLICY,
+    batchSize: 500,
+    targetBatchMillis: 1,
+    dutyCycle: 0.05,
+    accessTokenTtl: ACCESS_TTL,
+  });
+  const started = performance.now();
+  assert.equal((await p.runOnce()).t, 2000);
+  return { sizes: state.sizes, elapsed: performance.now() - started };
+}
+
 describe('purge pacing', () => {
   it('shrinks batches that take too long, grows them back, and pauses nine times as long as it works', async () => {
     let busy = 0;
@@ -264,18 +282,8 @@ describe('purge pacing', () => {
   it('paces by the time the store says the statement held it, not by the wait for its answer', async () => {
     // SQLite's purge process yields the core to requests: the answer can come late while the
     // statement itself was short. Waiting longer must not shrink the batches or lengthen the pauses.
-    const { state, store } = fakePurgeStore(2000, () => ({ waitMs: 15, millis: 0.2 }));
-    const p = new Purger(store, new ManualClock(), {
-      ...DEFAULT_PURGE_POLICY,
-      batchSize: 500,
-      targetBatchMillis: 1,
-      dutyCycle: 0.05,
-      accessTokenTtl: ACCESS_TTL,
-    });
-    const started = performance.now();
-    assert.equal((await p.runOnce()).t, 2000);
-    const elapsed = performance.now() - started;
-    assert.deepEqual(state.sizes, [500, 500, 500, 500, 500]);
+    const { sizes, elapsed } = await purgeTwoThousand(() => ({ waitMs: 15, millis: 0.2 }));
+    assert.deepEqual(sizes, [500, 500, 500, 500, 500]);
     // Four pauses of 19 x 0.2 ms, not of 19 x 15 ms (over a second).
     assert.ok(elapsed < 500, `${Math.round(elapsed)} ms`);
   });
@@ -283,18 +291,8 @@ describe('purge pacing', () => {
   it("counts the store's other purge work (a checkpoint) in the pauses, not in the batch size", async () => {
     // Each batch is short (0.2 ms, under the 1 ms target) and is followed by a 5 ms checkpoint, which
     // holds no lock a request waits for: batches keep their size, and the pauses cover both.
-    const { state, store } = fakePurgeStore(2000, () => ({ waitMs: 0, millis: 0.2, otherMillis: 5 }));
-    const p = new Purger(store, new ManualClock(), {
-      ...DEFAULT_PURGE_POLICY,
-      batchSize: 500,
-      targetBatchMillis: 1,
-      dutyCycle: 0.05,
-      accessTokenTtl: ACCESS_TTL,
-    });
-    const started = performance.now();
-    assert.equal((await p.runOnce()).t, 2000);
-    const elapsed = performance.now() - started;
-    assert.deepEqual(state.sizes, [500, 500, 500, 500, 500]);
+    const { sizes, elapsed } = await purgeTwoThousand(() => ({ waitMs: 0, millis: 0.2, otherMillis: 5 }));
+    assert.deepEqual(sizes, [500, 500, 500, 500, 500]);
     // Four pauses of 19 x 5.2 ms (about 395 ms); by the statements alone they would be 15 ms in all.
     assert.ok(elapsed >= 350, `${Math.round(elapsed)} ms`);
   });

@@ -598,6 +598,22 @@ for (const backend of backends()) {
   });
 }
 
+/** A new client_credentials client named `name`, with a fresh id. */
+function confidentialClient(name: string) {
+  return {
+    id: randomUUID(),
+    name,
+    secretHash: sha256('s'),
+    redirectUris: [],
+    grantTypes: ['client_credentials' as const],
+    scopes: ['read'],
+    tokenType: 'bearer' as const,
+    isPublic: false,
+    createdAt: 1,
+    updatedAt: 1,
+  };
+}
+
 describe('client reads cached on PostgreSQL', () => {
   it('sees its own writes at once and another process’s within the cache time', async (t) => {
     if (!backends().includes('postgres')) {
@@ -608,18 +624,7 @@ describe('client reads cached on PostgreSQL', () => {
     try {
       const a = store.storage;
       const b = store.reopen();
-      const client = {
-        id: randomUUID(),
-        name: 'cached',
-        secretHash: sha256('s'),
-        redirectUris: [],
-        grantTypes: ['client_credentials' as const],
-        scopes: ['read'],
-        tokenType: 'bearer' as const,
-        isPublic: false,
-        createdAt: 1,
-        updatedAt: 1,
-      };
+      const client = confidentialClient('cached');
       await a.clients.insert(client);
       assert.equal((await b.clients.get(client.id))?.name, 'cached');
       await a.clients.update({ ...client, name: 'renamed' });
@@ -642,18 +647,7 @@ describe('client reads cached on PostgreSQL', () => {
     try {
       const a = store.storage;
       const b = store.reopen();
-      const client = {
-        id: randomUUID(),
-        name: 'first',
-        secretHash: sha256('s'),
-        redirectUris: [],
-        grantTypes: ['client_credentials' as const],
-        scopes: ['read'],
-        tokenType: 'bearer' as const,
-        isPublic: false,
-        createdAt: 1,
-        updatedAt: 1,
-      };
+      const client = confidentialClient('first');
       await a.clients.insert(client);
       let selects = 0;
       b.observeQueries((event) => {
