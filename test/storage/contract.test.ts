@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, type TestContext } from 'node:test';
 import type {
   AuthorizationCode,
   Client,
@@ -12,6 +12,7 @@ import type {
   User,
 } from '../../src/core/model.js';
 import type { Storage } from '../../src/core/ports.js';
+import type { SqlStorage } from '../../src/storage/sql/index.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
 
@@ -614,16 +615,26 @@ function confidentialClient(name: string) {
   };
 }
 
+/** Runs `body` with two stores on one PostgreSQL database, as two processes would have (skipped without one). */
+async function withTwoProcesses(
+  t: TestContext,
+  body: (a: SqlStorage, b: SqlStorage) => Promise<void>,
+): Promise<void> {
+  if (!backends().includes('postgres')) {
+    t.skip('PostgreSQL not configured');
+    return;
+  }
+  const store = await createTestStore('postgres');
+  try {
+    await body(store.storage, store.reopen());
+  } finally {
+    await store.cleanup();
+  }
+}
+
 describe('client reads cached on PostgreSQL', () => {
   it('sees its own writes at once and another process’s within the cache time', async (t) => {
-    if (!backends().includes('postgres')) {
-      t.skip('PostgreSQL not configured');
-      return;
-    }
-    const store = await createTestStore('postgres');
-    try {
-      const a = store.storage;
-      const b = store.reopen();
+    await withTwoProcesses(t, async (a, b) => {
       const client = confidentialClient('cached');
       await a.clients.insert(client);
       assert.equal((await b.clients.get(client.id))?.name, 'cached');
@@ -634,19 +645,10 @@ describe('client reads cached on PostgreSQL', () => {
       assert.equal((await b.clients.get(client.id))?.name, 'renamed', 'seen after the cache time');
       await b.clients.delete(client.id);
       assert.equal(await b.clients.get(client.id), undefined);
-    } finally {
-      await store.cleanup();
-    }
+    });
   });
   it('shares one read among requests that miss the cache together, and never one started before a write', async (t) => {
-    if (!backends().includes('postgres')) {
-      t.skip('PostgreSQL not configured');
-      return;
-    }
-    const store = await createTestStore('postgres');
-    try {
-      const a = store.storage;
-      const b = store.reopen();
+    await withTwoProcesses(t, async (a, b) => {
       const client = confidentialClient('first');
       await a.clients.insert(client);
       let selects = 0;
@@ -673,8 +675,6 @@ describe('client reads cached on PostgreSQL', () => {
         'second',
         'the earlier read did not fill the cache',
       );
-    } finally {
-      await store.cleanup();
-    }
+    });
   });
 });
