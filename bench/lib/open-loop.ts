@@ -8,7 +8,7 @@ export type OpenLoopSpec = LoadSpec & { overallRate: number };
 const TIMEOUT_MS = 10_000;
 
 /** The value below which `share` of the sorted samples lie (nearest rank). */
-function percentile(sorted: Float64Array, share: number): number {
+export function percentile(sorted: Float64Array, share: number): number {
   if (sorted.length === 0) return NaN;
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1));
   return sorted[rank]!;

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { httpsRequest } from '../lib/https.js';
 import { runLoad } from '../lib/load.js';
+import { percentile } from '../lib/open-loop.js';
 import { BACKEND_NAME, onFreshPostgres, withPgClient, type StoreBackend } from '../lib/postgres.js';
 import { runCli } from '../lib/processes.js';
 import type { ServerProcess } from '../lib/processes.js';
@@ -180,11 +181,8 @@ function median(values: number[]): number {
 
 const round1 = (value: number) => Math.round(value * 10) / 10;
 
-/** Nearest-rank percentile of unsorted values. */
-function percentileOf(values: number[], share: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(share * sorted.length) - 1))] ?? NaN;
-}
+/** The value below which `share` of `values` lie (nearest rank, as the probe's own percentiles). */
+const percentileOf = (values: number[], share: number) => percentile(Float64Array.from(values).sort(), share);
 
 /**
  * Several runs as one row: the median of their latency percentiles (one run caught by a hiccup of the

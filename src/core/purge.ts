@@ -20,9 +20,8 @@ export interface PurgePolicy {
   /**
    * The share of time a purge working through a backlog spends deleting (by the store's own measure:
    * on SQLite the purge process's CPU time, its checkpoints included); between batches it pauses for
-   * the rest, so requests get the store 19 times out of 20. At a
-   * tenth, the purge bench's probe p99 rose 1.4-2.2 x on SQLite; a million rows still go in about a
-   * minute at a twentieth.
+   * the rest, so requests get the store 19 times out of 20. At a tenth, the purge bench's probe p99
+   * rose 1.4-2.2 x on SQLite; a million rows still go in about a minute at a twentieth.
    */
   dutyCycle: number;
   /**

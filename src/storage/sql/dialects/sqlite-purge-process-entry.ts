@@ -64,10 +64,7 @@ setInterval(() => {
   checkpointMillis += cpuMillisSince(cpu);
 }, CHECKPOINT_INTERVAL_MS).unref();
 
-const reply = (message: PurgeProcessReply) => {
-  checkpointMillis = 0;
-  process.send?.(message);
-};
+const reply = (message: PurgeProcessReply) => process.send?.(message);
 
 process.on('message', (request: PurgeProcessRequest) => {
   // CPU time, not the clock: at SCHED_IDLE the statement is preempted whenever a request wants the
@@ -80,6 +77,8 @@ process.on('message', (request: PurgeProcessRequest) => {
     const { changes } = statement.run(...request.parameters);
     if (changes > 0) checkpointDue = true;
     reply({ id: request.id, changes, millis: cpuMillisSince(cpu), checkpointMillis });
+    // Reported: the next reply counts from here. An error reply carries none, so it keeps counting.
+    checkpointMillis = 0;
   } catch (error) {
     reply({ id: request.id, error: error instanceof Error ? error.message : String(error) });
   }
