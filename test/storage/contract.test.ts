@@ -615,6 +615,17 @@ function confidentialClient(name: string) {
   };
 }
 
+/** Calls `read` every 10 ms until it returns `want` (or 2 s pass); returns its last answer. */
+async function eventually<T>(read: () => Promise<T>, want: T): Promise<T> {
+  const deadline = Date.now() + 2000;
+  let value = await read();
+  while (value !== want && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    value = await read();
+  }
+  return value;
+}
+
 /** Runs `body` with two stores on one PostgreSQL database, as two processes would have (skipped without one). */
 async function withTwoProcesses(
   t: TestContext,
@@ -642,9 +653,31 @@ describe('client reads cached on PostgreSQL', () => {
       assert.equal((await a.clients.get(client.id))?.name, 'renamed', 'own write seen at once');
       assert.equal((await b.clients.get(client.id))?.name, 'cached', 'the other process still has it cached');
       await new Promise((resolve) => setTimeout(resolve, 1100));
-      assert.equal((await b.clients.get(client.id))?.name, 'renamed', 'seen after the cache time');
+      // Just expired: served while it is read again, then the new row.
+      assert.equal((await b.clients.get(client.id))?.name, 'cached', 'served during its refresh');
+      assert.equal(
+        await eventually(async () => (await b.clients.get(client.id))?.name, 'renamed'),
+        'renamed',
+      );
       await b.clients.delete(client.id);
       assert.equal(await b.clients.get(client.id), undefined);
+    });
+  });
+  it('waits for the store once an entry is past twice the cache time, and drops a client deleted elsewhere', async (t) => {
+    await withTwoProcesses(t, async (a, b) => {
+      const client = confidentialClient('old');
+      await a.clients.insert(client);
+      assert.equal((await b.clients.get(client.id))?.name, 'old');
+      await a.clients.update({ ...client, name: 'new' });
+      await new Promise((resolve) => setTimeout(resolve, 2100));
+      assert.equal((await b.clients.get(client.id))?.name, 'new', 'too stale to serve: read first');
+
+      await a.clients.delete(client.id);
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      assert.equal((await b.clients.get(client.id))?.name, 'new', 'served during its refresh');
+      // Still inside the window where a stale entry may be served, but the store has said it is gone.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(await b.clients.get(client.id), undefined, 'gone once read');
     });
   });
   it('shares one read among requests that miss the cache together, and never one started before a write', async (t) => {
@@ -664,8 +697,9 @@ describe('client reads cached on PostgreSQL', () => {
       assert.equal((await b.clients.get(client.id))?.name, 'first');
 
       // A read in flight when this process writes: its answer may be the old row, so it neither
-      // serves the reads after the write nor fills the cache.
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      // serves the reads after the write nor fills the cache (past twice the cache time, so the read
+      // is awaited rather than run behind the stale entry).
+      await new Promise((resolve) => setTimeout(resolve, 2100));
       const before = b.clients.get(client.id);
       await b.clients.update({ ...client, name: 'second' });
       assert.equal((await b.clients.get(client.id))?.name, 'second');

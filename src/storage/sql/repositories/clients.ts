@@ -13,7 +13,7 @@ export function createClientRepository(
   /**
    * How long a client read stays in this process's memory. Client authentication runs on every token
    * request; a change made through this store is seen at once, one made by another process within
-   * this many milliseconds.
+   * this many milliseconds, or twice this when the store is slow to answer (see `get`).
    */
   cacheTtlMs = 0,
 ): ClientStore {
@@ -37,6 +37,25 @@ export function createClientRepository(
     return row && clientFromRow(row);
   };
 
+  /** Reads `id` once for every request that wants it until the store answers, then caches the answer. */
+  const readShared = (id: string): Promise<Client | undefined> => {
+    const started = read(id);
+    reading.set(id, started);
+    void started.then(
+      (client) => {
+        // Only the read still current may fill the cache: a write since has forgotten it.
+        if (reading.get(id) !== started) return;
+        reading.delete(id);
+        if (client === undefined) cache.delete(id);
+        else remember(id, client);
+      },
+      () => {
+        if (reading.get(id) === started) reading.delete(id);
+      },
+    );
+    return started;
+  };
+
   const remember = (id: string, client: Client) => {
     // Bounded: a flood of distinct ids cannot grow the map without limit.
     if (cache.size >= 10_000) cache.clear();
@@ -52,24 +71,13 @@ export function createClientRepository(
       if (!isLookupKey(id)) return undefined;
       if (cacheTtlMs <= 0) return read(id);
       const cached = cache.get(id);
-      if (cached !== undefined && cached.until > Date.now()) return { ...cached.client };
-      let pending = reading.get(id);
-      if (pending === undefined) {
-        const started = read(id);
-        pending = started;
-        reading.set(id, started);
-        void started.then(
-          (client) => {
-            // Only the read still current may fill the cache: a write since has forgotten it.
-            if (reading.get(id) !== started) return;
-            reading.delete(id);
-            if (client !== undefined) remember(id, client);
-          },
-          () => {
-            if (reading.get(id) === started) reading.delete(id);
-          },
-        );
-      }
+      const now = Date.now();
+      if (cached !== undefined && cached.until > now) return { ...cached.client };
+      const pending = reading.get(id) ?? readShared(id);
+      // For one more cache time after it expires, an entry is served while it is read again: the
+      // requests that arrive meanwhile do not wait on the store. Awaiting each refresh, every pause of
+      // PostgreSQL (a checkpoint, a descheduled backend) held all token requests once a second.
+      if (cached !== undefined && cached.until + cacheTtlMs > now) return { ...cached.client };
       const client = await pending;
       return client && { ...client };
     },
