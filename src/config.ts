@@ -73,6 +73,11 @@ export interface GatehouseConfig {
   /** Rows deleted per purge statement. */
   purgeBatchSize: number;
   /**
+   * The most rows a second each process's purge deletes; 0 (the default) sets no cap. A bound on the
+   * write-ahead log the purge makes (for standbys to replay) and on its disk writes.
+   */
+  purgeMaxRowsPerSecond: number;
+  /**
    * Bearer token a scraper must send to GET /metrics. Without one, /metrics answers only direct
    * loopback connections (and nobody behind a trusted proxy): see docs/deployment.md.
    */
@@ -214,6 +219,8 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     logoUrl: input.logoUrl ?? env.GATEHOUSE_LOGO_URL,
     purgeIntervalSeconds: input.purgeIntervalSeconds ?? integer(env.GATEHOUSE_PURGE_INTERVAL) ?? 30,
     purgeBatchSize: input.purgeBatchSize ?? integer(env.GATEHOUSE_PURGE_BATCH_SIZE) ?? 500,
+    purgeMaxRowsPerSecond:
+      input.purgeMaxRowsPerSecond ?? integer(env.GATEHOUSE_PURGE_MAX_ROWS_PER_SECOND) ?? 0,
     metricsToken:
       input.metricsToken ??
       (env.GATEHOUSE_METRICS_TOKEN ||

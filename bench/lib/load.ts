@@ -17,6 +17,14 @@ export interface LoadSpec {
    * means as fast as the server answers (autocannon).
    */
   overallRate?: number;
+  /**
+   * Fixed-rate probe only: seconds of the same load sent before the measured `duration`, on the same
+   * connections and without a break; their answers count in the status codes and errors, their
+   * latencies nowhere. Measured after a warm-up probe of its own instead, each run began with 20 new
+   * TLS connections and half a second of 50-190 ms episodes, with and without a purge alike (the
+   * purge bench, 5 s runs).
+   */
+  leadInSeconds?: number;
   /** The server's certificate, trusted for this run only (no rejectUnauthorized: false). */
   ca: string;
   /** One body per connection (round robin), e.g. one user per connection; overrides `body`. */

@@ -68,13 +68,15 @@ const roundMs = (value: number) => (value < 100 ? Math.round(value * 10) / 10 : 
  */
 export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
   const { connections, overallRate: rate } = spec;
-  const total = Math.max(1, Math.round(rate * spec.duration));
+  const leadIn = Math.round(rate * (spec.leadInSeconds ?? 0));
+  const measured = Math.max(1, Math.round(rate * spec.duration));
+  const total = leadIn + measured;
   const intervalMs = 1000 / rate;
   const agent = new Agent({ keepAlive: true, maxSockets: connections, ca: spec.ca, servername: 'localhost' });
   const url = new URL(spec.path, spec.url);
-  const latencies = new Float64Array(total);
-  /** Which second of the run each answered request was due in. */
-  const dueSecond = new Uint32Array(total);
+  const latencies = new Float64Array(measured);
+  /** Which measured second each answered request was due in. */
+  const dueSecond = new Uint32Array(measured);
   const statusCodes: Record<string, number> = {};
   let answered = 0;
   let non2xx = 0;
@@ -86,13 +88,14 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
   const run = () =>
     new Promise<LoadResult>((resolve) => {
       const start = performance.now();
+      const measuredFrom = start + leadIn * intervalMs;
       let sent = 0;
 
       const settle = () => {
         if (++finished < total) return;
         agent.destroy();
         const sorted = latencies.slice(0, answered).sort();
-        const seconds = (performance.now() - start) / 1000;
+        const seconds = (performance.now() - measuredFrom) / 1000;
         resolve({
           rps: answered / seconds,
           p50: roundMs(percentile(sorted, 0.5)),
@@ -125,8 +128,10 @@ export function runOpenLoop(spec: OpenLoopSpec): Promise<LoadResult> {
           if (!sampled && spec.onFirstSuccess) res.on('data', (chunk: Buffer) => chunks.push(chunk));
           else res.resume();
           res.on('end', () => {
-            dueSecond[answered] = Math.floor((due - start) / 1000);
-            latencies[answered++] = performance.now() - due;
+            if (index >= leadIn) {
+              dueSecond[answered] = Math.floor((due - measuredFrom) / 1000);
+              latencies[answered++] = performance.now() - due;
+            }
             const status = res.statusCode ?? 0;
             statusCodes[status] = (statusCodes[status] ?? 0) + 1;
             if (status < 200 || status >= 300) non2xx++;

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { httpsRequest } from '../lib/https.js';
-import { runLoad } from '../lib/load.js';
+import { runLoad, type LoadResult } from '../lib/load.js';
 import { percentile } from '../lib/open-loop.js';
 import { BACKEND_NAME, onFreshPostgres, withPgClient, type StoreBackend } from '../lib/postgres.js';
 import { runCli } from '../lib/processes.js';
@@ -153,6 +153,21 @@ function postgresDeadRows(databaseUrl: string): DeadRows {
   };
 }
 
+/** What the warm-up phase reports: its load is the measured run's lead-in. */
+const NO_LOAD: LoadResult = {
+  rps: 0,
+  p50: 0,
+  p90: 0,
+  p99: 0,
+  max: 0,
+  requests: 0,
+  non2xx: 0,
+  errors: 0,
+  timeouts: 0,
+  statusCodes: {},
+  seconds: 0,
+};
+
 const PURGED = /^gatehouse_purged_rows_total\{[^}]*\}\s+([0-9.e+]+)$/;
 
 /** `gatehouse_purged_rows_total` over every table, from GET /metrics (loopback, no token set). */
@@ -270,20 +285,26 @@ async function measurePurge(
   let sample: string | undefined;
   let rate = 0;
   let server: ServerProcess | undefined;
-  // The fixed-rate probe against whichever server runs now.
+  // The fixed-rate probe against whichever server runs now: one run of the warm-up and the measured
+  // seconds without a break, the warm-up's latencies not recorded (open-loop.ts, leadInSeconds).
   // The warm-up is at least STEADY_AFTER_SECONDS: every run is a fresh server, and in its first seconds
   // JIT tiering, heap growth and (purge on) the purge process's start and cold pages dominate the tail.
   // A million rows take minutes to purge; the measured seconds are its steady state, as for purge off.
-  const probe = (seconds: number, phase: 'warmup' | 'measured' = 'measured') =>
-    runLoad({
+  const leadInSeconds = Math.max(context.options.warmup, STEADY_AFTER_SECONDS);
+  const probe = async (seconds: number, phase: 'warmup' | 'measured'): Promise<LoadResult> => {
+    // The warm-up is the measured run's lead-in.
+    if (phase === 'warmup') return NO_LOAD;
+    return runLoad({
       ...request,
       url: server!.url,
       ca: context.ca,
       connections: PROBE_CONNECTIONS,
       overallRate: rate,
-      duration: phase === 'warmup' ? Math.max(seconds, STEADY_AFTER_SECONDS) : seconds,
+      leadInSeconds,
+      duration: seconds,
       onFirstSuccess: (body) => (sample ??= body),
     });
+  };
 
   // What the server sustains with the purge off, to set the probe's rate.
   server = await start(`${id}-rate`, false);
@@ -344,13 +365,15 @@ async function measurePurge(
       }
       on.push(
         await context.measureCustom(running, async (seconds, phase) => {
-          if (phase === 'measured') window.before = await purgedRows(running, context.ca);
-          const startedAt = performance.now();
+          if (phase === 'warmup') return probe(seconds, phase);
+          // The counter when the measured seconds begin, read while the lead-in runs.
+          const before = new Promise((resolve) => setTimeout(resolve, leadInSeconds * 1000)).then(() =>
+            purgedRows(running, context.ca),
+          );
           const result = await probe(seconds, phase);
-          if (phase === 'measured') {
-            window.seconds = (performance.now() - startedAt) / 1000;
-            window.after = await purgedRows(running, context.ca);
-          }
+          window.before = await before;
+          window.after = await purgedRows(running, context.ca);
+          window.seconds = result.seconds;
           return result;
         }),
       );

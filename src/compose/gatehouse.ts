@@ -149,6 +149,7 @@ export async function createGatehouse(
       ...DEFAULT_PURGE_POLICY,
       ...(storage.dialect === 'postgres' ? POSTGRES_PURGE_PACING : {}),
       batchSize: config.purgeBatchSize,
+      maxRowsPerSecond: config.purgeMaxRowsPerSecond,
       accessTokenTtl: config.accessTokenTtl,
     },
     purgeObserver,

@@ -25,6 +25,14 @@ export interface PurgePolicy {
    */
   dutyCycle: number;
   /**
+   * The most rows a second this process deletes (0: no cap). The duty cycle bounds the purge's share
+   * of time, not its rows: on a fast machine a twentieth of the time deleted 38,000 rows a second
+   * on SQLite. The cap bounds what follows from the rows, the write-ahead log a standby replays and
+   * the pages written to disk, by spacing batches out. It did not change the purge bench's p99:
+   * 1.56 x at 2,000 rows a second, 1.67 x uncapped (SQLite, 5 s runs).
+   */
+  maxRowsPerSecond: number;
+  /**
    * The longest pause between batches. One slow batch (a cold cache, a wait for another writer, a
    * background thread that yields to requests) shrinks the next; at 19 x its time, the pause after a
    * 0.7 s first batch idled the purge for 13 s. The duty cycle bounds the share over many batches.
@@ -41,6 +49,7 @@ export const DEFAULT_PURGE_POLICY: Omit<PurgePolicy, 'accessTokenTtl'> = {
   dutyCycle: 0.05,
   maxPauseMillis: 1000,
   maxRunMillis: 20_000,
+  maxRowsPerSecond: 0,
 };
 
 /**
@@ -110,8 +119,10 @@ export class Purger {
    * `backlog` set so the next run carries on.
    */
   async runOnce(signal?: AbortSignal): Promise<Record<string, number>> {
-    const { dutyCycle, maxPauseMillis, maxRunMillis } = this.policy;
-    const deadline = performance.now() + maxRunMillis;
+    const { dutyCycle, maxPauseMillis, maxRunMillis, maxRowsPerSecond } = this.policy;
+    const started = performance.now();
+    const deadline = started + maxRunMillis;
+    let rowsInRun = 0;
     const deleted: Record<string, number> = {};
     for (const table of this.store.tables) deleted[table] = 0;
     this.backlog = false;
@@ -136,8 +147,13 @@ export class Purger {
           this.backlog = true;
           return deleted;
         }
-        if (dutyCycle < 1)
-          await pause(Math.min(maxPauseMillis, ((took + otherMillis) * (1 - dutyCycle)) / dutyCycle), signal);
+        rowsInRun += rows;
+        let wait =
+          dutyCycle < 1 ? Math.min(maxPauseMillis, ((took + otherMillis) * (1 - dutyCycle)) / dutyCycle) : 0;
+        // The cap over the whole run: the next batch starts no sooner than the rows so far allow.
+        if (maxRowsPerSecond > 0)
+          wait = Math.max(wait, started + (rowsInRun * 1000) / maxRowsPerSecond - performance.now());
+        if (wait > 0) await pause(wait, signal);
       }
     }
     return deleted;

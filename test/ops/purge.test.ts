@@ -297,6 +297,30 @@ describe('purge pacing', () => {
     assert.ok(elapsed >= 350, `${Math.round(elapsed)} ms`);
   });
 
+  it('deletes no more rows a second than maxRowsPerSecond, without shrinking the batches', async () => {
+    // Fast statements and no duty-cycle pause: only the cap spaces the batches out.
+    const run = async (maxRowsPerSecond: number) => {
+      const { state, store } = fakePurgeStore(2000, () => ({ waitMs: 0, millis: 0.1 }));
+      const p = new Purger(store, new ManualClock(), {
+        ...DEFAULT_PURGE_POLICY,
+        batchSize: 500,
+        targetBatchMillis: 1e9,
+        dutyCycle: 1,
+        maxRowsPerSecond,
+        accessTokenTtl: ACCESS_TTL,
+      });
+      const started = performance.now();
+      assert.equal((await p.runOnce()).t, 2000);
+      return { sizes: state.sizes, elapsed: performance.now() - started };
+    };
+    const capped = await run(4000);
+    assert.deepEqual(capped.sizes, [500, 500, 500, 500, 500]);
+    // Four full batches at 4,000 rows a second: the last query (which finds nothing) starts 500 ms in.
+    assert.ok(capped.elapsed >= 490 && capped.elapsed < 1500, `${Math.round(capped.elapsed)} ms`);
+    const uncapped = await run(0);
+    assert.ok(uncapped.elapsed < 100, `uncapped: ${Math.round(uncapped.elapsed)} ms`);
+  });
+
   it('pauses no longer than maxPauseMillis after one slow batch', async () => {
     // The first batch says it held the store for 2 s (a cold cache): 19 x that would be 38 s.
     const { store } = fakePurgeStore(300, (_limit, left) => ({
