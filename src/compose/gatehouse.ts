@@ -11,7 +11,13 @@ import { createMetrics, type GatehouseMetrics } from '../http/metrics.js';
 import { clusterMetrics, localMetrics } from './cluster-metrics.js';
 import { deriveKey } from '../shared/crypto.js';
 import { systemClock, type Clock } from '../shared/clock.js';
-import { createSqlStorage, type SqlStorage, type SqlStorageOptions } from '../storage/sql/index.js';
+import {
+  createSqlStorage,
+  sqliteFilename,
+  type SqlStorage,
+  type SqlStorageOptions,
+} from '../storage/sql/index.js';
+import { startPurgeProcess, type PurgeProcess } from './purge-process.js';
 import { loadTls, type TlsFiles } from './dev-certificate.js';
 
 export const BUILT_IN_SCOPES: ReadonlyArray<Omit<Scope, 'createdAt'>> = [
@@ -41,9 +47,15 @@ export interface Gatehouse {
   app: FastifyInstance;
   storage: SqlStorage;
   keyRing: KeyRing;
-  /** Deletes dead rows; runs on a timer once listening (config.purgeIntervalSeconds). */
+  /**
+   * Deletes dead rows in this process (operators' and tests' runs). Once listening, the timed purge
+   * (config.purgeIntervalSeconds) runs in a purge process of its own, or on this purger when
+   * `purgeProcess` is off.
+   */
   purger: Purger;
   metrics: GatehouseMetrics;
+  /** The purge process's id while one runs (see GatehouseOptions.purgeProcess). */
+  readonly purgeProcessPid: number | undefined;
   tls: TlsFiles | undefined;
   config: GatehouseConfig;
   /** Starts listening; returns the bound URL. */
@@ -62,6 +74,12 @@ export interface GatehouseOptions {
   logger?: FastifyServerOptions['logger'];
   /** Process metrics (CPU, memory, event loop) in /metrics: on in `gatehouse serve`. */
   processMetrics?: boolean;
+  /**
+   * Runs the automatic purge in a process of its own (purge-process.ts). By default it does when
+   * Gatehouse opens its own store, on a file or PostgreSQL, and keeps the system's time; with a store
+   * or a clock given (tests), the purge runs in this process, on that store and by that clock.
+   */
+  purgeProcess?: boolean;
 }
 
 /** The composition root: store, keys, engine and HTTP application, wired from one config. */
@@ -142,29 +160,63 @@ export async function createGatehouse(
     purged: (table: string, rows: number) => metrics.purged(table, rows),
     failed: (err: unknown) => app.log.warn({ err }, 'purge failed; retrying at the next interval'),
   };
-  const purger = new Purger(
-    storage.purge,
-    clock,
-    {
-      ...DEFAULT_PURGE_POLICY,
-      ...(storage.dialect === 'postgres' ? POSTGRES_PURGE_PACING : {}),
-      batchSize: config.purgeBatchSize,
-      maxRowsPerSecond: config.purgeMaxRowsPerSecond,
-      accessTokenTtl: config.accessTokenTtl,
-    },
-    purgeObserver,
-  );
+  const purgePolicy = {
+    ...DEFAULT_PURGE_POLICY,
+    ...(storage.dialect === 'postgres' ? POSTGRES_PURGE_PACING : {}),
+    batchSize: config.purgeBatchSize,
+    maxRowsPerSecond: config.purgeMaxRowsPerSecond,
+    accessTokenTtl: config.accessTokenTtl,
+  };
+  const purger = new Purger(storage.purge, clock, purgePolicy, purgeObserver);
   const purgeScheduler = new PurgeScheduler(
     purger,
     { intervalSeconds: config.purgeIntervalSeconds },
     purgeObserver,
   );
+  const purgeApart =
+    options.purgeProcess ??
+    (options.storage === undefined &&
+      options.clock === undefined &&
+      (storage.dialect === 'postgres' || sqliteFilename(config.databaseUrl, config.dataDir) !== ':memory:'));
+  let purgeProcess: PurgeProcess | undefined;
+  let closing = false;
+  const startPurge = () => {
+    if (!purgeApart || config.purgeIntervalSeconds <= 0) {
+      purgeScheduler.start();
+      return;
+    }
+    purgeProcess = startPurgeProcess(
+      {
+        databaseUrl: config.databaseUrl,
+        dataDir: config.dataDir,
+        sqliteSynchronous: config.sqliteSynchronous,
+        intervalSeconds: config.purgeIntervalSeconds,
+        policy: purgePolicy,
+      },
+      {
+        report({ purged, statements, failures }) {
+          for (const [table, rows] of Object.entries(purged)) metrics.purged(table, rows);
+          for (const [millis, failed] of statements) metrics.storeQuery('raw', millis / 1000, failed);
+          for (const message of failures) {
+            app.log.warn({ err: { message } }, 'purge failed; retrying at the next interval');
+          }
+        },
+        lost(reason) {
+          if (closing) return;
+          app.log.warn({ reason }, 'the purge process is gone; purging in this process instead');
+          purgeProcess = undefined;
+          purgeScheduler.start();
+        },
+      },
+    );
+  };
   // onClose runs once the server has stopped accepting and its requests have finished; the store is
   // closed only after it. The purge ends after its current batch and the key ring's refresh finishes,
   // both awaited, so nothing started here touches the store once close() has returned (the rate-limit
   // counters are merged one last time by their own hook, registered in buildApp, which runs after this).
   app.addHook('onClose', async function stopBackgroundWork() {
-    await Promise.all([purgeScheduler.stop(), keyRing.close()]);
+    closing = true;
+    await Promise.all([purgeScheduler.stop(), purgeProcess?.stop(), keyRing.close()]);
     stopObservingQueries();
     stopObservingConnectionErrors();
   });
@@ -175,11 +227,14 @@ export async function createGatehouse(
     keyRing,
     purger,
     metrics,
+    get purgeProcessPid() {
+      return purgeProcess?.pid;
+    },
     tls,
     config,
     async listen() {
       await app.listen({ port: config.port, host: config.host });
-      purgeScheduler.start();
+      startPurge();
       const address = app.server.address();
       const port = typeof address === 'object' && address !== null ? address.port : config.port;
       return `${tls ? 'https' : 'http'}://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}${config.basePath}`;

@@ -30,6 +30,12 @@ export interface SqlStorageOptions {
   schema?: string;
   poolSize?: number;
   sqliteSynchronous?: 'FULL' | 'NORMAL';
+  /**
+   * SQLite: the store of the purge process itself (src/compose/purge-process.ts), which runs its
+   * deletes and checkpoints on its own connection. No statement process for purges, no checkpoint
+   * thread: the process is already apart from the requests, and checkpoints after its own deletes.
+   */
+  purgeProcessStore?: boolean;
 }
 
 export interface SqlStorage extends Storage {
@@ -53,7 +59,8 @@ const CLIENT_CACHE_TTL_MS = 1000;
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-function sqliteFilename(databaseUrl: string | undefined, dataDir: string): string {
+/** The SQLite file a store opens (`:memory:` for one that lives in this process only). */
+export function sqliteFilename(databaseUrl: string | undefined, dataDir: string): string {
   if (databaseUrl === undefined || databaseUrl === '') return join(dataDir, 'gatehouse.db');
   if (databaseUrl.startsWith('sqlite:')) return databaseUrl.slice('sqlite:'.length).replace(/^\/\//, '');
   throw new Error('unsupported database URL: use postgres://… or sqlite:PATH');
@@ -87,8 +94,12 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     dialectName = 'postgres';
   } else {
     const filename = sqliteFilename(options.databaseUrl, options.dataDir);
-    const sqlite = createSqliteDialect({ filename, synchronous: options.sqliteSynchronous });
-    if (filename !== ':memory:') {
+    const sqlite = createSqliteDialect({
+      filename,
+      synchronous: options.sqliteSynchronous,
+      checkpointer: options.purgeProcessStore !== true,
+    });
+    if (filename !== ':memory:' && options.purgeProcessStore !== true) {
       purgeProcess = createSqlitePurgeProcess(filename, options.sqliteSynchronous ?? 'NORMAL');
     }
     const { dialect, raw } = sqlite;

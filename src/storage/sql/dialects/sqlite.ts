@@ -14,6 +14,8 @@ export interface SqliteOptions {
    * (on the event loop: better-sqlite3 is synchronous) to survive those too.
    */
   synchronous?: SqliteSynchronous;
+  /** Checkpoints in a background thread (default); off for a connection that checkpoints itself. */
+  checkpointer?: boolean;
 }
 
 /**
@@ -43,7 +45,10 @@ export function createSqliteDialect(options: SqliteOptions): {
 } {
   if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
   const raw = openSqliteConnection(options.filename, options.synchronous ?? 'NORMAL');
-  const checkpointer = options.filename === ':memory:' ? undefined : startCheckpointer(raw, options.filename);
+  const checkpointer =
+    options.filename === ':memory:' || options.checkpointer === false
+      ? undefined
+      : startCheckpointer(raw, options.filename);
   return {
     dialect: new SqliteDialect({ database: withStatementCache(raw) }),
     raw,

@@ -1,0 +1,109 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import type { PurgePolicy } from '../core/purge.js';
+
+const ENTRY = fileURLToPath(new URL('./purge-process-entry.js', import.meta.url));
+
+/** What the purge process needs to open the store and purge it as the server would. */
+export interface PurgeProcessSetup {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  sqliteSynchronous: 'FULL' | 'NORMAL';
+  intervalSeconds: number;
+  policy: PurgePolicy;
+}
+
+/** What the purge process did since its last report (about once a second, and once as it stops). */
+export interface PurgeReport {
+  /** Rows deleted, by table. */
+  purged: Record<string, number>;
+  /** Each purge statement: milliseconds, and whether it failed (the store-latency metric). */
+  statements: Array<[millis: number, failed: boolean]>;
+  /** Runs that failed (they are retried at the next interval). */
+  failures: string[];
+}
+
+export interface PurgeProcessMessage {
+  report: PurgeReport;
+}
+
+export interface PurgeProcessEvents {
+  report(report: PurgeReport): void;
+  /** The process ended without being stopped (it crashed, or could not start). */
+  lost(reason: string): void;
+}
+
+export interface PurgeProcess {
+  readonly pid: number | undefined;
+  /** Ends the purge after its current batch, waits for the process's last report, and for its exit. */
+  stop(): Promise<void>;
+}
+
+/** How long a stopping purge process may take (a batch, the last report, closing the store). */
+const STOP_TIMEOUT_MS = 5000;
+
+/**
+ * The automatic purge, in a process of its own (`purge-process-entry.ts`) at the least CPU priority
+ * the system grants. Run in the server's own process, the purge's code shared the request thread:
+ * its statements, its timers and its promises ran between requests, and the requests ran slower for
+ * it, on PostgreSQL too where the deletes themselves run in the database. The purge bench measured
+ * the token endpoint's p99 at 1.76-1.96 x with the purge in the server, 1.20 x with the same purge
+ * run from a process of its own (PostgreSQL, 5 s runs; docs/benchmarks.md).
+ *
+ * The process opens its own connection to the store and runs the same Purger and schedule; it only
+ * reports to this one, so that `gatehouse_purged_rows_total` and the store-latency metric still count
+ * its work. It ends when stopped, or when this process dies and its channel closes.
+ */
+export function startPurgeProcess(setup: PurgeProcessSetup, events: PurgeProcessEvents): PurgeProcess {
+  let stopping = false;
+  const child: ChildProcess = fork(ENTRY, [], {
+    // Not the server's flags (--cpu-prof, --inspect): the purge process is a plain worker.
+    execArgv: [],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    serialization: 'advanced',
+  });
+  // Its start-up (loading node and the store's drivers) already at nice 19: the process lowers itself
+  // further (every thread, SCHED_IDLE) once running.
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, 19);
+  } catch {
+    // Not permitted or not supported: the process lowers itself.
+  }
+  // It must not keep this process alive (a server that closes exits; a CLI never waits for it).
+  child.unref();
+  child.channel?.unref();
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.on('message', (message: PurgeProcessMessage) => {
+    events.report(message.report);
+  });
+  child.on('error', (error) => {
+    if (!stopping) events.lost(`the purge process failed: ${error.message}`);
+  });
+  child.on('exit', (code, signal) => {
+    if (!stopping) events.lost(`the purge process ended (${signal ?? `exit code ${code}`})`);
+  });
+  child.send({ setup });
+
+  return {
+    get pid() {
+      return child.pid;
+    },
+    async stop() {
+      if (stopping) return exited;
+      stopping = true;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      // Waited for: the last report and the exit must arrive even once the server has closed.
+      child.ref();
+      child.channel?.ref();
+      if (child.connected) child.send({ stop: true });
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
+      });
+      if ((await Promise.race([exited, timeout])) === 'timeout') child.kill('SIGKILL');
+      clearTimeout(timer);
+      await exited;
+    },
+  };
+}

@@ -1,0 +1,24 @@
+import { execFileSync } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { setPriority } from 'node:os';
+
+/**
+ * Lowers this whole process to the least CPU priority the system grants: nice 19 on every thread,
+ * then SCHED_IDLE (util-linux chrt) where it is there, so the process takes a core only when the
+ * requests leave it idle. Best effort: elsewhere, or if refused, the process keeps what it got.
+ */
+export function lowerProcessPriority(): void {
+  try {
+    for (const tid of readdirSync('/proc/self/task')) setPriority(Number(tid), 19);
+  } catch {
+    // Not Linux: the process keeps its priority.
+  }
+  try {
+    execFileSync('chrt', ['--all-tasks', '--idle', '--pid', '0', String(process.pid)], {
+      stdio: 'ignore',
+      timeout: 5000,
+    });
+  } catch {
+    // No chrt, or refused: nice 19 stays.
+  }
+}

@@ -1,0 +1,152 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
+import { loadConfig } from '../../src/config.js';
+import { backends, TEST_DATABASE_URL, type Backend } from '../helpers/backends.js';
+
+/**
+ * A Gatehouse as `gatehouse serve` makes it (its own store, the system clock), purging every second:
+ * on a SQLite file in a temp directory, or on a PostgreSQL database of its own (the purge process
+ * opens the store from the same settings, so a test schema would not do).
+ */
+async function withServedGatehouse(backend: Backend, body: (gatehouse: Gatehouse) => Promise<void>) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-purge-process-'));
+  let databaseUrl: string | undefined;
+  const database = `gh_purge_${randomBytes(6).toString('hex')}`;
+  if (backend === 'postgres') {
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.end();
+    const url = new URL(TEST_DATABASE_URL!);
+    url.pathname = `/${database}`;
+    databaseUrl = url.toString();
+  }
+  try {
+    const config = loadConfig(
+      {
+        dataDir,
+        databaseUrl,
+        port: 0,
+        host: '127.0.0.1',
+        issuer: 'https://gatehouse.test',
+        secret: Buffer.alloc(32, 7),
+        logLevel: 'silent',
+        purgeIntervalSeconds: 1,
+      },
+      {},
+    );
+    const gatehouse = await createGatehouse(config);
+    try {
+      await body(gatehouse);
+    } finally {
+      await gatehouse.close();
+    }
+  } finally {
+    if (backend === 'postgres') {
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.end();
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+async function insertDeadThrottleRows(gatehouse: Gatehouse, prefix: string, rows: number): Promise<void> {
+  const resetAt = Math.floor(Date.now() / 1000) - 60;
+  const values = Array.from({ length: rows }, (_, i) => ({
+    key: `${prefix}:${i}`,
+    count: 1,
+    reset_at: resetAt,
+  }));
+  for (let i = 0; i < values.length; i += 500) {
+    await gatehouse.storage.db
+      .insertInto('throttle')
+      .values(values.slice(i, i + 500))
+      .execute();
+  }
+}
+
+async function throttleRows(gatehouse: Gatehouse, prefix: string): Promise<number> {
+  const row = await gatehouse.storage.db
+    .selectFrom('throttle')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('key', 'like', `${prefix}:%`)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Waits (up to 20 s) until `check` holds; returns whether it did. */
+async function eventually(check: () => Promise<boolean>): Promise<boolean> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(100);
+  }
+  return check();
+}
+
+async function purgedThrottleRows(gatehouse: Gatehouse): Promise<number> {
+  const text = await gatehouse.metrics.registry.metrics();
+  const line = text.split('\n').find((l) => l.startsWith('gatehouse_purged_rows_total{table="throttle"}'));
+  return line === undefined ? 0 : Number(line.split(' ').pop());
+}
+
+const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+for (const backend of ['sqlite', 'postgres'] as const) {
+  describe(`the purge process (${backend})`, () => {
+    it('purges in a process of its own, reported in the metrics, and ends with the server', async (t) => {
+      if (!backends().includes(backend)) {
+        t.skip('PostgreSQL not configured');
+        return;
+      }
+      let pid: number | undefined;
+      await withServedGatehouse(backend, async (gatehouse) => {
+        await insertDeadThrottleRows(gatehouse, 'dead', 2000);
+        await gatehouse.listen();
+        pid = gatehouse.purgeProcessPid;
+        assert.ok(pid !== undefined && pid !== process.pid, 'a purge process started');
+        assert.ok(await eventually(async () => (await throttleRows(gatehouse, 'dead')) === 0), 'rows left');
+        // Its reports reach this process's metrics (about once a second).
+        assert.ok(
+          await eventually(async () => (await purgedThrottleRows(gatehouse)) >= 2000),
+          `${await purgedThrottleRows(gatehouse)} purged rows counted`,
+        );
+        assert.ok(isRunning(pid), 'it keeps running between purges');
+      });
+      assert.ok(!isRunning(pid!), 'it ended when the server closed');
+    });
+
+    it('purges in the server itself once the purge process is gone', async (t) => {
+      if (!backends().includes(backend)) {
+        t.skip('PostgreSQL not configured');
+        return;
+      }
+      await withServedGatehouse(backend, async (gatehouse) => {
+        await gatehouse.listen();
+        const pid = gatehouse.purgeProcessPid;
+        assert.ok(pid !== undefined);
+        process.kill(pid, 'SIGKILL');
+        assert.ok(await eventually(async () => gatehouse.purgeProcessPid === undefined), 'the loss was seen');
+        await insertDeadThrottleRows(gatehouse, 'later', 300);
+        assert.ok(await eventually(async () => (await throttleRows(gatehouse, 'later')) === 0), 'rows left');
+        assert.ok(!isRunning(pid));
+      });
+    });
+  });
+}
