@@ -72,10 +72,7 @@ export interface GatehouseConfig {
   purgeIntervalSeconds: number;
   /** Rows deleted per purge statement. */
   purgeBatchSize: number;
-  /**
-   * The most rows a second each process's purge deletes; 0 (the default) sets no cap. A bound on the
-   * write-ahead log the purge makes (for standbys to replay) and on its disk writes.
-   */
+  /** The most rows a second each process's purge deletes; 0 sets no cap. */
   purgeMaxRowsPerSecond: number;
   /**
    * Bearer token a scraper must send to GET /metrics. Without one, /metrics answers only direct
@@ -153,6 +150,14 @@ function signingAlgorithm(value: string | undefined): SigningAlgorithm {
   return known;
 }
 
+/**
+ * The purge's default cap, per process. It keeps up with what one process can make to purge: the code
+ * flow at its measured peak (1,438 flows/s on SQLite) leaves about three rows a flow to expire. Uncapped,
+ * a backlog went at 14,000-38,000 rows/s and the token endpoint's p99 rose 1.22-1.29 x; at 5,000,
+ * 1.09-1.14 x (the purge bench, docs/benchmarks.md). A million-row backlog goes in under four minutes.
+ */
+const PURGE_MAX_ROWS_PER_SECOND = 5000;
+
 function integer(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   const parsed = Number(value);
@@ -220,7 +225,9 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     purgeIntervalSeconds: input.purgeIntervalSeconds ?? integer(env.GATEHOUSE_PURGE_INTERVAL) ?? 30,
     purgeBatchSize: input.purgeBatchSize ?? integer(env.GATEHOUSE_PURGE_BATCH_SIZE) ?? 500,
     purgeMaxRowsPerSecond:
-      input.purgeMaxRowsPerSecond ?? integer(env.GATEHOUSE_PURGE_MAX_ROWS_PER_SECOND) ?? 0,
+      input.purgeMaxRowsPerSecond ??
+      integer(env.GATEHOUSE_PURGE_MAX_ROWS_PER_SECOND) ??
+      PURGE_MAX_ROWS_PER_SECOND,
     metricsToken:
       input.metricsToken ??
       (env.GATEHOUSE_METRICS_TOKEN ||

@@ -48,8 +48,8 @@ const STOP_TIMEOUT_MS = 5000;
  * the system grants. Run in the server's own process, the purge's code shared the request thread:
  * its statements, its timers and its promises ran between requests, and the requests ran slower for
  * it, on PostgreSQL too where the deletes themselves run in the database. The purge bench measured
- * the token endpoint's p99 at 1.76-1.96 x with the purge in the server, 1.20 x with the same purge
- * run from a process of its own (PostgreSQL, 5 s runs; docs/benchmarks.md).
+ * the token endpoint's p99 at 1.76-1.96 x with the purge in the server, 1.29 x with it here
+ * (PostgreSQL, uncapped, 5 s runs; docs/benchmarks.md).
  *
  * The process opens its own connection to the store and runs the same Purger and schedule; it only
  * reports to this one, so that `gatehouse_purged_rows_total` and the store-latency metric still count
