@@ -1,7 +1,7 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { setPriority } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { PurgePolicy } from '../core/purge.js';
+import { forkAtLowPriority } from '../shared/process-priority.js';
 
 const ENTRY = fileURLToPath(new URL('./purge-process-entry.js', import.meta.url));
 
@@ -57,19 +57,7 @@ const STOP_TIMEOUT_MS = 5000;
  */
 export function startPurgeProcess(setup: PurgeProcessSetup, events: PurgeProcessEvents): PurgeProcess {
   let stopping = false;
-  const child: ChildProcess = fork(ENTRY, [], {
-    // Not the server's flags (--cpu-prof, --inspect): the purge process is a plain worker.
-    execArgv: [],
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-    serialization: 'advanced',
-  });
-  // Its start-up (loading node and the store's drivers) already at nice 19: the process lowers itself
-  // further (every thread, SCHED_IDLE) once running.
-  try {
-    if (child.pid !== undefined) setPriority(child.pid, 19);
-  } catch {
-    // Not permitted or not supported: the process lowers itself.
-  }
+  const child: ChildProcess = forkAtLowPriority(ENTRY, []);
   // It must not keep this process alive (a server that closes exits; a CLI never waits for it).
   child.unref();
   child.channel?.unref();

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
@@ -21,4 +21,23 @@ export function lowerProcessPriority(): void {
   } catch {
     // No chrt, or refused: nice 19 stays.
   }
+}
+
+/**
+ * Forks `entry` (a plain worker: not this process's flags, such as --cpu-prof or --inspect) with an IPC
+ * channel, already at nice 19 for its start-up (loading node and its drivers, some 50 ms of CPU); the
+ * child lowers itself further with `lowerProcessPriority` once running.
+ */
+export function forkAtLowPriority(entry: string, args: string[]): ChildProcess {
+  const child = fork(entry, args, {
+    execArgv: [],
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    serialization: 'advanced',
+  });
+  try {
+    if (child.pid !== undefined) setPriority(child.pid, 19);
+  } catch {
+    // Not permitted or not supported: the child lowers itself.
+  }
+  return child;
 }

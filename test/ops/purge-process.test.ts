@@ -9,6 +9,7 @@ import pg from 'pg';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
 import { loadConfig } from '../../src/config.js';
 import { backends, TEST_DATABASE_URL, type Backend } from '../helpers/backends.js';
+import { alive, HAS_CHRT, LINUX, SCHED_IDLE, threadPriorities } from '../helpers/processes.js';
 
 /**
  * A Gatehouse as `gatehouse serve` makes it (its own store, the system clock), purging every second:
@@ -99,15 +100,6 @@ async function purgedThrottleRows(gatehouse: Gatehouse): Promise<number> {
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
-const isRunning = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
-
 for (const backend of ['sqlite', 'postgres'] as const) {
   describe(`the purge process (${backend})`, () => {
     it('purges in a process of its own, reported in the metrics, and ends with the server', async (t) => {
@@ -121,15 +113,23 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         await gatehouse.listen();
         pid = gatehouse.purgeProcessPid;
         assert.ok(pid !== undefined && pid !== process.pid, 'a purge process started');
+        if (LINUX) {
+          // It lowers itself once started: every thread at nice 19, and SCHED_IDLE where chrt is.
+          const lowered = () =>
+            threadPriorities(pid!).every(
+              (thread) => thread.nice === 19 && (!HAS_CHRT || thread.policy === SCHED_IDLE),
+            );
+          assert.ok(await eventually(async () => lowered()), JSON.stringify(threadPriorities(pid)));
+        }
         assert.ok(await eventually(async () => (await throttleRows(gatehouse, 'dead')) === 0), 'rows left');
         // Its reports reach this process's metrics (about once a second).
         assert.ok(
           await eventually(async () => (await purgedThrottleRows(gatehouse)) >= 2000),
           `${await purgedThrottleRows(gatehouse)} purged rows counted`,
         );
-        assert.ok(isRunning(pid), 'it keeps running between purges');
+        assert.ok(alive(pid), 'it keeps running between purges');
       });
-      assert.ok(!isRunning(pid!), 'it ended when the server closed');
+      assert.ok(!alive(pid!), 'it ended when the server closed');
     });
 
     it('purges in the server itself once the purge process is gone', async (t) => {
@@ -145,7 +145,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         assert.ok(await eventually(async () => gatehouse.purgeProcessPid === undefined), 'the loss was seen');
         await insertDeadThrottleRows(gatehouse, 'later', 300);
         assert.ok(await eventually(async () => (await throttleRows(gatehouse, 'later')) === 0), 'rows left');
-        assert.ok(!isRunning(pid));
+        assert.ok(!alive(pid));
       });
     });
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
@@ -9,34 +9,14 @@ import { createSqliteDialect } from '../../src/storage/sql/dialects/sqlite.js';
 import { createSqlitePurgeProcess } from '../../src/storage/sql/dialects/sqlite-purge-process.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
 import type { QueryEvent } from '../../src/storage/sql/query-observer.js';
+import { alive, HAS_CHRT, LINUX, SCHED_IDLE, threadPriorities } from '../helpers/processes.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const LINUX = existsSync('/proc/self/task');
-const HAS_CHRT = spawnSync('chrt', ['--help'], { stdio: 'ignore' }).status === 0;
-const SCHED_IDLE = 5;
 
 function tempDir(): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-purge-process-'));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
-
-/** Nice value and scheduling policy of each thread of `pid` (Linux /proc, fields 19 and 41). */
-function threadPriorities(pid: number): Array<{ nice: number; policy: number }> {
-  return readdirSync(`/proc/${pid}/task`).map((tid) => {
-    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { nice: Number(fields[16]), policy: Number(fields[38]) };
-  });
-}
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe('SQLite purge process', () => {
   it('runs statements in its own process, with foreign keys enforced, at the lowest priority, and reports failures', async (t) => {

@@ -1,6 +1,6 @@
-import { fork, type ChildProcess } from 'node:child_process';
-import { setPriority } from 'node:os';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { forkAtLowPriority } from '../../../shared/process-priority.js';
 import type { SqliteSynchronous } from './sqlite-connection.js';
 
 const ENTRY = fileURLToPath(new URL('./sqlite-purge-process-entry.js', import.meta.url));
@@ -69,19 +69,7 @@ export function createSqlitePurgeProcess(
   };
 
   const start = (): ChildProcess => {
-    const started = fork(ENTRY, [filename, synchronous], {
-      // Not the server's flags (--cpu-prof, --inspect): the purge process is a plain worker.
-      execArgv: [],
-      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-      serialization: 'advanced',
-    });
-    // Its start-up (loading node and better-sqlite3) already at nice 19: the process lowers itself
-    // further (every thread, SCHED_IDLE) once running, but that is some 50 ms of CPU later.
-    try {
-      if (started.pid !== undefined) setPriority(started.pid, 19);
-    } catch {
-      // Not permitted or not supported: the process lowers itself.
-    }
+    const started = forkAtLowPriority(ENTRY, [filename, synchronous]);
     started.on('message', (reply: PurgeProcessReply) => {
       const waiter = pending.get(reply.id);
       if (waiter === undefined) return;
