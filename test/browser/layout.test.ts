@@ -129,6 +129,11 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
     // The user name field has the focus on arrival; Tab goes on to the password and the button.
     const focused = () =>
       page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent?.trim());
+    // Chromium applies autofocus at a rendering update, which can come after the load event that
+    // goto() waits for: wait for it (a page without autofocus still fails the assertion below).
+    await page
+      .waitForFunction(() => document.activeElement?.id === 'username', undefined, { timeout: 5000 })
+      .catch(() => undefined);
     assert.equal(await focused(), 'username');
     await page.keyboard.press('Tab');
     assert.equal(await focused(), 'password');
