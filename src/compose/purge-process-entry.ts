@@ -6,7 +6,8 @@ import { sql } from 'kysely';
 import { Purger, PurgeScheduler } from '../core/purge.js';
 import type { PurgeCutoffs, PurgeStore } from '../core/ports.js';
 import { systemClock } from '../shared/clock.js';
-import { lowerProcessPriority } from '../shared/process-priority.js';
+import { cpuMillisSince, lowerProcessPriority } from '../shared/background-process.js';
+import { PURGE_CHECKPOINT_INTERVAL_MS } from '../storage/sql/dialects/sqlite-purge-process.js';
 import { createSqlStorage, type SqlStorage } from '../storage/sql/index.js';
 import type { PurgeProcessMessage, PurgeProcessSetup, PurgeReport } from './purge-process.js';
 
@@ -14,26 +15,12 @@ import type { PurgeProcessMessage, PurgeProcessSetup, PurgeReport } from './purg
 const REPORT_INTERVAL_MS = 1000;
 
 /**
- * SQLite: the WAL pages this process's deletes wrote are checkpointed here, at most this often while it
- * works. Left to the server's checkpoint thread, they are copied inside the server's process, beside
- * the request thread. Not after every batch: a checkpoint copies the last version of each page once,
- * so one after a hundred 100-row batches cost 1.4-2 us a row, one after each batch 10 us (random keys,
- * measured with better-sqlite3).
- */
-const CHECKPOINT_INTERVAL_MS = 250;
-
-/** CPU milliseconds this process spent since `since` (all threads; the process does nothing else). */
-function cpuMillisSince(since: NodeJS.CpuUsage): number {
-  const { user, system } = process.cpuUsage(since);
-  return (user + system) / 1000;
-}
-
-/**
  * SQLite's purge store as this process runs it: each batch timed by this process's CPU, not by the
  * clock (at SCHED_IDLE the statement is preempted whenever a request wants the core, and that wait
  * costs the requests nothing; timed by the clock, a busy server made every batch look slow and the
- * purger shrank them to 10 rows), and a checkpoint after it when one is due, its CPU time reported
- * apart (the purger pauses for it, but does not shrink batches for it).
+ * purger shrank them to 10 rows), and a checkpoint of the WAL pages it wrote after it when one is due
+ * (PURGE_CHECKPOINT_INTERVAL_MS), its CPU time reported apart (the purger pauses for it, but does not
+ * shrink batches for it).
  */
 function sqlitePurgeStore(storage: SqlStorage): PurgeStore {
   let lastCheckpoint = performance.now();
@@ -44,7 +31,7 @@ function sqlitePurgeStore(storage: SqlStorage): PurgeStore {
       const { rows } = await storage.purge.purgeBatch(table, cutoffs, limit);
       const millis = cpuMillisSince(cpu);
       let otherMillis = 0;
-      if (rows > 0 && performance.now() - lastCheckpoint >= CHECKPOINT_INTERVAL_MS) {
+      if (rows > 0 && performance.now() - lastCheckpoint >= PURGE_CHECKPOINT_INTERVAL_MS) {
         const checkpointCpu = process.cpuUsage();
         try {
           await sql`PRAGMA wal_checkpoint(PASSIVE)`.execute(storage.db);

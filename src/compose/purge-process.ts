@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { PurgePolicy } from '../core/purge.js';
-import { forkAtLowPriority } from '../shared/process-priority.js';
+import { awaitExitOrKill, forkAtLowPriority } from '../shared/background-process.js';
 
 const ENTRY = fileURLToPath(new URL('./purge-process-entry.js', import.meta.url));
 
@@ -85,13 +85,7 @@ export function startPurgeProcess(setup: PurgeProcessSetup, events: PurgeProcess
       child.ref();
       child.channel?.ref();
       if (child.connected) child.send({ stop: true });
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), STOP_TIMEOUT_MS);
-      });
-      if ((await Promise.race([exited, timeout])) === 'timeout') child.kill('SIGKILL');
-      clearTimeout(timer);
-      await exited;
+      await awaitExitOrKill(child, exited, STOP_TIMEOUT_MS);
     },
   };
 }

@@ -3,9 +3,13 @@
  * on its own connection, one at a time, at the lowest CPU priority the system grants.
  */
 import type BetterSqlite3 from 'better-sqlite3';
-import { lowerProcessPriority } from '../../../shared/process-priority.js';
+import { cpuMillisSince, lowerProcessPriority } from '../../../shared/background-process.js';
 import { openSqliteConnection } from './sqlite-connection.js';
-import type { PurgeProcessReply, PurgeProcessRequest } from './sqlite-purge-process.js';
+import {
+  PURGE_CHECKPOINT_INTERVAL_MS,
+  type PurgeProcessReply,
+  type PurgeProcessRequest,
+} from './sqlite-purge-process.js';
 
 const [filename, synchronous] = process.argv.slice(2);
 if (filename === undefined || (synchronous !== 'FULL' && synchronous !== 'NORMAL')) {
@@ -16,22 +20,11 @@ lowerProcessPriority();
 const db = openSqliteConnection(filename, synchronous);
 const statements = new Map<string, BetterSqlite3.Statement>();
 
-// The purge's deletes fill the WAL: a row and its index entries are several pages. Left to the
-// server's checkpoint thread, those pages are copied inside the server's process, beside the request
-// thread and sharing its SQLite locks and memory map; copied here, at SCHED_IDLE, they are not. Every
-// CHECKPOINT_INTERVAL_MS, not after every batch: a checkpoint copies the last version of each page
-// once, so one after a hundred 100-row batches costs 1.4-2 us a row, one after each batch 10 us
-// (random keys, measured with better-sqlite3). The checkpoint's CPU time goes with the next reply,
-// and the purger pauses for it as for the statements.
-const CHECKPOINT_INTERVAL_MS = 250;
+// The purge's deletes fill the WAL: a row and its index entries are several pages. They are
+// checkpointed here, at SCHED_IDLE (see PURGE_CHECKPOINT_INTERVAL_MS). The checkpoint's CPU time goes
+// with the next reply, and the purger pauses for it as for the statements.
 let checkpointDue = false;
 let checkpointMillis = 0;
-
-/** CPU milliseconds this process spent since `since` (all threads; the process does nothing else). */
-const cpuMillisSince = (since: NodeJS.CpuUsage) => {
-  const { user, system } = process.cpuUsage(since);
-  return (user + system) / 1000;
-};
 
 setInterval(() => {
   if (!checkpointDue) return;
@@ -43,7 +36,7 @@ setInterval(() => {
     // Busy or failed: the server's checkpoint thread still runs.
   }
   checkpointMillis += cpuMillisSince(cpu);
-}, CHECKPOINT_INTERVAL_MS).unref();
+}, PURGE_CHECKPOINT_INTERVAL_MS).unref();
 
 const reply = (message: PurgeProcessReply) => process.send?.(message);
 

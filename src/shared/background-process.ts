@@ -1,3 +1,4 @@
+/** Helpers for the server's background processes (the purge processes): priority, CPU time, ending. */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -40,4 +41,31 @@ export function forkAtLowPriority(entry: string, args: string[]): ChildProcess {
     // Not permitted or not supported: the child lowers itself.
   }
   return child;
+}
+
+/**
+ * CPU milliseconds this process spent since `since` (all threads: a background process does nothing
+ * else).
+ */
+export function cpuMillisSince(since: NodeJS.CpuUsage): number {
+  const { user, system } = process.cpuUsage(since);
+  return (user + system) / 1000;
+}
+
+/**
+ * Waits up to `timeoutMs` for a child asked to stop to exit (`exited`: its exit event), then kills it
+ * with SIGKILL and waits for that exit.
+ */
+export async function awaitExitOrKill(
+  child: ChildProcess,
+  exited: Promise<void>,
+  timeoutMs: number,
+): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), timeoutMs);
+  });
+  if ((await Promise.race([exited, timeout])) === 'timeout') child.kill('SIGKILL');
+  clearTimeout(timer);
+  await exited;
 }
