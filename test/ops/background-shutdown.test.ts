@@ -6,6 +6,8 @@ import pg from 'pg';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
 import { backends, TEST_DATABASE_URL } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { insertDeadThrottleRows, throttleRows } from '../helpers/throttle-rows.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * A test server's store is closed and its schema dropped as soon as close() returns, so whatever
@@ -18,33 +20,8 @@ const DEAD_ROWS = 50_000;
 /** Past every interval in play: the purge (1 s plus jitter) and the rate-counter merge (250 ms). */
 const QUIET_MS = 1_500;
 
-async function throttleRows(storage: SqlStorage, prefix: string): Promise<number> {
-  const row = await storage.db
-    .selectFrom('throttle')
-    .select(({ fn }) => fn.countAll<number>().as('n'))
-    .where('key', 'like', `${prefix}%`)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 async function seedDeadThrottleRows(server: TestServer): Promise<void> {
-  const expired = server.clock.now() - 3600;
-  for (let first = 0; first < DEAD_ROWS; first += 1000) {
-    const rows = Array.from({ length: 1000 }, (_, i) => ({
-      key: `dead:${first + i}`,
-      count: 1,
-      reset_at: expired,
-    }));
-    await server.store.storage.db.insertInto('throttle').values(rows).execute();
-  }
-}
-
-async function waitFor(condition: () => Promise<boolean>, ms: number, what: string): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} within ${ms} ms`);
-    await sleep(50);
-  }
+  await insertDeadThrottleRows(server.store.storage, 'dead:', DEAD_ROWS, server.clock.now() - 3600);
 }
 
 /** Log lines at warn and above, and unhandled rejections, from now on. */

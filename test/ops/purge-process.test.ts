@@ -4,12 +4,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
 import { loadConfig } from '../../src/config.js';
 import { backends, TEST_DATABASE_URL, type Backend } from '../helpers/backends.js';
 import { alive, HAS_CHRT, LINUX, SCHED_IDLE, threadPriorities } from '../helpers/processes.js';
+import { insertDeadThrottleRows, throttleRows } from '../helpers/throttle-rows.js';
+import { waitFor } from '../helpers/wait.js';
+
+/** How long each step may take: the purge runs every second (plus jitter), in a process that starts first. */
+const WAIT_MS = 20_000;
 
 /**
  * A Gatehouse as `gatehouse serve` makes it (its own store, the system clock), purging every second:
@@ -60,40 +64,6 @@ async function withServedGatehouse(backend: Backend, body: (gatehouse: Gatehouse
   }
 }
 
-async function insertDeadThrottleRows(gatehouse: Gatehouse, prefix: string, rows: number): Promise<void> {
-  const resetAt = Math.floor(Date.now() / 1000) - 60;
-  const values = Array.from({ length: rows }, (_, i) => ({
-    key: `${prefix}:${i}`,
-    count: 1,
-    reset_at: resetAt,
-  }));
-  for (let i = 0; i < values.length; i += 500) {
-    await gatehouse.storage.db
-      .insertInto('throttle')
-      .values(values.slice(i, i + 500))
-      .execute();
-  }
-}
-
-async function throttleRows(gatehouse: Gatehouse, prefix: string): Promise<number> {
-  const row = await gatehouse.storage.db
-    .selectFrom('throttle')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('key', 'like', `${prefix}:%`)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
-/** Waits (up to 20 s) until `check` holds; returns whether it did. */
-async function eventually(check: () => Promise<boolean>): Promise<boolean> {
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await sleep(100);
-  }
-  return check();
-}
-
 async function purgedThrottleRows(gatehouse: Gatehouse): Promise<number> {
   const text = await gatehouse.metrics.registry.metrics();
   const line = text.split('\n').find((l) => l.startsWith('gatehouse_purged_rows_total{table="throttle"}'));
@@ -109,7 +79,8 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       }
       let pid: number | undefined;
       await withServedGatehouse(backend, async (gatehouse) => {
-        await insertDeadThrottleRows(gatehouse, 'dead', 2000);
+        const expired = Math.floor(Date.now() / 1000) - 60;
+        await insertDeadThrottleRows(gatehouse.storage, 'dead:', 2000, expired);
         await gatehouse.listen();
         pid = gatehouse.purgeProcessPid;
         assert.ok(pid !== undefined && pid !== process.pid, 'a purge process started');
@@ -119,13 +90,22 @@ for (const backend of ['sqlite', 'postgres'] as const) {
             threadPriorities(pid!).every(
               (thread) => thread.nice === 19 && (!HAS_CHRT || thread.policy === SCHED_IDLE),
             );
-          assert.ok(await eventually(async () => lowered()), JSON.stringify(threadPriorities(pid)));
+          await waitFor(
+            async () => lowered(),
+            WAIT_MS,
+            `not lowered: ${JSON.stringify(threadPriorities(pid))}`,
+          );
         }
-        assert.ok(await eventually(async () => (await throttleRows(gatehouse, 'dead')) === 0), 'rows left');
+        await waitFor(
+          async () => (await throttleRows(gatehouse.storage, 'dead:')) === 0,
+          WAIT_MS,
+          'rows left',
+        );
         // Its reports reach this process's metrics (about once a second).
-        assert.ok(
-          await eventually(async () => (await purgedThrottleRows(gatehouse)) >= 2000),
-          `${await purgedThrottleRows(gatehouse)} purged rows counted`,
+        await waitFor(
+          async () => (await purgedThrottleRows(gatehouse)) >= 2000,
+          WAIT_MS,
+          'fewer than 2,000 purged rows counted',
         );
         assert.ok(alive(pid), 'it keeps running between purges');
       });
@@ -142,9 +122,13 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         const pid = gatehouse.purgeProcessPid;
         assert.ok(pid !== undefined);
         process.kill(pid, 'SIGKILL');
-        assert.ok(await eventually(async () => gatehouse.purgeProcessPid === undefined), 'the loss was seen');
-        await insertDeadThrottleRows(gatehouse, 'later', 300);
-        assert.ok(await eventually(async () => (await throttleRows(gatehouse, 'later')) === 0), 'rows left');
+        await waitFor(async () => gatehouse.purgeProcessPid === undefined, WAIT_MS, 'the loss was not seen');
+        await insertDeadThrottleRows(gatehouse.storage, 'later:', 300, Math.floor(Date.now() / 1000) - 60);
+        await waitFor(
+          async () => (await throttleRows(gatehouse.storage, 'later:')) === 0,
+          WAIT_MS,
+          'rows left',
+        );
         assert.ok(!alive(pid));
       });
     });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from '../../src/core/client-registry.js';
-import { DEFAULT_PURGE_POLICY, Purger, PurgeScheduler } from '../../src/core/purge.js';
+import { DEFAULT_PURGE_POLICY, Purger, PurgeScheduler, type PurgePolicy } from '../../src/core/purge.js';
 import { createUser } from '../../src/core/user-registry.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
@@ -229,10 +229,13 @@ function fakePurgeStore(
 }
 
 /**
- * One run over 2,000 dead rows with the shipped pacing (500-row batches, 1 ms target, 5% duty cycle):
- * the batch sizes asked for and the milliseconds the run took.
+ * One run over 2,000 dead rows with the shipped pacing (500-row batches, 1 ms target, 5% duty cycle),
+ * or with `pacing` instead: the batch sizes asked for and the milliseconds the run took.
  */
-async function purgeTwoThousand(timing: Parameters<typeof fakePurgeStore>[1]) {
+async function purgeTwoThousand(
+  timing: Parameters<typeof fakePurgeStore>[1],
+  pacing: Partial<PurgePolicy> = {},
+) {
   const { state, store } = fakePurgeStore(2000, timing);
   const p = new Purger(store, new ManualClock(), {
     ...DEFAULT_PURGE_POLICY,
@@ -240,6 +243,7 @@ async function purgeTwoThousand(timing: Parameters<typeof fakePurgeStore>[1]) {
     targetBatchMillis: 1,
     dutyCycle: 0.05,
     accessTokenTtl: ACCESS_TTL,
+    ...pacing,
   });
   const started = performance.now();
   assert.equal((await p.runOnce()).t, 2000);
@@ -299,20 +303,12 @@ describe('purge pacing', () => {
 
   it('deletes no more rows a second than maxRowsPerSecond, without shrinking the batches', async () => {
     // Fast statements and no duty-cycle pause: only the cap spaces the batches out.
-    const run = async (maxRowsPerSecond: number) => {
-      const { state, store } = fakePurgeStore(2000, () => ({ waitMs: 0, millis: 0.1 }));
-      const p = new Purger(store, new ManualClock(), {
-        ...DEFAULT_PURGE_POLICY,
-        batchSize: 500,
+    const run = (maxRowsPerSecond: number) =>
+      purgeTwoThousand(() => ({ waitMs: 0, millis: 0.1 }), {
         targetBatchMillis: 1e9,
         dutyCycle: 1,
         maxRowsPerSecond,
-        accessTokenTtl: ACCESS_TTL,
       });
-      const started = performance.now();
-      assert.equal((await p.runOnce()).t, 2000);
-      return { sizes: state.sizes, elapsed: performance.now() - started };
-    };
     const capped = await run(4000);
     assert.deepEqual(capped.sizes, [500, 500, 500, 500, 500]);
     // Four full batches at 4,000 rows a second: the last query (which finds nothing) starts 500 ms in.
