@@ -15,6 +15,7 @@ import type { Storage } from '../../src/core/ports.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
+import { waitFor } from '../helpers/wait.js';
 
 /**
  * One contract for every Storage implementation, exercised through the Storage interface only
@@ -615,17 +616,6 @@ function confidentialClient(name: string) {
   };
 }
 
-/** Calls `read` every 10 ms until it returns `want` (or 2 s pass); returns its last answer. */
-async function eventually<T>(read: () => Promise<T>, want: T): Promise<T> {
-  const deadline = Date.now() + 2000;
-  let value = await read();
-  while (value !== want && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 10));
-    value = await read();
-  }
-  return value;
-}
-
 /** Runs `body` with two stores on one PostgreSQL database, as two processes would have (skipped without one). */
 async function withTwoProcesses(
   t: TestContext,
@@ -655,9 +645,10 @@ describe('client reads cached on PostgreSQL', () => {
       await new Promise((resolve) => setTimeout(resolve, 1100));
       // Just expired: served while it is read again, then the new row.
       assert.equal((await b.clients.get(client.id))?.name, 'cached', 'served during its refresh');
-      assert.equal(
-        await eventually(async () => (await b.clients.get(client.id))?.name, 'renamed'),
-        'renamed',
+      await waitFor(
+        async () => (await b.clients.get(client.id))?.name === 'renamed',
+        2000,
+        'the new row not seen',
       );
       await b.clients.delete(client.id);
       assert.equal(await b.clients.get(client.id), undefined);
