@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
+import { createSqlStorage, type SqlStorage, type SqlStorageOptions } from '../../src/storage/sql/index.js';
 
 export type Backend = 'sqlite' | 'postgres';
 
@@ -68,7 +68,10 @@ export interface TestStore {
 }
 
 /** A fresh, migrated store: a temp SQLite file, or a new PostgreSQL schema dropped afterwards. */
-export async function createTestStore(backend: Backend): Promise<TestStore> {
+export async function createTestStore(
+  backend: Backend,
+  options: Pick<SqlStorageOptions, 'nowMs'> = {},
+): Promise<TestStore> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   let schema: string | undefined;
   let databaseUrl: string | undefined;
@@ -82,7 +85,7 @@ export async function createTestStore(backend: Backend): Promise<TestStore> {
     await client.end();
   }
   const open = () => {
-    const storage = createSqlStorage({ databaseUrl, dataDir, schema });
+    const storage = createSqlStorage({ databaseUrl, dataDir, schema, ...options });
     return backend === 'postgres' ? lockingMigrations(storage) : storage;
   };
   const storage = open();

@@ -619,15 +619,20 @@ function confidentialClient(name: string) {
 /** Runs `body` with two stores on one PostgreSQL database, as two processes would have (skipped without one). */
 async function withTwoProcesses(
   t: TestContext,
-  body: (a: SqlStorage, b: SqlStorage) => Promise<void>,
+  body: (a: SqlStorage, b: SqlStorage, advanceMs: (ms: number) => void) => Promise<void>,
 ): Promise<void> {
   if (!backends().includes('postgres')) {
     t.skip('PostgreSQL not configured');
     return;
   }
-  const store = await createTestStore('postgres');
+  // The cache's times run on a manual clock: how long the machine takes between two steps never
+  // decides whether an entry is fresh, stale-but-served or too old.
+  let nowMs = 1_000_000;
+  const store = await createTestStore('postgres', { nowMs: () => nowMs });
   try {
-    await body(store.storage, store.reopen());
+    await body(store.storage, store.reopen(), (ms) => {
+      nowMs += ms;
+    });
   } finally {
     await store.cleanup();
   }
@@ -635,14 +640,14 @@ async function withTwoProcesses(
 
 describe('client reads cached on PostgreSQL', () => {
   it('sees its own writes at once and another process’s within the cache time', async (t) => {
-    await withTwoProcesses(t, async (a, b) => {
+    await withTwoProcesses(t, async (a, b, advanceMs) => {
       const client = confidentialClient('cached');
       await a.clients.insert(client);
       assert.equal((await b.clients.get(client.id))?.name, 'cached');
       await a.clients.update({ ...client, name: 'renamed' });
       assert.equal((await a.clients.get(client.id))?.name, 'renamed', 'own write seen at once');
       assert.equal((await b.clients.get(client.id))?.name, 'cached', 'the other process still has it cached');
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      advanceMs(1100);
       // Just expired: served while it is read again, then the new row.
       assert.equal((await b.clients.get(client.id))?.name, 'cached', 'served during its refresh');
       await waitFor(
@@ -655,24 +660,28 @@ describe('client reads cached on PostgreSQL', () => {
     });
   });
   it('waits for the store once an entry is past twice the cache time, and drops a client deleted elsewhere', async (t) => {
-    await withTwoProcesses(t, async (a, b) => {
+    await withTwoProcesses(t, async (a, b, advanceMs) => {
       const client = confidentialClient('old');
       await a.clients.insert(client);
       assert.equal((await b.clients.get(client.id))?.name, 'old');
       await a.clients.update({ ...client, name: 'new' });
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      advanceMs(2100);
       assert.equal((await b.clients.get(client.id))?.name, 'new', 'too stale to serve: read first');
 
       await a.clients.delete(client.id);
-      await new Promise((resolve) => setTimeout(resolve, 1100));
+      advanceMs(1100);
       assert.equal((await b.clients.get(client.id))?.name, 'new', 'served during its refresh');
-      // Still inside the window where a stale entry may be served, but the store has said it is gone.
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      assert.equal(await b.clients.get(client.id), undefined, 'gone once read');
+      // Still inside the window where a stale entry may be served (the clock has not moved), but once
+      // the store has answered that it is gone, it is gone.
+      await waitFor(
+        async () => (await b.clients.get(client.id)) === undefined,
+        5000,
+        'a client deleted elsewhere still served after the store said it is gone',
+      );
     });
   });
   it('shares one read among requests that miss the cache together, and never one started before a write', async (t) => {
-    await withTwoProcesses(t, async (a, b) => {
+    await withTwoProcesses(t, async (a, b, advanceMs) => {
       const client = confidentialClient('first');
       await a.clients.insert(client);
       let selects = 0;
@@ -690,7 +699,7 @@ describe('client reads cached on PostgreSQL', () => {
       // A read in flight when this process writes: its answer may be the old row, so it neither
       // serves the reads after the write nor fills the cache (past twice the cache time, so the read
       // is awaited rather than run behind the stale entry).
-      await new Promise((resolve) => setTimeout(resolve, 2100));
+      advanceMs(2100);
       const before = b.clients.get(client.id);
       await b.clients.update({ ...client, name: 'second' });
       assert.equal((await b.clients.get(client.id))?.name, 'second');

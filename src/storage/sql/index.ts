@@ -36,6 +36,11 @@ export interface SqlStorageOptions {
    * thread: the process is already apart from the requests, and checkpoints after its own deletes.
    */
   purgeProcessStore?: boolean;
+  /**
+   * Milliseconds now, for the client cache's times (CLIENT_CACHE_TTL_MS): the system's by default; a
+   * test gives a manual one so that an entry's age does not depend on how busy the machine is.
+   */
+  nowMs?: () => number;
 }
 
 export interface SqlStorage extends Storage {
@@ -153,7 +158,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   return {
     dialect: dialectName,
     db,
-    clients: createClientRepository(db, hot, CLIENT_CACHE_TTL_MS),
+    clients: createClientRepository(db, hot, CLIENT_CACHE_TTL_MS, options.nowMs),
     users: createUserRepository(db),
     scopes: createScopeRepository(db),
     grants: createGrantRepository(db, hot),

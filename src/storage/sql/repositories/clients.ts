@@ -16,6 +16,8 @@ export function createClientRepository(
    * this many milliseconds, or twice this when the store is slow to answer (see `get`).
    */
   cacheTtlMs = 0,
+  /** Milliseconds now, for the cache's times: the system's, or a test's manual clock. */
+  nowMs: () => number = Date.now,
 ): ClientStore {
   const cache = new Map<string, { client: Client; until: number }>();
   /**
@@ -59,7 +61,7 @@ export function createClientRepository(
   const remember = (id: string, client: Client) => {
     // Bounded: a flood of distinct ids cannot grow the map without limit.
     if (cache.size >= 10_000) cache.clear();
-    cache.set(id, { client, until: Date.now() + cacheTtlMs });
+    cache.set(id, { client, until: nowMs() + cacheTtlMs });
   };
 
   return {
@@ -71,7 +73,7 @@ export function createClientRepository(
       if (!isLookupKey(id)) return undefined;
       if (cacheTtlMs <= 0) return read(id);
       const cached = cache.get(id);
-      const now = Date.now();
+      const now = nowMs();
       if (cached !== undefined && cached.until > now) return { ...cached.client };
       const pending = reading.get(id) ?? readShared(id);
       // For one more cache time after it expires, an entry is served while it is read again: the
