@@ -17,7 +17,13 @@ describe('SQLite checkpoints off the request thread', () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-checkpointer-'));
     const filename = join(dir, 'db.sqlite');
     const before = threadNiceValues().filter((nice) => nice === 19).length;
-    const { raw, stopCheckpointer } = createSqliteDialect({ filename });
+    let completeCheckpoints = 0;
+    const { raw, stopCheckpointer } = createSqliteDialect({
+      filename,
+      onCheckpoint: (complete) => {
+        if (complete) completeCheckpoints++;
+      },
+    });
     try {
       raw.exec('CREATE TABLE t (v TEXT)');
       const insert = raw.prepare('INSERT INTO t (v) VALUES (?)');
@@ -35,8 +41,11 @@ describe('SQLite checkpoints off the request thread', () => {
       }
       assert.equal(niced, before + 1, 'one thread at nice 19: the checkpointer');
       assert.equal(threadNiceValues()[0], 0, 'the main thread keeps its priority');
-      // The next write after a complete checkpoint starts the WAL over instead of growing it.
-      await sleep(1500);
+      // The next write after a complete checkpoint starts the WAL over instead of growing it. Wait for
+      // the worker to report one of the writes above (at nice 19 it may be late on a busy machine).
+      const seen = completeCheckpoints;
+      for (let waited = 0; waited < 30_000 && completeCheckpoints <= seen; waited += 50) await sleep(50);
+      assert.ok(completeCheckpoints > seen, 'the worker never completed a checkpoint');
       raw.transaction(() => {
         for (let i = 0; i < 10; i++) insert.run('y');
       })();

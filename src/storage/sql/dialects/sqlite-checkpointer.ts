@@ -16,7 +16,8 @@ const db = new Database(workerData.filename);
 db.pragma('busy_timeout = 1000');
 const timer = setInterval(() => {
   try {
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)');
+    if (workerData.report) parentPort.postMessage({ complete: result.busy === 0 && result.log === result.checkpointed });
   } catch (error) {
     parentPort.postMessage({ error: String(error && error.message) });
   }
@@ -42,10 +43,21 @@ export function startCheckpointer(
   raw: BetterSqlite3.Database,
   filename: string,
   intervalMs = 1000,
+  /** Told after each of the worker's checkpoints whether it copied the whole WAL (tests wait on it). */
+  onCheckpoint?: (complete: boolean) => void,
 ): Checkpointer {
   const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-  const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, filename, intervalMs } });
+  const report = onCheckpoint !== undefined;
+  const worker = new Worker(WORKER_SOURCE, {
+    eval: true,
+    workerData: { driver, filename, intervalMs, report },
+  });
   worker.unref();
+  if (onCheckpoint !== undefined) {
+    worker.on('message', (message: { complete?: boolean }) => {
+      if (typeof message.complete === 'boolean') onCheckpoint(message.complete);
+    });
+  }
   raw.pragma('wal_autocheckpoint = 0');
   let stopped = false;
   const fallBack = () => {

@@ -16,6 +16,8 @@ export interface SqliteOptions {
   synchronous?: SqliteSynchronous;
   /** Checkpoints in a background thread (default); off for a connection that checkpoints itself. */
   checkpointer?: boolean;
+  /** Told after each background checkpoint whether it copied the whole WAL (tests wait on it). */
+  onCheckpoint?: (complete: boolean) => void;
 }
 
 /**
@@ -48,7 +50,7 @@ export function createSqliteDialect(options: SqliteOptions): {
   const checkpointer =
     options.filename === ':memory:' || options.checkpointer === false
       ? undefined
-      : startCheckpointer(raw, options.filename);
+      : startCheckpointer(raw, options.filename, undefined, options.onCheckpoint);
   return {
     dialect: new SqliteDialect({ database: withStatementCache(raw) }),
     raw,
