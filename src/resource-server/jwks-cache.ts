@@ -103,6 +103,8 @@ export interface JwksCacheOptions {
   maxAgeSeconds?: number;
   /** Seconds a fetch may take. */
   timeoutSeconds?: number;
+  /** A monotonic time in milliseconds for the cooldown and the set's age (tests give a manual one). */
+  nowMs?: () => number;
 }
 
 /**
@@ -118,12 +120,16 @@ export class JwksCache {
   private attemptedAtMs = -Infinity;
   private inFlight: Promise<KeySet | undefined> | undefined;
 
-  constructor(private readonly options: JwksCacheOptions) {}
+  private readonly nowMs: () => number;
+
+  constructor(private readonly options: JwksCacheOptions) {
+    this.nowMs = options.nowMs ?? (() => performance.now());
+  }
 
   /** The keys in hand, synchronously; undefined before the first successful fetch. */
   current(): KeySet | undefined {
     const maxAgeMs = (this.options.maxAgeSeconds ?? 600) * 1000;
-    if (this.keys !== undefined && performance.now() - this.fetchedAtMs > maxAgeMs) void this.refresh();
+    if (this.keys !== undefined && this.nowMs() - this.fetchedAtMs > maxAgeMs) void this.refresh();
     return this.keys;
   }
 
@@ -139,14 +145,14 @@ export class JwksCache {
     if (this.inFlight !== undefined) return this.inFlight;
     // Every fetch, for an unknown key or a stale set, counts against the cooldown: an issuer that is
     // down is not asked again on every request.
-    if (performance.now() - this.attemptedAtMs < this.options.cooldownSeconds * 1000) {
+    if (this.nowMs() - this.attemptedAtMs < this.options.cooldownSeconds * 1000) {
       return Promise.resolve(this.keys);
     }
-    this.attemptedAtMs = performance.now();
+    this.attemptedAtMs = this.nowMs();
     const pending = this.load().then(
       (keys) => {
         this.keys = keys;
-        this.fetchedAtMs = performance.now();
+        this.fetchedAtMs = this.nowMs();
         return keys;
       },
       // Unreachable issuer, bad status, not a JWK Set: keep what we have; tokens that need a new key

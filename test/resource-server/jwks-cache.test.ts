@@ -17,6 +17,7 @@ import { JwksCache } from '../../src/resource-server/jwks-cache.js';
 import { apiClient, clientCredentialsToken, expectStatus } from '../api/support.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { listen } from './support.js';
+import { waitFor } from '../helpers/wait.js';
 
 const ISSUER = 'https://issuer.test';
 const NOW = 1_800_000_000;
@@ -148,19 +149,39 @@ describe('resource-server library: JWKS cache', () => {
   });
 
   it('refetches for unknown kids at most once per cooldown', async () => {
-    const server = library({ jwksCooldownSeconds: 0.3 });
+    // A cooldown no test run outlasts: whatever the machine's speed, every request below is inside it.
+    const server = library({ jwksCooldownSeconds: 3600 });
     await authorize(server, tokenFor(keyA));
     endpoint.keys = [keyA.jwk, keyB.jwk];
     // Within the cooldown of the first fetch: refused without asking, however many arrive.
     await refused(server, tokenFor(keyB));
     for (let i = 0; i < 10; i++) await refused(server, tokenFor(keyA, { kid: `forged-${i}` }));
     assert.equal(endpoint.requests, 1);
-    await sleep(350);
-    await authorize(server, tokenFor(keyB));
-    assert.equal(endpoint.requests, 2);
-    // A forged kid just after: still inside the new cooldown.
-    await refused(server, tokenFor(keyA, { kid: 'forged' }));
-    assert.equal(endpoint.requests, 2);
+  });
+
+  it('fetches again for an unknown kid once the cooldown has passed, then not until the next one', async () => {
+    endpoint.keys = [keyA.jwk];
+    endpoint.status = 200;
+    endpoint.body = undefined;
+    endpoint.requests = 0;
+    let nowMs = 0;
+    const { fetch, close } = nodeFetch();
+    try {
+      const cache = new JwksCache({ uri: endpoint.url, fetch, cooldownSeconds: 0.3, nowMs: () => nowMs });
+      assert.equal((await cache.refreshForUnknownKey())?.size, 1);
+      endpoint.keys = [keyA.jwk, keyB.jwk];
+      nowMs += 299;
+      assert.equal((await cache.refreshForUnknownKey())?.size, 1, 'inside the cooldown: not fetched');
+      assert.equal(endpoint.requests, 1);
+      nowMs += 1;
+      assert.equal((await cache.refreshForUnknownKey())?.size, 2, 'the cooldown over: fetched');
+      assert.equal(endpoint.requests, 2);
+      nowMs += 299;
+      await cache.refreshForUnknownKey();
+      assert.equal(endpoint.requests, 2, 'inside the new cooldown');
+    } finally {
+      close();
+    }
   });
 
   it('lets concurrent misses share one fetch', async () => {
@@ -181,15 +202,32 @@ describe('resource-server library: JWKS cache', () => {
       { status: 200, body: '[]' },
       { status: 302, body: '' },
     ]) {
-      const server = library({ jwksCooldownSeconds: 0.2 });
+      const server = library({ jwksCooldownSeconds: 3600 });
       Object.assign(endpoint, failure);
       await refused(server, tokenFor(keyA));
       await refused(server, tokenFor(keyA));
       assert.equal(endpoint.requests, 1, `one attempt per cooldown (${JSON.stringify(failure)})`);
-      Object.assign(endpoint, { status: 200, body: undefined });
-      await sleep(250);
-      await authorize(server, tokenFor(keyA));
-      assert.equal(endpoint.requests, 2);
+
+      // The same failure met by a cache on a manual clock: tried again once the cooldown is over.
+      endpoint.requests = 0;
+      let nowMs = 0;
+      const { fetch, close } = nodeFetch();
+      try {
+        const cache = new JwksCache({ uri: endpoint.url, fetch, cooldownSeconds: 0.2, nowMs: () => nowMs });
+        assert.equal(await cache.refreshForUnknownKey(), undefined);
+        Object.assign(endpoint, { status: 200, body: undefined });
+        nowMs += 199;
+        assert.equal(await cache.refreshForUnknownKey(), undefined, 'not asked again inside the cooldown');
+        nowMs += 1;
+        assert.equal(
+          (await cache.refreshForUnknownKey())?.size,
+          1,
+          `recovered after ${JSON.stringify(failure)}`,
+        );
+        assert.equal(endpoint.requests, 2);
+      } finally {
+        close();
+      }
     }
   });
 
@@ -230,18 +268,28 @@ describe('resource-server library: JWKS cache', () => {
 
   it('refreshes a set older than its maximum age in the background, serving the old one meanwhile', async () => {
     endpoint.keys = [keyA.jwk];
+    endpoint.status = 200;
+    endpoint.body = undefined;
     endpoint.requests = 0;
+    let nowMs = 0;
     const { fetch, close } = nodeFetch();
     try {
-      const cache = new JwksCache({ uri: endpoint.url, fetch, cooldownSeconds: 0.1, maxAgeSeconds: 0.2 });
+      const cache = new JwksCache({
+        uri: endpoint.url,
+        fetch,
+        cooldownSeconds: 0.1,
+        maxAgeSeconds: 0.2,
+        nowMs: () => nowMs,
+      });
       assert.equal(cache.current(), undefined);
       const first = await cache.refreshForUnknownKey();
       assert.equal(first?.size, 1);
       endpoint.keys = [keyA.jwk, keyB.jwk];
+      nowMs += 200;
       assert.equal(cache.current(), first, 'fresh: no fetch');
-      await sleep(250);
+      nowMs += 1;
       assert.equal(cache.current(), first, 'stale: the old set is served while the new one loads');
-      for (let i = 0; i < 50 && cache.current() === first; i++) await sleep(10);
+      await waitFor(async () => cache.current() !== first, 10_000, 'the stale set was never replaced');
       assert.equal(cache.current()?.size, 2);
       assert.equal(endpoint.requests, 2);
     } finally {
@@ -254,18 +302,26 @@ describe('resource-server library: JWKS cache', () => {
     endpoint.status = 200;
     endpoint.body = undefined;
     endpoint.requests = 0;
+    let nowMs = 0;
     const { fetch, close } = nodeFetch();
     try {
-      const cache = new JwksCache({ uri: endpoint.url, fetch, cooldownSeconds: 0.1, maxAgeSeconds: 0.05 });
+      const cache = new JwksCache({
+        uri: endpoint.url,
+        fetch,
+        cooldownSeconds: 0.1,
+        maxAgeSeconds: 0.05,
+        nowMs: () => nowMs,
+      });
       const held = await cache.refreshForUnknownKey();
       endpoint.status = 500;
-      const until = Date.now() + 450;
-      while (Date.now() < until) {
+      // 450 ms of requests every millisecond; each step also waits for any fetch it started to end.
+      for (let step = 0; step < 450; step++) {
+        nowMs += 1;
         assert.equal(cache.current(), held, 'the keys in hand keep serving');
-        await sleep(1);
+        await cache.refreshForUnknownKey();
       }
-      // One fetch at the start, then at most one per 100 ms cooldown.
-      assert.ok(endpoint.requests >= 2 && endpoint.requests <= 6, `requests: ${endpoint.requests}`);
+      // One fetch at the start, then one each time a 100 ms cooldown has passed (at 100, 200, 300, 400).
+      assert.equal(endpoint.requests, 5);
     } finally {
       close();
     }
@@ -334,8 +390,11 @@ describe('resource-server library: keys rotated at a running Gatehouse', () => {
     const rsaKid = await other.rotate();
     gatehouse.clock.advance(11);
     let third = await clientCredentialsToken(gatehouse, ['notes:read']);
-    for (let i = 0; i < 50 && decodeProtectedHeader(third.token.access_token).kid !== rsaKid; i++) {
-      await sleep(20);
+    for (
+      const deadline = Date.now() + 15_000;
+      decodeProtectedHeader(third.token.access_token).kid !== rsaKid && Date.now() < deadline;
+    ) {
+      await sleep(50);
       third = await clientCredentialsToken(gatehouse, ['notes:read']);
     }
     assert.deepEqual(decodeProtectedHeader(third.token.access_token), {
