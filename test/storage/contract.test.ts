@@ -652,7 +652,7 @@ describe('client reads cached on PostgreSQL', () => {
       assert.equal((await b.clients.get(client.id))?.name, 'cached', 'served during its refresh');
       await waitFor(
         async () => (await b.clients.get(client.id))?.name === 'renamed',
-        2000,
+        10_000,
         'the new row not seen',
       );
       await b.clients.delete(client.id);
