@@ -182,7 +182,7 @@ async function main(): Promise<void> {
   );
   if (args['no-write']) return;
   const markdown = [
-    `### Latest signing run (${new Date().toISOString().replace(/\.\d+Z$/, 'Z')})`,
+    `#### Latest signing run (${new Date().toISOString().replace(/\.\d+Z$/, 'Z')})`,
     '',
     `- Command: \`node dist/bench/signing.js${process.argv.length > 2 ? ' ' + process.argv.slice(2).join(' ') : ''}\``,
     `- Machine: ${machine.nproc} cores, ${machine.cpuModel}, Node ${machine.node}; ` +

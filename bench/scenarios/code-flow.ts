@@ -271,7 +271,7 @@ async function measureCodeFlow(
         : [
             {
               name: 'authorization-code flow, PostgreSQL next to SQLite',
-              target: 'reported (issue 5 §6, no threshold)',
+              target: 'reported (no threshold)',
               judge: () => ({
                 measured:
                   `${(measured.rps / sqlite.rps).toFixed(2)} x SQLite flows/s ` +

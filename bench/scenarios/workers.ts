@@ -47,7 +47,7 @@ export const workersScenario: Scenario = {
       targets: [
         {
           name: 'client_credentials, 2 workers next to 1 worker (rate limits off)',
-          target: 'reported (issue 5 §6, no threshold; 2.0 is linear)',
+          target: 'reported (no threshold; 2.0 is linear)',
           judge: () => ({
             measured:
               `${(double!.rps / single!.rps).toFixed(2)} x 1 worker ` +

@@ -192,7 +192,7 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       schema: {
         summary: 'Give a client a new secret',
         description:
-          'An action no HTTP method fits (seed §4.4 rule 6). The new secret is returned once; the old ' +
+          'An action, so a POST to a sub-resource. The new secret is returned once; the old ' +
           'one stops working at once. Tokens already issued stay valid.',
         tags,
         params: IdParams,
