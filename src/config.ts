@@ -220,7 +220,9 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     passwordFailuresPerClient: input.passwordFailuresPerClient ?? 100,
     passwordFailureWindowSeconds:
       input.passwordFailureWindowSeconds ?? integer(env.GATEHOUSE_LOCKOUT_WINDOW) ?? 900,
-    allowPublicPasswordGrant: input.allowPublicPasswordGrant ?? strictBoolean('GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT', env.GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT),
+    allowPublicPasswordGrant:
+      input.allowPublicPasswordGrant ??
+      strictBoolean('GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT', env.GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT),
     retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * 86400,
     keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 10,
     logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',
