@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { requestSource } from '../../src/core/account-lockout.js';
 import { FormBrowser } from '../authorize/form-browser.js';
@@ -6,8 +7,11 @@ import { backends } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
-/** Far past PostgreSQL's largest index entry (about 2.7 KB): a value that became a key would fail. */
-const LONG = 'a'.repeat(8 * 1024);
+/**
+ * Far past PostgreSQL's largest index entry (about 2.7 KB), and random so that compression cannot
+ * shrink it under that: a value that became a key would fail the insert.
+ */
+const LONG = randomBytes(6 * 1024).toString('base64url');
 
 describe('requestSource', () => {
   it('keeps IPv4, counts IPv6 by its /64 and IPv4-mapped IPv6 as IPv4', () => {
