@@ -3,7 +3,7 @@ import { AccountLockout, cannotBeUsername, SourceFailures } from '../account-loc
 import { invalidGrant, invalidRequest, tooManyAttempts, unauthorizedClient } from '../errors.js';
 import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
 import { parseScope, resolveScope } from '../scopes.js';
-import type { GrantContext, GrantHandler } from './grant-handler.js';
+import type { GrantHandler } from './grant-handler.js';
 
 // One answer (401 invalid_grant) for a wrong user name and a wrong password: neither tells which exists.
 const wrongCredentials = () => invalidGrant('wrong user name or password', 401);
