@@ -55,8 +55,8 @@ function ipv6Groups(address: string): number[] | undefined {
 
 /**
  * The source a request is counted under: an IPv4 address as it is; an IPv6 address by its /64
- * prefix, which one subscriber usually holds whole (RFC 6177 §2), so that stepping through a prefix
- * gives no fresh allowance; an IPv4-mapped IPv6 address as its IPv4 address. Anything else (a
+ * prefix, the least an end site is assigned (RFC 6177), so that stepping through the addresses of one
+ * prefix gives no fresh allowance; an IPv4-mapped IPv6 address as its IPv4 address. Anything else (a
  * forwarded value that is no address) is hashed, so a key never grows with what a client sends.
  */
 export function requestSource(address: string): string {
