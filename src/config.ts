@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SigningAlgorithm } from './core/key-ring.js';
+import { strictBoolean } from './shared/strict-boolean.js';
 
 /** Endpoints with request rate limits (docs/limits.md). */
-export const RATE_LIMITED_ENDPOINTS = ['token', 'authorize', 'introspect', 'signIn'] as const;
+export const RATE_LIMITED_ENDPOINTS = ['token', 'authorize', 'introspect', 'signIn', 'revoke'] as const;
 export type RateLimitedEndpoint = (typeof RATE_LIMITED_ENDPOINTS)[number];
 /** Requests allowed per window; 0 means no limit of that kind. */
 export interface RateLimit {
@@ -18,6 +19,7 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitedEndpoint, RateLimit
   authorize: { perAddress: 300, perClient: 3000 },
   introspect: { perAddress: 3000, perClient: 12000 },
   signIn: { perAddress: 60, perClient: 0 },
+  revoke: { perAddress: 600, perClient: 3000 },
 };
 
 const ENV_NAMES: Record<RateLimitedEndpoint, string> = {
@@ -25,6 +27,7 @@ const ENV_NAMES: Record<RateLimitedEndpoint, string> = {
   authorize: 'AUTHORIZE',
   introspect: 'INTROSPECT',
   signIn: 'SIGN_IN',
+  revoke: 'REVOKE',
 };
 
 /** Everything a running Gatehouse is configured by. Documented option by option in the README. */
@@ -59,6 +62,8 @@ export interface GatehouseConfig {
   passwordFailuresPerUsername: number;
   passwordFailuresPerClient: number;
   passwordFailureWindowSeconds: number;
+  /** Whether public clients (no secret) may use the password grant; off by default. */
+  allowPublicPasswordGrant: boolean;
   retiredKeyRetentionSeconds: number;
   keyRefreshIntervalSeconds: number;
   logLevel: string;
@@ -215,6 +220,9 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     passwordFailuresPerClient: input.passwordFailuresPerClient ?? 100,
     passwordFailureWindowSeconds:
       input.passwordFailureWindowSeconds ?? integer(env.GATEHOUSE_LOCKOUT_WINDOW) ?? 900,
+    allowPublicPasswordGrant:
+      input.allowPublicPasswordGrant ??
+      strictBoolean('GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT', env.GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT),
     retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * 86400,
     keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 10,
     logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',

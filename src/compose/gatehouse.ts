@@ -123,10 +123,11 @@ export async function createGatehouse(
       refreshReuseGraceSeconds: config.refreshReuseGraceSeconds,
       allowPlainPkce: config.allowPlainPkce,
       passwordFailuresPerUsername: config.passwordFailuresPerUsername,
-      passwordFailuresPerClient: config.passwordFailuresPerClient,
+      passwordFailuresPerSource: config.passwordFailuresPerClient,
       passwordFailureWindowSeconds: config.passwordFailureWindowSeconds,
       accessTokenTtl: config.accessTokenTtl,
       refreshTokenTtl: config.refreshTokenTtl,
+      allowPublicPasswordGrant: config.allowPublicPasswordGrant,
     },
   });
 

@@ -13,7 +13,7 @@ export type OAuthErrorCode =
   | 'unsupported_token_type'
   | 'invalid_token'
   | 'insufficient_scope'
-  | 'slow_down';
+  | 'rate_limited';
 
 /** An error the client is meant to see, with the HTTP status it travels with. */
 export class OAuthError extends Error {
@@ -45,9 +45,15 @@ export const unauthorizedClient = (description: string): OAuthError =>
 export const unsupportedGrantType = (description: string): OAuthError =>
   new OAuthError('unsupported_grant_type', description);
 export const invalidScope = (description: string): OAuthError => new OAuthError('invalid_scope', description);
+/**
+ * The token endpoint's 429 (with Retry-After). Not `slow_down`, which RFC 8628 §3.5 gives the device
+ * grant's polling, nor `temporarily_unavailable`, which RFC 6749 §4.1.2.1 defines for the authorization
+ * endpoint and which says the server is at fault: this is the caller's own limit.
+ */
+export const RATE_LIMITED = 'rate_limited';
 export const tooManyAttempts = (retryAfter: number): OAuthError =>
   new OAuthError(
-    'slow_down',
+    RATE_LIMITED,
     'too many failed attempts; retry after the delay in Retry-After',
     429,
     retryAfter,

@@ -17,6 +17,8 @@ export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
 export interface TokenEndpointRequest {
   authorization: string | undefined;
   params: Readonly<Record<string, string | undefined>>;
+  /** The client's address, for the password grant's per-source counts. */
+  address?: string;
 }
 
 /** RFC 6749 §3.2: authenticate the client, pick the grant handler, let it decide. */
@@ -56,6 +58,6 @@ export class TokenEndpoint {
     if (client.isPublic && !handler.allowsPublicClients) {
       throw unauthorizedClient(`public clients may not use the ${grantType} grant`);
     }
-    return handler.handle({ client, params: request.params }, this.context);
+    return handler.handle({ client, params: request.params, address: request.address ?? '' }, this.context);
   }
 }

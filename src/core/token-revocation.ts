@@ -1,7 +1,6 @@
 import type { Clock } from '../shared/clock.js';
 import { sha256 } from '../shared/crypto.js';
 import { AccessTokenValidator, InvalidAccessTokenError } from './access-token-validation.js';
-import { OAuthError } from './errors.js';
 import type { Client } from './model.js';
 import type { Storage } from './ports.js';
 
@@ -11,18 +10,16 @@ export interface TokenRevokerOptions {
   clock: Clock;
 }
 
-// RFC 7009 §2.1: the server verifies that the token was issued to the client making the request and
-// refuses the request otherwise. RFC 7009 names no code for it; RFC 6749 §5.2 unauthorized_client fits.
-const notYours = (): OAuthError =>
-  new OAuthError('unauthorized_client', 'the token was not issued to this client');
-
 /** RFC 7009 token revocation. */
 export class TokenRevoker {
   constructor(private readonly options: TokenRevokerOptions) {}
 
   /**
-   * Revokes `token` if this server knows it. Unknown, malformed and already expired tokens are
-   * silently accepted (RFC 7009 §2.2: 200 either way); the hint only orders the look-ups (§2.1).
+   * Revokes `token` if this server issued it to `client`. Unknown, malformed and already expired
+   * tokens are silently accepted (RFC 7009 §2.2: 200 either way); the hint only orders the look-ups
+   * (§2.1). A token issued to another client is left alone (§2.1: the server verifies the token was
+   * issued to the requesting client) and answered exactly like an unknown one: an error would tell
+   * the caller that the token it holds is valid.
    */
   async revoke(token: string, hint: string | undefined, client: Client): Promise<void> {
     const lookups =
@@ -44,7 +41,8 @@ export class TokenRevoker {
       if (error instanceof InvalidAccessTokenError) return false;
       throw error;
     }
-    if (claims.client_id !== client.id) throw notYours();
+    // Someone else's token: nothing is revoked, and nothing else is looked up for it.
+    if (claims.client_id !== client.id) return true;
     await this.options.storage.revocations.revokeAccessToken(claims.jti, claims.exp);
     return true;
   }
@@ -57,7 +55,7 @@ export class TokenRevoker {
   private async refreshToken(token: string, client: Client): Promise<boolean> {
     const stored = await this.options.storage.refreshTokens.get(sha256(token));
     if (stored === undefined) return false;
-    if (stored.clientId !== client.id) throw notYours();
+    if (stored.clientId !== client.id) return true;
     await this.options.storage.grants.revoke(stored.grantId, this.options.clock.now());
     return true;
   }

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimit, RateLimitedEndpoint } from '../config.js';
 import { BatchedRateCounter } from '../core/batched-rate-counter.js';
+import { requestSource } from '../core/account-lockout.js';
+import { RATE_LIMITED } from '../core/errors.js';
 import type { RateLimitStore } from '../core/ports.js';
 import type { Clock } from '../shared/clock.js';
 import { sha256 } from '../shared/crypto.js';
@@ -22,6 +24,7 @@ const LIMITED_ROUTES: Record<string, RateLimitedEndpoint> = {
   'GET /authorize': 'authorize',
   'POST /introspect': 'introspect',
   'POST /sign-in': 'signIn',
+  'POST /revoke': 'revoke',
 };
 
 const BROWSER_ENDPOINTS: ReadonlySet<RateLimitedEndpoint> = new Set(['authorize', 'signIn']);
@@ -40,25 +43,32 @@ function field(source: unknown, name: string): string | undefined {
 }
 
 /**
- * Who the request says the client is, as a counter key. The secret is part of it: a request naming a
- * confidential client without its secret counts against another key, so nobody who merely knows a
- * client id can spend that client's allowance and lock it out. Public clients (and /authorize, which
- * has no client authentication) are known by id alone. Hashed: the key holds no secret and is short.
+ * The client a request is counted under, as a counter key. A request that carries a client secret is
+ * counted per client, and the secret is part of the key: a request naming a confidential client
+ * without its secret counts against another key, so nobody who merely knows a client id can spend that
+ * client's allowance. A request without a secret (a public client, and every /authorize request, which
+ * has no client authentication) proves nothing about who sent it, so it is counted per client *and
+ * address*: a few addresses naming an honest client's id use up only their own allowance, never the
+ * one its users share. Hashed: the key holds no secret and is short whatever the request sends.
  */
-function clientIdentity(request: FastifyRequest, endpoint: RateLimitedEndpoint): string | undefined {
-  if (endpoint === 'authorize') {
-    const id = field(request.query, 'client_id');
-    return id && sha256(`${id}\n`);
-  }
+function clientIdentity(
+  request: FastifyRequest,
+  endpoint: RateLimitedEndpoint,
+  address: string,
+): string | undefined {
+  const unauthenticated = (id: string | undefined) => id && `ca:${sha256(`${id}\n${address}`)}`;
+  if (endpoint === 'signIn') return undefined;
+  if (endpoint === 'authorize') return unauthenticated(field(request.query, 'client_id'));
   const header = request.headers.authorization;
   if (header !== undefined && /^basic\s/i.test(header)) {
     // RFC 6749 §2.3.1: Basic with the client id and secret; the raw pair is enough to tell clients apart.
     const pair = Buffer.from(header.slice(6).trim(), 'base64').toString('utf8');
     const colon = pair.indexOf(':');
-    return colon > 0 ? sha256(`${pair.slice(0, colon)}\n${pair.slice(colon + 1)}`) : undefined;
+    return colon > 0 ? `c:${sha256(`${pair.slice(0, colon)}\n${pair.slice(colon + 1)}`)}` : undefined;
   }
   const id = field(request.body, 'client_id');
-  return id && sha256(`${id}\n${field(request.body, 'client_secret') ?? ''}`);
+  const secret = field(request.body, 'client_secret');
+  return secret === undefined ? unauthenticated(id) : id && `c:${sha256(`${id}\n${secret}`)}`;
 }
 
 function refuse(reply: FastifyReply, endpoint: RateLimitedEndpoint, retryAfter: number): FastifyReply {
@@ -76,15 +86,15 @@ function refuse(reply: FastifyReply, endpoint: RateLimitedEndpoint, retryAfter: 
     .header('pragma', 'no-cache')
     .send(
       JSON.stringify({
-        error: 'slow_down',
+        error: RATE_LIMITED,
         error_description: 'too many requests; retry after the delay in Retry-After',
       }),
     );
 }
 
 /**
- * Request rate limits per address and per client on /token, /authorize, /introspect and the sign-in
- * page (429 with Retry-After). The counters are fixed windows merged into the shared store, so the
+ * Request rate limits per address and per client on /token, /authorize, /introspect, /revoke and the
+ * sign-in page (429 with Retry-After). The counters are fixed windows merged into the shared store, so the
  * limits hold across every process (see BatchedRateCounter for the precision across processes).
  */
 export function installRateLimits(app: FastifyInstance, options: RateLimitOptions): void {
@@ -114,12 +124,14 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     if (endpoint === undefined) return;
     const limit = options.limits[endpoint];
     const counters: { key: string; limit: number; kind: 'address' | 'client' }[] = [];
+    // An IPv6 address counts by its /64, and no key grows with a forwarded value (requestSource).
+    const address = requestSource(request.ip);
     if (limit.perAddress > 0) {
-      counters.push({ key: `rl:${endpoint}:a:${request.ip}`, limit: limit.perAddress, kind: 'address' });
+      counters.push({ key: `rl:${endpoint}:a:${address}`, limit: limit.perAddress, kind: 'address' });
     }
-    const client = limit.perClient > 0 ? clientIdentity(request, endpoint) : undefined;
+    const client = limit.perClient > 0 ? clientIdentity(request, endpoint, address) : undefined;
     if (client !== undefined)
-      counters.push({ key: `rl:${endpoint}:c:${client}`, limit: limit.perClient, kind: 'client' });
+      counters.push({ key: `rl:${endpoint}:${client}`, limit: limit.perClient, kind: 'client' });
     if (counters.length === 0) return;
 
     const now = options.clock.now();

@@ -17,7 +17,7 @@ for (const backend of backends()) {
     let server: TestServer;
     let observer: { id: string; secret: string };
     before(async () => {
-      server = await startTestServer(backend);
+      server = await startTestServer(backend, { allowPublicPasswordGrant: true });
       const { client, secret } = await server.client({ name: 'observer', scopes: [] });
       observer = { id: client.id, secret };
     });
@@ -93,13 +93,12 @@ for (const backend of backends()) {
       assert.equal(await active(user.token.access_token), false);
     });
 
-    it("refuses to revoke another client's tokens, which stay active", async () => {
+    it("leaves another client's tokens active, answering 200 as for an unknown token", async () => {
       const owner = await userToken(server, ['profile']);
       const other = await clientCredentialsToken(server, ['read']);
       for (const token of [owner.token.access_token, owner.token.refresh_token as string]) {
         const res = await revoke(server, other.credentials, { token });
-        expectStatus(res, 400);
-        assert.equal((res.json as { error: string }).error, 'unauthorized_client');
+        expectStatus(res, 200);
         assert.equal(await active(token), true);
       }
     });

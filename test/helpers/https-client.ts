@@ -36,8 +36,15 @@ export class HttpsClient {
   constructor(
     readonly baseUrl: string,
     ca: string,
+    /** The address to connect from (e.g. 127.0.0.2), for tests of per-source limits. */
+    localAddress?: string,
   ) {
-    this.agent = new Agent({ ca, keepAlive: true, maxSockets: 64 });
+    this.agent = new Agent({
+      ca,
+      keepAlive: true,
+      maxSockets: 64,
+      ...(localAddress ? { localAddress } : {}),
+    });
   }
 
   request(path: string, options: RequestOptions = {}): Promise<HttpResponse> {

@@ -56,7 +56,7 @@ for (const backend of backends()) {
       assert.equal(limited.status, 429);
       const retryAfter = Number(limited.headers['retry-after']);
       assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
-      assert.equal((limited.json as { error: string }).error, 'slow_down');
+      assert.equal((limited.json as { error: string }).error, 'rate_limited');
       // The next window starts afresh.
       server.clock.advance(61);
       assert.equal((await server.http.token(cc, { id: client.id, secret })).status, 200);
@@ -100,7 +100,7 @@ for (const backend of backends()) {
         introspect.push(await server.http.request('/introspect', { form: { token: 'x' } }));
       assert.notEqual(introspect[1]?.status, 429);
       assert.equal(introspect[2]?.status, 429);
-      assert.equal((introspect[2]?.json as { error: string }).error, 'slow_down');
+      assert.equal((introspect[2]?.json as { error: string }).error, 'rate_limited');
     });
   });
 

@@ -14,7 +14,7 @@ for (const backend of backends()) {
       await server.close();
     });
 
-    /** A fresh client (its own per-client throttle counter) allowed the password grant. */
+    /** A fresh client allowed the password grant. */
     async function passwordClient(grantTypes = ['password', 'refresh_token']) {
       const { client, secret } = await server.client({ grant_types: grantTypes, scopes: ['read', 'write'] });
       return { id: client.id, secret };

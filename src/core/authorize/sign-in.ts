@@ -1,5 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
-import { AccountLockout } from '../account-lockout.js';
+import { AccountLockout, cannotBeUsername, SourceFailures } from '../account-lockout.js';
 import type { User } from '../model.js';
 import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
 import type { Storage } from '../ports.js';
@@ -15,12 +15,11 @@ export type SignInResult =
   | { outcome: 'wrong-credentials' }
   | { outcome: 'throttled'; retryAfter: number };
 
-const addressKey = (address: string) => `signin:address:${address}`;
-
 /**
- * Checks a user name and password from the sign-in page. Attempts per user name follow the account
- * lockout policy shared with the password grant (one allowance per name, whichever way in); failures
- * are also counted per address. While either is over its limit no password is even checked.
+ * Checks a user name and password from the sign-in page. Attempts per (user name, address) follow the
+ * account lockout policy shared with the password grant (one allowance per name and source, whichever
+ * way in), so a source that keeps failing is refused while the user signs in from elsewhere; failures
+ * are also counted per address across names. While either is over its limit no password is checked.
  */
 export async function signIn(
   storage: Storage,
@@ -28,24 +27,30 @@ export async function signIn(
   policy: SignInPolicy,
   input: { username: string; password: string; address: string },
 ): Promise<SignInResult> {
-  const address = addressKey(input.address);
-  const now = clock.now();
-  const { count, resetAt } = await storage.throttle.peek(address, now);
-  if (count >= policy.failuresPerAddress)
-    return { outcome: 'throttled', retryAfter: Math.max(1, resetAt - now) };
+  const failures = new SourceFailures(storage.throttle, clock, {
+    maxFailures: policy.failuresPerAddress,
+    windowSeconds: policy.windowSeconds,
+  });
+  const refused = await failures.refusal(input.address);
+  if (refused !== undefined) return { outcome: 'throttled', retryAfter: refused };
+  // A name longer than any registered one is a wrong user name; checked before it becomes a key.
+  if (cannotBeUsername(input.username)) {
+    await failures.failed(input.address);
+    return { outcome: 'wrong-credentials' };
+  }
   const lockout = new AccountLockout(storage.throttle, clock, {
     maxAttempts: policy.failuresPerUsername,
     windowSeconds: policy.windowSeconds,
   });
-  const locked = await lockout.reserve(input.username);
+  const locked = await lockout.reserve(input.username, input.address);
   if (locked !== undefined) return { outcome: 'throttled', retryAfter: locked };
   const user = input.username === '' ? undefined : await storage.users.getByUsername(input.username);
   // verifyPassword spends a decoy verification on unknown names, so a miss costs the same time.
   if (!(await verifyPassword(user?.passwordHash, input.password)) || user === undefined) {
-    await storage.throttle.hit(address, policy.windowSeconds, clock.now());
+    await failures.failed(input.address);
     return { outcome: 'wrong-credentials' };
   }
-  await lockout.succeeded(input.username);
+  await lockout.succeeded(input.username, input.address);
   if (needsRehash(user.passwordHash)) {
     await storage.users.update({
       ...user,

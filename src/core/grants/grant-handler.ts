@@ -7,6 +7,8 @@ export interface TokenRequest {
   client: Client;
   /** Form parameters, each present at most once (the HTTP layer rejects repeats). */
   params: Readonly<Record<string, string | undefined>>;
+  /** The address the request came from (behind a trusted proxy, the one it reports). */
+  address: string;
 }
 
 export interface GrantPolicy {
@@ -14,10 +16,13 @@ export interface GrantPolicy {
   refreshReuseGraceSeconds: number;
   allowPlainPkce: boolean;
   passwordFailuresPerUsername: number;
-  passwordFailuresPerClient: number;
+  /** Failed passwords per source address across user names (the per-(user name, source) count aside). */
+  passwordFailuresPerSource: number;
   passwordFailureWindowSeconds: number;
   accessTokenTtl: number;
   refreshTokenTtl: number;
+  /** RFC 6749 §4.3 for clients without a secret; off unless the operator turns it on. */
+  allowPublicPasswordGrant?: boolean;
 }
 
 export interface GrantContext {

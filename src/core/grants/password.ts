@@ -1,50 +1,56 @@
 import { randomUUID } from 'node:crypto';
-import { AccountLockout } from '../account-lockout.js';
-import { invalidGrant, invalidRequest, tooManyAttempts } from '../errors.js';
+import { AccountLockout, cannotBeUsername, SourceFailures } from '../account-lockout.js';
+import { invalidGrant, invalidRequest, tooManyAttempts, unauthorizedClient } from '../errors.js';
 import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
 import { parseScope, resolveScope } from '../scopes.js';
-import type { GrantContext, GrantHandler } from './grant-handler.js';
+import type { GrantHandler } from './grant-handler.js';
 
-/** Throws 429 while the counter is over its limit, before any password is checked. */
-async function refuseWhileThrottled(
-  key: string,
-  limit: number,
-  { storage, clock }: GrantContext,
-): Promise<void> {
-  const now = clock.now();
-  const { count, resetAt } = await storage.throttle.peek(key, now);
-  if (count >= limit) throw tooManyAttempts(Math.max(1, resetAt - now));
-}
+// One answer (401 invalid_grant) for a wrong user name and a wrong password: neither tells which exists.
+const wrongCredentials = () => invalidGrant('wrong user name or password', 401);
 
 /** RFC 6749 §4.3, for trusted clients only (the client must be registered for it). */
 export const passwordGrant = {
   grantType: 'password',
   allowsPublicClients: true,
-  async handle({ client, params }, context) {
+  async handle({ client, params, address }, context) {
     const { storage, clock, issuer, policy } = context;
+    // RFC 6749 §10.7, RFC 9700 §2.4: a client without a secret cannot be told from anyone who read its
+    // id, so by default it may not collect passwords (unauthorized_client, RFC 6749 §5.2); the operator
+    // can allow it.
+    if (client.isPublic && policy.allowPublicPasswordGrant !== true) {
+      throw unauthorizedClient('public clients may not use the password grant on this server');
+    }
     const { username, password } = params;
     if (username === undefined || username === '') throw invalidRequest('username is required');
     if (password === undefined) throw invalidRequest('password is required');
     const scope = resolveScope(parseScope(params.scope), client.scopes);
 
-    const clientKey = `password:client:${client.id}`;
-    // The per-client counter only counts failures (a busy trusted client logs many users in); the
-    // per-user-name one counts every attempt and is reset by a success.
-    await refuseWhileThrottled(clientKey, policy.passwordFailuresPerClient, context);
+    // Failures are counted per source, never per client: unauthenticated traffic naming a public
+    // client's id must not be able to stop that client for everyone.
+    const failures = new SourceFailures(storage.throttle, clock, {
+      maxFailures: policy.passwordFailuresPerSource,
+      windowSeconds: policy.passwordFailureWindowSeconds,
+    });
+    const refused = await failures.refusal(address);
+    if (refused !== undefined) throw tooManyAttempts(refused);
+    // A name longer than any registered one is a wrong user name; checked before it becomes a key.
+    if (cannotBeUsername(username)) {
+      await failures.failed(address);
+      throw wrongCredentials();
+    }
     const lockout = new AccountLockout(storage.throttle, clock, {
       maxAttempts: policy.passwordFailuresPerUsername,
       windowSeconds: policy.passwordFailureWindowSeconds,
     });
-    const locked = await lockout.reserve(username);
+    const locked = await lockout.reserve(username, address);
     if (locked !== undefined) throw tooManyAttempts(locked);
 
     const user = await storage.users.getByUsername(username);
     if (!(await verifyPassword(user?.passwordHash, password)) || user === undefined) {
-      await storage.throttle.hit(clientKey, policy.passwordFailureWindowSeconds, clock.now());
-      // Design decision 1: the seed answers a wrong user name or password with 401.
-      throw invalidGrant('wrong user name or password', 401);
+      await failures.failed(address);
+      throw wrongCredentials();
     }
-    await lockout.succeeded(username);
+    await lockout.succeeded(username, address);
     if (needsRehash(user.passwordHash)) {
       const now = clock.now();
       await storage.users.update({ ...user, passwordHash: await hashPassword(password), updatedAt: now });

@@ -20,6 +20,7 @@ export function registerTokenRoute(
     const response = await tokenEndpoint.handle({
       authorization: request.headers.authorization,
       params,
+      address: request.ip,
     });
     observer?.issued(params.grant_type ?? '', response);
     reply.header('content-type', 'application/json;charset=UTF-8');
