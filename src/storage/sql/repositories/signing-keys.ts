@@ -34,7 +34,11 @@ export function createSigningKeyRepository(db: Kysely<Database>): SigningKeyStor
         .where('kid', '=', kid)
         .where('revoked_at', 'is', null)
         .execute();
-      const found = await db.selectFrom('signing_keys').select('kid').where('kid', '=', kid).executeTakeFirst();
+      const found = await db
+        .selectFrom('signing_keys')
+        .select('kid')
+        .where('kid', '=', kid)
+        .executeTakeFirst();
       return found !== undefined;
     },
   };
