@@ -64,16 +64,17 @@ export class KeyRing {
   constructor(private readonly options: KeyRingOptions) {}
 
   /**
-   * Re-reads the keys every refresh interval in the background, for as long as the process runs
-   * (the timer does not keep it alive). A failed read is reported to `onError` and retried at the
-   * next tick, signing meanwhile with the keys already loaded.
+   * Re-reads the keys in the background for as long as the process runs (the timer does not keep it
+   * alive). Every half interval: a tick may join a read that started just before a change committed,
+   * and the next one then still comes within the interval. A failed read is reported to `onError` and
+   * retried at the next tick, signing meanwhile with the keys already loaded.
    */
   start(onError: (error: unknown) => void): void {
     this.onRefreshError = onError;
     if (this.timer !== undefined || this.closed) return;
     this.timer = setInterval(() => {
       this.refresh().catch(onError);
-    }, this.options.refreshIntervalSeconds * 1000);
+    }, this.options.refreshIntervalSeconds * 500);
     this.timer.unref();
   }
 

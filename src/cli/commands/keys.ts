@@ -38,6 +38,7 @@ export async function runKeysCommand(argv: string[], withStorage: WithStorage): 
           status: key.revokedAt !== null ? 'revoked' : key.retiredAt === null ? 'active' : 'retired',
           created_at: new Date(key.createdAt * 1000).toISOString(),
           retired_at: key.retiredAt === null ? null : new Date(key.retiredAt * 1000).toISOString(),
+          revoked_at: key.revokedAt === null ? null : new Date(key.revokedAt * 1000).toISOString(),
         }));
         if (json) printJson(context, keys);
         else for (const key of keys) out.write(`${key.kid}  ${key.alg}  ${key.status}  ${key.created_at}\n`);
