@@ -79,6 +79,7 @@ async function keyRingSubject(alg: SigningAlgorithm): Promise<Subject> {
       insert: async (record) => void records.unshift(record),
       list: async () => [...records],
       retireAllExcept: async () => undefined,
+      revoke: async () => false,
     },
     keyEncryptionKey: Buffer.alloc(32, 1),
     clock: systemClock,

@@ -224,7 +224,8 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
       input.allowPublicPasswordGrant ??
       strictBoolean('GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT', env.GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT),
     retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * 86400,
-    keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 10,
+    // Every process signs with a rotated key, and stops trusting a revoked one, within this many seconds.
+    keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 5,
     logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',
     sqliteSynchronous:
       input.sqliteSynchronous ?? (env.GATEHOUSE_SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL'),

@@ -8,7 +8,7 @@ Commands:
                              Manage OAuth clients
   users create|list|delete   Manage resource owners
   scopes create|list|delete  Manage the scope registry shown on the consent page
-  keys rotate|list           Manage token signing keys
+  keys rotate|list|revoke    Manage token signing keys
   migrate                    Apply pending database migrations
 
 Options for every command:
@@ -64,8 +64,10 @@ export const SCOPES_HELP = `Usage:
 `;
 
 export const KEYS_HELP = `Usage:
-  gatehouse keys rotate [--json]   New active signing key; retired keys stay in /jwks for a week
+  gatehouse keys rotate [--json]       New active signing key; retired keys stay in /jwks for a week
   gatehouse keys list [--json]
+  gatehouse keys revoke KID [--json]   Revoke a compromised key: gone from /jwks, its tokens refused;
+                                       the active key is replaced by a new one first
 `;
 
 export const MIGRATE_HELP = `Usage: gatehouse migrate   Apply pending database migrations (serve does this too)

@@ -236,6 +236,9 @@ export async function createGatehouse(
     async listen() {
       await app.listen({ port: config.port, host: config.host });
       startPurge();
+      keyRing.start((err) =>
+        app.log.warn({ err }, 'could not re-read the signing keys; retrying at the next interval'),
+      );
       const address = app.server.address();
       const port = typeof address === 'object' && address !== null ? address.port : config.port;
       return `${tls ? 'https' : 'http'}://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}${config.basePath}`;

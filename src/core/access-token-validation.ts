@@ -1,5 +1,4 @@
-import { performance } from 'node:perf_hooks';
-import { createLocalJWKSet, errors, jwtVerify, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose';
+import { errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Clock } from '../shared/clock.js';
 import type { KeyRing } from './key-ring.js';
 import type { Grant } from './model.js';
@@ -22,13 +21,12 @@ export interface ValidAccessToken {
 }
 
 export interface AccessTokenValidatorOptions {
-  keyRing: Pick<KeyRing, 'publicJwks'>;
+  /** The keys come from the process's key ring, which keeps them fresh and leaves revoked keys out. */
+  keyRing: Pick<KeyRing, 'verificationKeys' | 'refresh'>;
   storage: Pick<Storage, 'revocations' | 'grants' | 'clients'>;
   clock: Clock;
   issuer: string;
   audience: string;
-  /** How long this process trusts its copy of the public keys before re-reading them. */
-  keyCacheSeconds?: number;
 }
 
 // The algorithms Gatehouse signs with (key-ring.ts); anything else is refused before any key is tried
@@ -41,9 +39,6 @@ const ALGORITHMS = ['ES256', 'EdDSA', 'Ed25519', 'RS256'];
  * revoked and its grant (or, for client_credentials, its client) still stands.
  */
 export class AccessTokenValidator {
-  private keys: { getKey: JWTVerifyGetKey; loadedAtMs: number } | undefined;
-  private loading: Promise<JWTVerifyGetKey> | undefined;
-
   constructor(private readonly options: AccessTokenValidatorOptions) {}
 
   /** Signature and claims only: what a token says, if this server signed it and it has not expired. */
@@ -51,14 +46,18 @@ export class AccessTokenValidator {
     if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) {
       throw new InvalidAccessTokenError('the access token is malformed');
     }
+    const { keyRing } = this.options;
     try {
-      return await this.verifyWith(token, await this.currentKeys(false));
+      return await this.verifyWith(token, await keyRing.verificationKeys());
     } catch (error) {
       if (!(error instanceof errors.JWKSNoMatchingKey)) throw translate(error);
     }
-    // A kid this process has not seen: another process may have rotated the key moments ago.
+    // A kid this process has not seen: another process may have rotated the key moments ago. Concurrent
+    // re-reads share one query, so forged kids cost no more than any other look-up a request can cause.
+    // A kid still unknown after it (a revoked key's, or nobody's) is refused.
+    await keyRing.refresh();
     try {
-      return await this.verifyWith(token, await this.currentKeys(true));
+      return await this.verifyWith(token, await keyRing.verificationKeys());
     } catch (error) {
       throw translate(error);
     }
@@ -107,26 +106,6 @@ export class AccessTokenValidator {
       throw new InvalidAccessTokenError('the access token has malformed claims');
     }
     return payload as unknown as AccessTokenClaims;
-  }
-
-  private async currentKeys(unknownKid: boolean): Promise<JWTVerifyGetKey> {
-    const ttlMs = (this.options.keyCacheSeconds ?? 10) * 1000;
-    // Monotonic time, not the domain clock: this only paces a cache. An unknown kid always re-reads
-    // (a key rotated in moments ago), but concurrent re-reads share one query, so forged kids cost
-    // no more than any other look-up a request can cause.
-    const age = this.keys === undefined ? Infinity : performance.now() - this.keys.loadedAtMs;
-    if (this.keys !== undefined && !unknownKid && age <= ttlMs) return this.keys.getKey;
-    this.loading ??= this.options.keyRing
-      .publicJwks()
-      .then((jwks) => {
-        const getKey = createLocalJWKSet(jwks as JSONWebKeySet);
-        this.keys = { getKey, loadedAtMs: performance.now() };
-        return getKey;
-      })
-      .finally(() => {
-        this.loading = undefined;
-      });
-    return this.loading;
   }
 }
 

@@ -98,4 +98,6 @@ export interface SigningKeyRecord {
   privateKeySealed: string;
   createdAt: number;
   retiredAt: number | null;
+  /** Set when an operator revoked the key (compromised): it no longer signs or verifies anything. */
+  revokedAt: number | null;
 }

@@ -91,6 +91,8 @@ export interface SigningKeyStore {
   list(): Promise<SigningKeyRecord[]>;
   /** Retires every key but `kid`. */
   retireAllExcept(kid: string, at: number): Promise<void>;
+  /** Marks `kid` revoked (and retired, if it was not); false when no such key exists. Idempotent. */
+  revoke(kid: string, at: number): Promise<boolean>;
 }
 
 export interface ThrottleStore {

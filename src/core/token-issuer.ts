@@ -64,7 +64,7 @@ export class TokenIssuer {
 
   /** Issues an access token and, when asked, a refresh token bounded by the grant's lifetime. */
   async issue(input: IssueInput): Promise<TokenResponse> {
-    const response = this.issueAccessToken(input);
+    const response = await this.issueAccessToken(input);
     if (input.withRefreshToken && input.grant !== undefined) {
       response.refresh_token = await this.issueRefreshToken(input.client, input.grant, input.scope);
     }
@@ -72,7 +72,7 @@ export class TokenIssuer {
   }
 
   /** Access token only: what the implicit flow and client_credentials return. No store write. */
-  issueAccessToken(input: IssueInput): TokenResponse {
+  async issueAccessToken(input: IssueInput): Promise<TokenResponse> {
     const now = this.options.clock.now();
     const exp = earliest(now + this.options.accessTokenTtl, input.grant?.expiresAt ?? null);
     const jti = randomUUID();
@@ -90,7 +90,7 @@ export class TokenIssuer {
     const mac = input.client.tokenType === 'mac';
     if (mac) claims.token_type = 'mac';
     const response: TokenResponse = {
-      access_token: this.options.keyRing.signJwt(claims as unknown as Record<string, unknown>),
+      access_token: await this.options.keyRing.sign(claims as unknown as Record<string, unknown>),
       token_type: mac ? 'mac' : 'bearer',
       expires_in: Math.max(0, exp - now),
     };

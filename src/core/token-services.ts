@@ -13,7 +13,7 @@ export interface TokenServices {
 
 /** One validator per process, shared by introspection, revocation and the /v1 API's own authentication. */
 export function createTokenServices(deps: {
-  keyRing: Pick<KeyRing, 'publicJwks'>;
+  keyRing: Pick<KeyRing, 'verificationKeys' | 'refresh'>;
   storage: Storage;
   clock: Clock;
   /** The issuer URL; also the audience of every access token (see compose/gatehouse.ts). */

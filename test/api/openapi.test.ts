@@ -106,6 +106,7 @@ for (const backend of backends()) {
         'GET /v1/signing-keys',
         'POST /v1/signing-keys',
         'GET /v1/signing-keys/{kid}',
+        'POST /v1/signing-keys/{kid}/revoke',
       ];
       assert.deepEqual([...operations].sort(), [...expected].sort());
     });

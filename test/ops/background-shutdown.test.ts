@@ -127,17 +127,21 @@ describe(
       await blocker.connect();
       let blocking = false;
       try {
-        const { client, secret } = await server.client({
-          grant_types: ['client_credentials'],
-          scopes: ['read'],
-        });
         await blocker.query('BEGIN');
         await blocker.query(`LOCK TABLE ${server.store.schema}.signing_keys IN ACCESS EXCLUSIVE MODE`);
         blocking = true;
-        server.clock.advance(2);
-        // Signed with the key in memory; the refresh this starts waits for the lock.
-        const res = await server.http.token({ grant_type: 'client_credentials' }, { id: client.id, secret });
-        assert.equal(res.status, 200);
+        // The key ring's timer (every second) starts a refresh, which waits for the lock.
+        await waitFor(
+          async () => {
+            const { rows } = await blocker.query<{ waiting: number }>(
+              `SELECT count(*)::int AS waiting FROM pg_stat_activity
+                WHERE wait_event_type = 'Lock' AND query LIKE '%signing_keys%'`,
+            );
+            return (rows[0]?.waiting ?? 0) > 0;
+          },
+          15_000,
+          'no key-ring refresh waited for the lock',
+        );
 
         server.http.close();
         const closing = server.gatehouse.app.close().then(() => 'closed' as const);

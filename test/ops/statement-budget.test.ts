@@ -23,6 +23,8 @@ for (const backend of backends()) {
         purgeIntervalSeconds: 0,
         // No background merges of rate counters while statements are counted.
         rateLimits: { token: off, authorize: off, introspect: off, signIn: off },
+        // Nor the key ring's timed re-read of the signing keys (its view stays fresh by the manual clock).
+        keyRefreshIntervalSeconds: 3600,
       });
     });
     after(async () => {

@@ -71,6 +71,7 @@ async function makeKeyRing(alg: SigningAlgorithm): Promise<{ ring: KeyRing; jwk:
       insert: async (record) => void records.unshift(record),
       list: async () => [...records],
       retireAllExcept: async () => undefined,
+      revoke: async () => false,
     },
     keyEncryptionKey: Buffer.alloc(32, 9),
     clock: { now: () => NOW },

@@ -103,6 +103,7 @@ function makeSigningKey(createdAt: number): SigningKeyRecord {
     privateKeySealed: 'sealed-' + kid,
     createdAt,
     retiredAt: null,
+    revokedAt: null,
   };
 }
 

@@ -96,7 +96,7 @@ export class AuthorizationService {
       // §4.1.2: code and state in the query.
       return authorizationResponseUrl(request.redirectUri, 'query', { code, state: request.state });
     }
-    const token = this.options.issuer.issueAccessToken({
+    const token = await this.options.issuer.issueAccessToken({
       client: request.client,
       subject: grant.userId,
       scope,

@@ -7,8 +7,6 @@ export const clientCredentialsGrant = {
   allowsPublicClients: false,
   handle({ client, params }, { issuer }) {
     const scope = resolveScope(parseScope(params.scope), client.scopes);
-    return Promise.resolve(
-      issuer.issueAccessToken({ client, subject: client.id, scope, withRefreshToken: false }),
-    );
+    return issuer.issueAccessToken({ client, subject: client.id, scope, withRefreshToken: false });
   },
 } satisfies GrantHandler;

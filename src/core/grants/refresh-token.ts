@@ -39,7 +39,7 @@ export const refreshTokenGrant = {
     const next = issuer.newRefreshToken(client, grant, stored.scope);
     const retired = await storage.refreshTokens.rotate(hash, next.record, now);
     if (retired === undefined) throw invalidGrant('refresh token already used');
-    const response = issuer.issueAccessToken({
+    const response = await issuer.issueAccessToken({
       client,
       subject: stored.userId,
       scope,

@@ -75,6 +75,7 @@ export interface SigningKeysTable {
   private_key_sealed: string;
   created_at: number;
   retired_at: number | null;
+  revoked_at: number | null;
 }
 
 export interface ThrottleTable {

@@ -193,10 +193,15 @@ export const SigningKey = Type.Object(
     alg: Type.Union([Type.Literal('ES256'), Type.Literal('EdDSA'), Type.Literal('RS256')], {
       description: 'The JWS algorithm the key signs with (RFC 7518)',
     }),
-    status: Type.Union([Type.Literal('active'), Type.Literal('retired')]),
+    status: Type.Union([Type.Literal('active'), Type.Literal('retired'), Type.Literal('revoked')], {
+      description:
+        'active signs new tokens; retired stays in /jwks while its tokens may live; revoked is out of ' +
+        '/jwks and its tokens are refused',
+    }),
     public_jwk: Type.Record(Type.String(), Type.String(), { description: 'The public key (RFC 7517)' }),
     created_at: Timestamp,
     retired_at: NullableTimestamp,
+    revoked_at: NullableTimestamp,
   },
   strict,
 );

@@ -140,6 +140,7 @@ export const signingKeyFromRow = (row: SigningKeysTable): SigningKeyRecord => ({
   privateKeySealed: row.private_key_sealed,
   createdAt: row.created_at,
   retiredAt: row.retired_at,
+  revokedAt: row.revoked_at,
 });
 
 export const signingKeyToRow = (key: SigningKeyRecord): SigningKeysTable => ({
@@ -149,6 +150,7 @@ export const signingKeyToRow = (key: SigningKeyRecord): SigningKeysTable => ({
   private_key_sealed: key.privateKeySealed,
   created_at: key.createdAt,
   retired_at: key.retiredAt,
+  revoked_at: key.revokedAt,
 });
 
 export const codeWithGrantFromRow = (row: CodeWithGrantRow): { code: AuthorizationCode; grant: Grant } => ({

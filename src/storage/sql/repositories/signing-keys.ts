@@ -26,5 +26,20 @@ export function createSigningKeyRepository(db: Kysely<Database>): SigningKeyStor
         .where('retired_at', 'is', null)
         .execute();
     },
+    async revoke(kid: string, at: number) {
+      // A key revoked twice keeps its first revocation time, and a retired one its retirement time.
+      await db
+        .updateTable('signing_keys')
+        .set((eb) => ({ revoked_at: at, retired_at: eb.fn.coalesce('retired_at', eb.val(at)) }))
+        .where('kid', '=', kid)
+        .where('revoked_at', 'is', null)
+        .execute();
+      const found = await db
+        .selectFrom('signing_keys')
+        .select('kid')
+        .where('kid', '=', kid)
+        .executeTakeFirst();
+      return found !== undefined;
+    },
   };
 }

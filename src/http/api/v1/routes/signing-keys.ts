@@ -13,14 +13,20 @@ function viewKey(key: SigningKeyRecord) {
   return {
     kid: key.kid,
     alg: key.alg,
-    status: key.retiredAt === null ? ('active' as const) : ('retired' as const),
+    status:
+      key.revokedAt !== null
+        ? ('revoked' as const)
+        : key.retiredAt === null
+          ? ('active' as const)
+          : ('retired' as const),
     public_jwk: key.publicJwk,
     created_at: isoTime(key.createdAt),
     retired_at: key.retiredAt === null ? null : isoTime(key.retiredAt),
+    revoked_at: key.revokedAt === null ? null : isoTime(key.revokedAt),
   };
 }
 
-/** /v1/signing-keys: list the token-signing keys; POST rotates (scope admin). */
+/** /v1/signing-keys: list the token-signing keys; POST rotates, POST …/revoke revokes (scope admin). */
 export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiContext): void {
   const { storage, keyRing } = context;
   const admin = context.requireToken({ scopes: ['admin'] });
@@ -57,6 +63,32 @@ export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiConte
       const kid = await keyRing.rotate();
       const key = (await storage.signingKeys.list()).find((candidate) => candidate.kid === kid);
       if (key === undefined) throw new Error('rotated key not found in the store');
+      reply.code(201).header('location', locationOf(context, 'signing-keys', kid));
+      return viewKey(key);
+    },
+  );
+
+  api.post<{ Params: { kid: string } }>(
+    '/signing-keys/:kid/revoke',
+    {
+      schema: {
+        summary: 'Revoke a signing key (a compromised one)',
+        description:
+          'An action no HTTP method fits: the key stays listed, as revoked. It leaves /jwks at once, never ' +
+          'signs again, and the tokens it signed are refused (introspection answers inactive). Revoking ' +
+          'the active key first makes a new active key. Every Gatehouse process stops trusting it within ' +
+          'seconds. Revoking a revoked key changes nothing.',
+        tags,
+        params: KidParams,
+        response: { 201: SigningKey, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function revokeKey(request, reply) {
+      const { kid } = request.params;
+      if ((await keyRing.revoke(kid)) === undefined) throw notFound('signing key', 'kid');
+      const key = (await storage.signingKeys.list()).find((candidate) => candidate.kid === kid);
+      if (key === undefined) throw notFound('signing key', 'kid');
       reply.code(201).header('location', locationOf(context, 'signing-keys', kid));
       return viewKey(key);
     },
