@@ -164,7 +164,9 @@ export function macOrigin(origin: string): { host: string; port: string } {
 /** Whether an HTTP request carries a body (RFC 9112 §6.3: Content-Length or Transfer-Encoding). */
 export function requestHasBody(headers: Record<string, string | string[] | undefined>): boolean {
   const length = headers['content-length'];
-  return headers['transfer-encoding'] !== undefined || (length !== undefined && String(length).trim() !== '0');
+  return (
+    headers['transfer-encoding'] !== undefined || (length !== undefined && String(length).trim() !== '0')
+  );
 }
 
 /** When the client says it signed: `ts` (draft -02), or issue time plus the age in the nonce (-01). */
