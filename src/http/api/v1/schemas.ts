@@ -20,7 +20,12 @@ const TokenTypeName = Type.Union(
   TOKEN_TYPES.map((name) => Type.Literal(name)),
   { description: 'Kind of access token the client receives' },
 );
-const RedirectUri = Type.String({ minLength: 1, maxLength: 2000, description: 'Exact redirect URI' });
+const RedirectUri = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description:
+    'Exact redirect URI, stored in canonical (WHATWG URL) form; no user information, backslash or fragment',
+});
 
 export const Problem = Type.Object(
   {
@@ -77,7 +82,11 @@ export const ClientWithSecret = Type.Object(
   strict,
 );
 const clientFields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description: 'Shown on the consent page; no control or bidirectional formatting characters',
+  }),
   redirect_uris: Type.Array(RedirectUri, { maxItems: 50 }),
   grant_types: Type.Array(GrantTypeName, { minItems: 1, maxItems: GRANT_TYPES.length }),
   scopes: Type.Array(ScopeName, { maxItems: 100 }),
