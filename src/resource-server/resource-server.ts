@@ -215,6 +215,11 @@ export class ResourceServer {
         scheme: 'mac',
       });
     }
+    if (this.macOrigins.length === 0) {
+      throw new TokenError('invalid_token', 'MAC tokens need the mac.origin option, which is not set', {
+        scheme: 'mac',
+      });
+    }
     const result = await this.introspect(credentials.id);
     if (!result.active) {
       throw new TokenError('invalid_token', 'the access token is no longer active', { scheme: 'mac' });
@@ -229,11 +234,6 @@ export class ResourceServer {
     const algorithm = macAlgorithmNamed(result.mac_algorithm ?? 'hmac-sha-256');
     if (algorithm === undefined) {
       throw new TokenError('invalid_token', 'the token has an unsupported MAC algorithm', { scheme: 'mac' });
-    }
-    if (this.macOrigins.length === 0) {
-      throw new TokenError('invalid_token', 'MAC tokens need the mac.origin option, which is not set', {
-        scheme: 'mac',
-      });
     }
     const signed = (origin: { host: string; port: string }) => {
       try {
