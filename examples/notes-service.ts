@@ -66,17 +66,19 @@ function main(): void {
   const env = process.env;
   const issuer = env.GATEHOUSE_ISSUER ?? 'https://localhost:8443';
   const caFile = env.GATEHOUSE_CA_FILE;
+  const port = Number(env.PORT ?? 3000);
   const { server } = createNotesService({
     resourceServer: {
       issuer,
       realm: 'notes',
+      // MAC signatures cover the host and port clients address: this service's public origin.
+      mac: { origin: env.RS_ORIGIN ?? `http://127.0.0.1:${port}` },
       ...(caFile ? { ca: readFileSync(caFile, 'utf8') } : {}),
       ...(env.RS_CLIENT_ID && env.RS_CLIENT_SECRET
         ? { introspection: { clientId: env.RS_CLIENT_ID, clientSecret: env.RS_CLIENT_SECRET } }
         : {}),
     },
   });
-  const port = Number(env.PORT ?? 3000);
   server.listen(port, '127.0.0.1', () => {
     console.log(`notes service on http://127.0.0.1:${port}, trusting tokens from ${issuer}`);
   });

@@ -3,7 +3,7 @@ import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
 import { GRANT_TYPES, TOKEN_TYPES, type Client, type GrantType, type TokenType } from './model.js';
 import type { Storage } from './ports.js';
-import { redirectUriProblem } from './redirect-uri.js';
+import { canonicalRedirectUri } from './redirect-uri.js';
 import { isValidScopeName } from './scopes.js';
 import { ValidationError } from './validation.js';
 
@@ -46,16 +46,27 @@ export function viewClient(client: Client): ClientView {
 
 const REDIRECTING_GRANTS: readonly GrantType[] = ['authorization_code', 'implicit'];
 
+// A name is shown on the consent page: control characters, and format characters such as U+202E
+// RIGHT-TO-LEFT OVERRIDE, could make it read as another application's (Unicode TR 36 §2.3). The
+// zero-width joiners (U+200C, U+200D) stay allowed: some scripts and emoji need them.
+const CONTROL_CHARACTERS = /[\p{Cc}\p{Cs}\p{Co}\p{Zl}\p{Zp}]|(?![\u200c\u200d])\p{Cf}/u;
+
 /** Checks the operator's input and fills in defaults; throws ValidationError naming the field. */
 export function validateClientInput(
   input: ClientInput,
 ): Omit<Client, 'id' | 'secretHash' | 'createdAt' | 'updatedAt'> {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name === '' || name.length > 200) throw new ValidationError('name', 'must be 1 to 200 characters');
-  const redirectUris = [...new Set(input.redirect_uris ?? [])];
-  for (const uri of redirectUris) {
-    const problem = redirectUriProblem(uri);
-    if (problem !== undefined) throw new ValidationError('redirect_uris', `${uri} ${problem}`);
+  if (CONTROL_CHARACTERS.test(name)) {
+    throw new ValidationError('name', 'must not contain control or bidirectional formatting characters');
+  }
+  // Stored in canonical form: what /authorize compares and redirects to is what a browser parses.
+  const redirectUris: string[] = [];
+  for (const uri of input.redirect_uris ?? []) {
+    const canonical = canonicalRedirectUri(uri);
+    if (canonical.uri === undefined)
+      throw new ValidationError('redirect_uris', `${uri} ${canonical.problem}`);
+    if (!redirectUris.includes(canonical.uri)) redirectUris.push(canonical.uri);
   }
   const grantTypes = [
     ...new Set(

@@ -14,7 +14,7 @@ import {
   InvalidAccessTokenError,
   type ValidAccessToken,
 } from './access-token-validation.js';
-import { deriveMacKey } from './mac.js';
+import { deriveMacKey, ISSUED_MAC_ALGORITHM } from './mac.js';
 import type { MacNonceStore } from './ports.js';
 
 export interface MacRequestVerifierOptions {
@@ -35,6 +35,11 @@ export interface MacRequestVerifierOptions {
 export class MacRequestVerifier {
   constructor(private readonly options: MacRequestVerifierOptions) {}
 
+  /**
+   * `request` carries the server's own public host and port, never the request's Host header;
+   * `rawBody` is the body as received, empty when the request had none, undefined when one was sent
+   * but not kept (then a bodyhash is refused).
+   */
   async verify(header: string, request: MacRequest, rawBody: Buffer | undefined): Promise<ValidAccessToken> {
     const invalid = (description: string) => new TokenError('invalid_token', description, { scheme: 'mac' });
     const credentials = parseMacHeader(header);
@@ -48,8 +53,8 @@ export class MacRequestVerifier {
     // A bearer token has no key: it cannot be presented with the MAC scheme.
     if (valid.tokenType !== 'mac') throw invalid('this access token is not a MAC token');
     const key = deriveMacKey(this.options.macSecret, valid.claims.jti);
-    const algorithm = verifyMacSignature(credentials, request, key);
-    verifyBodyHash(credentials, algorithm, rawBody);
+    verifyMacSignature(credentials, request, key, ISSUED_MAC_ALGORITHM);
+    verifyBodyHash(credentials, ISSUED_MAC_ALGORITHM, rawBody);
     const now = this.options.clock.now();
     const time = macRequestTime(credentials, valid.claims.iat);
     checkMacFreshness(time, now, this.options.windowSeconds);

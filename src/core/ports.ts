@@ -109,6 +109,8 @@ export interface BrowserSessionStore {
   /** The user signed in by the session, in one statement (every /authorize asks it). */
   signedInUser(hash: string, at: number): Promise<User | undefined>;
   delete(hash: string): Promise<boolean>;
+  /** Signs the user out of every browser (a password reset); returns how many sessions ended. */
+  deleteByUser(userId: string): Promise<number>;
   /** Deletes up to `limit` sessions that expired at or before `at`; returns how many. */
   purgeExpired(at: number, limit: number): Promise<number>;
 }

@@ -59,3 +59,39 @@ export async function createUser(
   }
   return user;
 }
+
+/**
+ * Ends everything a user's old password may have opened: every browser session (signed-in pages)
+ * and every standing grant, which retires its refresh tokens and makes the access tokens issued under
+ * it fail validation at once. A password is reset because it may be known to someone else; a session
+ * or token obtained with it must not outlive it (OWASP ASVS 3.3.3, RFC 9700 §4.14.2). Revoking the
+ * grants also forgets remembered consents, so the user approves each application again.
+ */
+export async function endUserSignIns(storage: Storage, userId: string, at: number): Promise<void> {
+  await storage.browserSessions.deleteByUser(userId);
+  for (const grant of await storage.grants.listByUser(userId)) {
+    if (grant.revokedAt === null) await storage.grants.revoke(grant.id, at);
+  }
+}
+
+/**
+ * Sets a user's password (hashed; the plain text is never stored) and ends their sessions and
+ * grants (endUserSignIns). The one rule for every way of resetting a password: PATCH and PUT
+ * /v1/users/{id}, and the command line. Undefined when there is no such user; ValidationError for a
+ * password outside the accepted length.
+ */
+export async function changePassword(
+  storage: Storage,
+  clock: Clock,
+  userId: string,
+  password: unknown,
+): Promise<User | undefined> {
+  const valid = validatePassword(password);
+  const user = await storage.users.get(userId);
+  if (user === undefined) return undefined;
+  const now = clock.now();
+  const updated: User = { ...user, passwordHash: await hashPassword(valid), updatedAt: now };
+  if (!(await storage.users.update(updated))) return undefined;
+  await endUserSignIns(storage, userId, now);
+  return updated;
+}

@@ -20,6 +20,7 @@ import { browserUi } from './ui/plugin.js';
 import { createTokenServices } from '../core/token-services.js';
 import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
+import { frameworkErrorHandler } from './api/v1/problem.js';
 
 export interface AppDependencies {
   config: GatehouseConfig;
@@ -69,6 +70,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     requestIdHeader: false,
     genReqId: requestId,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler(`${config.basePath}/v1`),
   }) as unknown as FastifyInstance;
   applyServerTimeouts(app.server, config.requestTimeoutSeconds);
   installDrain(app);

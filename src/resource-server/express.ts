@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { requestHasBody } from './mac.js';
 import { isForm, refusalFor } from './respond.js';
 import {
   ResourceServer,
@@ -42,6 +43,7 @@ function requestInfo(req: ConnectRequest): RequestInfo {
         ? (req.query as Record<string, unknown>)
         : Object.fromEntries(new URL(req.url ?? '/', 'http://x').searchParams),
     rawBody: req.rawBody,
+    hasBody: requestHasBody(req.headers),
   };
 }
 
@@ -49,7 +51,8 @@ function requestInfo(req: ConnectRequest): RequestInfo {
  * Express/Connect middleware factory: `const rs = expressResourceServer({ issuer })`, then
  * `app.get('/notes', rs.requireToken(['notes:read']), handler)`; the handler finds
  * `req.accessToken` (and `res.locals.accessToken`). A form-body token needs a urlencoded body
- * parser before it; MAC `bodyhash` needs `req.rawBody` (e.g. from the parser's verify hook).
+ * parser before it; MAC tokens need the `mac.origin` option, and a `bodyhash` over a request body
+ * needs `req.rawBody` (e.g. from the parser's verify hook).
  */
 export function expressResourceServer(options: ResourceServerOptions | { resourceServer: ResourceServer }) {
   const server = 'resourceServer' in options ? options.resourceServer : new ResourceServer(options);

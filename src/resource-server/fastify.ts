@@ -4,6 +4,7 @@ import type {
   FastifyRequest,
   preHandlerAsyncHookHandler,
 } from 'fastify';
+import { requestHasBody } from './mac.js';
 import { isForm, refusalFor } from './respond.js';
 import {
   ResourceServer,
@@ -39,6 +40,7 @@ function requestInfo(request: FastifyRequest): RequestInfo {
     query: request.query as Record<string, unknown> | undefined,
     // Set by a raw-body plugin, if the application uses one; needed only for MAC bodyhash.
     rawBody: Buffer.isBuffer(raw) ? raw : typeof raw === 'string' ? Buffer.from(raw) : undefined,
+    hasBody: requestHasBody(request.headers),
   };
 }
 

@@ -14,6 +14,8 @@ export {
 export { TokenError, formatChallenge, extractCredential, type TokenErrorCode } from './rfc6750.js';
 export {
   MemoryNonceStore,
+  NonceStoreFullError,
+  type MemoryNonceStoreOptions,
   parseMacHeader,
   signMacRequest,
   normalizedRequestString,

@@ -105,28 +105,33 @@ export function signMacRequest(
 }
 
 /**
- * Checks the signature; returns the algorithm the client used. The header does not name it, but the
- * two accepted algorithms give MACs of different lengths (32 and 20 bytes), so the length decides.
+ * Checks the signature under the token's own algorithm (from the authorization server, never from
+ * the request): a MAC made with another hash function is refused, so a client cannot pick the weaker
+ * one (RFC 8725 §3.1 applies the same rule to JWTs).
  */
 export function verifyMacSignature(
   credentials: MacCredentials,
   request: MacRequest,
   macKey: string,
-): MacAlgorithmName {
+  algorithm: MacAlgorithmName,
+): void {
   const given = Buffer.from(credentials.mac, 'base64');
-  const algorithm = (Object.keys(DIGESTS) as MacAlgorithmName[]).find(
-    (name) => DIGESTS[name].bytes === given.length,
-  );
-  if (algorithm === undefined) throw macError('the MAC has the wrong length');
   const expected = Buffer.from(signMacRequest(credentials, request, macKey, algorithm), 'base64');
-  if (!timingSafeEqual(given, expected)) throw macError('the MAC does not match the request');
-  return algorithm;
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    throw macError('the MAC does not match the request');
+  }
+}
+
+/** The algorithm an authorization server named for a token; undefined when it is not one of ours. */
+export function macAlgorithmNamed(name: unknown): MacAlgorithmName | undefined {
+  return typeof name === 'string' && Object.hasOwn(DIGESTS, name) ? (name as MacAlgorithmName) : undefined;
 }
 
 /**
- * Draft -01's bodyhash, when sent: base64 of the body's hash under the MAC's own hash function.
- * When the body cannot be read raw it cannot be checked, and the request is refused rather than
- * trusted unchecked.
+ * Draft -01's bodyhash, when sent: base64 of the body's hash under the token's hash function. A
+ * request without a body has the empty body, whose hash is as well defined as any other (a GET may
+ * send one). `body` is undefined only when a body was sent but not kept raw: then it cannot be
+ * checked, and the request is refused rather than trusted unchecked.
  */
 export function verifyBodyHash(
   credentials: MacCredentials,
@@ -140,6 +145,28 @@ export function verifyBodyHash(
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
     throw macError('the body hash does not match the body');
   }
+}
+
+/**
+ * Host and port as MAC signs them, from the server's public origin (`https://api.example:8443`): the
+ * host and port the client meant to address. Never from the request's Host header, which the sender
+ * chooses: host and port are signed so that a request made for one server does not verify at
+ * another, and a Host header copied from the signed request would undo exactly that.
+ */
+export function macOrigin(origin: string): { host: string; port: string } {
+  const url = new URL(origin);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Error(`a MAC origin must be an http(s) URL: ${origin}`);
+  }
+  return { host: url.hostname.toLowerCase(), port: url.port || (url.protocol === 'https:' ? '443' : '80') };
+}
+
+/** Whether an HTTP request carries a body (RFC 9112 §6.3: Content-Length or Transfer-Encoding). */
+export function requestHasBody(headers: Record<string, string | string[] | undefined>): boolean {
+  const length = headers['content-length'];
+  return (
+    headers['transfer-encoding'] !== undefined || (length !== undefined && String(length).trim() !== '0')
+  );
 }
 
 /** When the client says it signed: `ts` (draft -02), or issue time plus the age in the nonce (-01). */
@@ -161,19 +188,79 @@ export interface NonceStore {
   remember(tokenId: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
 }
 
-/** Default for one process: an in-memory set, pruned as entries expire. Use a shared store for several. */
+/** The memory nonce store holds its maximum: the request cannot be checked for replay, so it is refused. */
+export class NonceStoreFullError extends Error {
+  constructor(readonly maxEntries: number) {
+    super(`the MAC nonce store holds its maximum of ${maxEntries} nonces`);
+    this.name = 'NonceStoreFullError';
+  }
+}
+
+export interface MemoryNonceStoreOptions {
+  /**
+   * The most nonces kept at once (default 100,000, some 20 MB). Each is kept until its timestamp
+   * window has passed. When full, new nonces are refused (the adapters answer 503) rather than old
+   * ones dropped: dropping a nonce still inside its window would let that request be replayed.
+   */
+  maxEntries?: number;
+}
+
+/**
+ * Default for one process: seen nonces in memory, each kept until its window has passed. Expiry is
+ * O(1) amortised: nonces are filed in buckets by the second they expire, and each call removes the
+ * buckets whose second has passed since the last call. Use a shared store for several processes.
+ */
 export class MemoryNonceStore implements NonceStore {
   private readonly seen = new Map<string, number>();
+  private readonly buckets = new Map<number, string[]>();
+  /** Every bucket up to and including this second has been removed. */
+  private swept = -Infinity;
+  readonly maxEntries: number;
+
+  constructor(options: MemoryNonceStoreOptions = {}) {
+    this.maxEntries = options.maxEntries ?? 100_000;
+    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) {
+      throw new Error('maxEntries must be a positive whole number');
+    }
+  }
+
+  /** How many nonces are held now. */
+  get size(): number {
+    return this.seen.size;
+  }
 
   remember(tokenId: string, nonce: string, expiresAt: number, now: number): Promise<boolean> {
-    if (this.seen.size > 10_000) {
-      for (const [key, expiry] of this.seen) if (expiry <= now) this.seen.delete(key);
-    }
+    this.expire(now);
     const key = `${tokenId}\n${nonce}`;
-    const expiry = this.seen.get(key);
-    if (expiry !== undefined && expiry > now) return Promise.resolve(false);
-    this.seen.set(key, expiresAt);
+    // Whatever is still here has not expired: expire() removed the rest.
+    if (this.seen.has(key)) return Promise.resolve(false);
+    if (this.seen.size >= this.maxEntries) return Promise.reject(new NonceStoreFullError(this.maxEntries));
+    // Never filed in a bucket already swept, where it would stay for ever.
+    const second = Math.max(Math.ceil(expiresAt), this.swept + 1);
+    this.seen.set(key, second);
+    const bucket = this.buckets.get(second);
+    if (bucket === undefined) this.buckets.set(second, [key]);
+    else bucket.push(key);
     return Promise.resolve(true);
+  }
+
+  private expire(now: number): void {
+    const until = Math.floor(now);
+    if (until <= this.swept) return;
+    if (until - this.swept > this.buckets.size) {
+      // A long gap (or the first call): fewer buckets than seconds to step through.
+      for (const second of [...this.buckets.keys()]) if (second <= until) this.drop(second);
+    } else {
+      for (let second = this.swept + 1; second <= until; second++) this.drop(second);
+    }
+    this.swept = until;
+  }
+
+  private drop(second: number): void {
+    const keys = this.buckets.get(second);
+    if (keys === undefined) return;
+    this.buckets.delete(second);
+    for (const key of keys) if (this.seen.get(key) === second) this.seen.delete(key);
   }
 }
 

@@ -3,6 +3,8 @@ import { JwksCache } from './jwks-cache.js';
 import { JwtVerifier, type JwtVerification } from './jwt-verifier.js';
 import {
   checkMacFreshness,
+  macAlgorithmNamed,
+  macOrigin,
   macReplay,
   macRequestTime,
   MemoryNonceStore,
@@ -46,9 +48,16 @@ export interface ResourceServerOptions {
   /** Seconds before an unknown `kid` may trigger another JWKS fetch. Default 5. */
   jwksCooldownSeconds?: number;
   mac?: {
+    /**
+     * This service's public origin as clients address it, e.g. `https://api.example.com` (or several,
+     * when it answers under more than one name): MAC signatures cover host and port, and they are
+     * checked against these, never against the request's Host header, which the sender chooses.
+     * Required to accept MAC tokens; without it MAC requests are refused.
+     */
+    origin?: string | string[];
     /** How far a MAC request's time may be from this server's clock, either way. Default 300. */
     timestampWindowSeconds?: number;
-    /** Where seen nonces are kept; the default is this process's memory. */
+    /** Where seen nonces are kept; the default is a MemoryNonceStore in this process. */
     nonceStore?: NonceStore;
   };
   /**
@@ -75,6 +84,8 @@ export interface RequestInfo {
   query?: Record<string, unknown>;
   /** The raw body, when the framework kept it (MAC bodyhash). */
   rawBody?: Buffer;
+  /** False when the request has no body (no Content-Length or Transfer-Encoding): then it is empty. */
+  hasBody?: boolean;
 }
 
 /** A token that passed every check, as attached to the request. */
@@ -102,6 +113,7 @@ interface IntrospectionResult {
   username?: string;
   token_type?: string;
   mac_key?: string;
+  mac_algorithm?: string;
   jti?: string;
 }
 
@@ -119,6 +131,7 @@ export class ResourceServer {
   private readonly fetch: FetchLike;
   private readonly closeFetch: () => void;
   private readonly nonces: NonceStore;
+  private readonly macOrigins: { host: string; port: string }[];
   private readonly verified = new Map<string, { token: VerifiedToken; exp: number }>();
 
   constructor(private readonly options: ResourceServerOptions) {
@@ -145,6 +158,8 @@ export class ResourceServer {
       cooldownSeconds: options.jwksCooldownSeconds ?? 5,
     });
     this.nonces = options.mac?.nonceStore ?? new MemoryNonceStore();
+    // Parsed now, so that a malformed origin fails at start-up rather than on the first MAC request.
+    this.macOrigins = [options.mac?.origin ?? []].flat().map(macOrigin);
   }
 
   private now(): number {
@@ -200,6 +215,11 @@ export class ResourceServer {
         scheme: 'mac',
       });
     }
+    if (this.macOrigins.length === 0) {
+      throw new TokenError('invalid_token', 'MAC tokens need the mac.origin option, which is not set', {
+        scheme: 'mac',
+      });
+    }
     const result = await this.introspect(credentials.id);
     if (!result.active) {
       throw new TokenError('invalid_token', 'the access token is no longer active', { scheme: 'mac' });
@@ -209,13 +229,33 @@ export class ResourceServer {
         scheme: 'mac',
       });
     }
-    const { host, port } = splitHost(request.host, request.protocol);
-    const algorithm = verifyMacSignature(
+    // The algorithm is the token's, as the authorization server tells it; Gatehouse issues
+    // hmac-sha-256 and always says so.
+    const algorithm = macAlgorithmNamed(result.mac_algorithm ?? 'hmac-sha-256');
+    if (algorithm === undefined) {
+      throw new TokenError('invalid_token', 'the token has an unsupported MAC algorithm', { scheme: 'mac' });
+    }
+    const signed = (origin: { host: string; port: string }) => {
+      try {
+        verifyMacSignature(
+          credentials,
+          { method: request.method, uri: request.url, ...origin },
+          result.mac_key ?? '',
+          algorithm,
+        );
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    if (!this.macOrigins.some(signed)) {
+      throw new TokenError('invalid_token', 'the MAC does not match the request', { scheme: 'mac' });
+    }
+    verifyBodyHash(
       credentials,
-      { method: request.method, uri: request.url, host, port },
-      result.mac_key,
+      algorithm,
+      request.rawBody ?? (request.hasBody === false ? Buffer.alloc(0) : undefined),
     );
-    verifyBodyHash(credentials, algorithm, request.rawBody);
     const now = this.now();
     const window = this.options.mac?.timestampWindowSeconds ?? 300;
     const time = macRequestTime(credentials, Number(verified.claims.iat));

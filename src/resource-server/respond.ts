@@ -1,4 +1,5 @@
 import { TokenError } from './rfc6750.js';
+import { NonceStoreFullError } from './mac.js';
 import { IntrospectionUnavailableError } from './resource-server.js';
 
 /** An HTTP answer an adapter sends for a refused request. */
@@ -10,7 +11,7 @@ export interface Refusal {
 
 /**
  * The RFC 6750 answer to a TokenError (status, WWW-Authenticate, JSON body), or 503 when
- * introspection could not run: unverifiable means refused. Other errors are the framework's to handle.
+ * introspection could not run or the memory nonce store is full: unverifiable means refused. Other errors are the framework's to handle.
  */
 export function refusalFor(error: unknown, realm: string): Refusal | undefined {
   if (error instanceof TokenError) {
@@ -28,6 +29,18 @@ export function refusalFor(error: unknown, realm: string): Refusal | undefined {
       status: 503,
       headers: { 'retry-after': '5', 'cache-control': 'no-store' },
       body: { error: 'temporarily_unavailable', error_description: 'the token cannot be verified right now' },
+    };
+  }
+  if (error instanceof NonceStoreFullError) {
+    // Not the client's fault, and it may pass as nonces expire: 503 (RFC 9110 §15.6.4), like an
+    // unreachable introspection endpoint.
+    return {
+      status: 503,
+      headers: { 'retry-after': '5', 'cache-control': 'no-store' },
+      body: {
+        error: 'temporarily_unavailable',
+        error_description: 'the MAC request cannot be checked for replay right now',
+      },
     };
   }
   return undefined;

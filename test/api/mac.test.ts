@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
@@ -24,13 +25,14 @@ function assertMacChallenge(res: HttpResponse, status: number, error: string): v
 for (const backend of backends()) {
   describe(`MAC tokens on /v1 (${backend})`, () => {
     let server: TestServer;
-    let host: string;
-    let port: string;
+    // Signatures cover the issuer's host and port (https://gatehouse.test), where clients address
+    // the server, whatever Host header the request carries.
+    const host = 'gatehouse.test';
+    const port = '443';
+    let listening: URL;
     before(async () => {
       server = await startTestServer(backend);
-      const address = new URL(server.http.baseUrl);
-      host = address.hostname;
-      port = address.port;
+      listening = new URL(server.http.baseUrl);
     });
     after(async () => {
       await server.close();
@@ -58,15 +60,61 @@ for (const backend of backends()) {
     });
     const me = (authorization: string) => server.http.request('/v1/users/me', { headers: { authorization } });
 
-    it('accepts both draft forms, with hmac-sha-256 and hmac-sha-1', async () => {
+    it('accepts both draft forms under the token’s hmac-sha-256', async () => {
       const t = await macToken();
       const now = server.clock.now();
-      for (const algorithm of ['hmac-sha-256', 'hmac-sha-1'] as const) {
-        const draft02 = await me(macHeaderDraft02(signing(t, { algorithm, ext: 'x' }), now));
-        expectStatus(draft02, 200);
-        assert.equal((draft02.json as { id: string }).id, t.user.id);
-        expectStatus(await me(macHeaderDraft01(signing(t, { algorithm }), now - t.iat + 1)), 200);
-      }
+      const draft02 = await me(macHeaderDraft02(signing(t, { ext: 'x' }), now));
+      expectStatus(draft02, 200);
+      assert.equal((draft02.json as { id: string }).id, t.user.id);
+      expectStatus(await me(macHeaderDraft01(signing(t), now - t.iat + 1)), 200);
+    });
+
+    /** GET /v1/users/me with the Host header given (TLS still names the certificate's localhost). */
+    const withHost = (hostHeader: string, authorization: string) =>
+      new Promise<HttpResponse>((resolve, reject) => {
+        const req = httpsRequest(
+          {
+            host: listening.hostname,
+            port: listening.port,
+            path: '/v1/users/me',
+            servername: 'localhost',
+            ca: server.ca,
+            headers: { host: hostHeader, authorization },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () => {
+              const text = Buffer.concat(chunks).toString('utf8');
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) });
+            });
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+
+    it('verifies against the issuer’s host and port, never the Host header sent', async () => {
+      const t = await macToken();
+      const now = server.clock.now();
+      // Signed for another server, and sent here under that server's name.
+      const evil = macHeaderDraft02(signing(t, { host: 'evil.example', port: '443' }), now);
+      assertMacChallenge(await withHost('evil.example', evil), 401, 'invalid_token');
+      // Signed for the address the connection went to, rather than the public one.
+      const direct = macHeaderDraft02(signing(t, { host: listening.hostname, port: listening.port }), now);
+      assertMacChallenge(await withHost(listening.host, direct), 401, 'invalid_token');
+      // Signed for the issuer: accepted whatever Host the request carried.
+      expectStatus(await withHost('evil.example', macHeaderDraft02(signing(t), now)), 200);
+    });
+
+    it('refuses an hmac-sha-1 MAC for a token issued with hmac-sha-256', async () => {
+      const t = await macToken();
+      const now = server.clock.now();
+      // Sent with the issuer's own Host, so that nothing but the algorithm differs.
+      const sha1 = signing(t, { algorithm: 'hmac-sha-1' });
+      assertMacChallenge(await withHost(host, macHeaderDraft02(sha1, now)), 401, 'invalid_token');
+      assertMacChallenge(await withHost(host, macHeaderDraft01(sha1, now - t.iat + 1)), 401, 'invalid_token');
+      expectStatus(await withHost(host, macHeaderDraft02(signing(t), now)), 200);
     });
 
     it('refuses a replayed nonce with 401 MAC error="invalid_token"', async () => {
@@ -102,7 +150,7 @@ for (const backend of backends()) {
         signing(t, { path: '/v1/users/you' }),
         signing(t, { method: 'POST' }),
         signing(t, { host: 'evil.example' }),
-        signing(t, { port: '443' }),
+        signing(t, { port: '8443' }),
         signing(t, { key: 'not-the-key' }),
       ];
       for (const wrong of cases) {
@@ -168,6 +216,22 @@ for (const backend of backends()) {
       expectStatus(await post(good), 201);
     });
 
+    it('checks a draft -01 bodyhash on a GET against the empty body', async () => {
+      const t = await macToken();
+      const get = (bodyhash: string) =>
+        me(macHeaderDraft01(signing(t), server.clock.now() - t.iat, bodyhash));
+      const empty = createHash('sha256').update(Buffer.alloc(0)).digest('base64');
+      assert.equal(empty, '47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=');
+      expectStatus(await get(empty), 200);
+      assertMacChallenge(await get(createHash('sha256').update('x').digest('base64')), 401, 'invalid_token');
+      // The SHA-1 hash of the empty body: the token's algorithm is hmac-sha-256.
+      assertMacChallenge(
+        await get(createHash('sha1').update(Buffer.alloc(0)).digest('base64')),
+        401,
+        'invalid_token',
+      );
+    });
+
     it('refuses a nonce replayed to another process on the same store', async () => {
       const config = loadConfig(
         {
@@ -189,11 +253,9 @@ for (const backend of backends()) {
       const other = new HttpsClient(url.replace('localhost', '127.0.0.1'), second.tls?.cert ?? '');
       try {
         const t = await macToken();
-        // Behind a load balancer both processes see the same Host: sign for the first one's.
+        // Both processes share the issuer, which is what the signature covers.
         const header = macHeaderDraft02(signing(t), server.clock.now());
-        const viaSecond = await other.request('/v1/users/me', {
-          headers: { authorization: header, host: `${host}:${port}` },
-        });
+        const viaSecond = await other.request('/v1/users/me', { headers: { authorization: header } });
         expectStatus(viaSecond, 200);
         assertMacChallenge(await me(header), 401, 'invalid_token');
       } finally {
@@ -204,25 +266,37 @@ for (const backend of backends()) {
 
     describe('interop with Python oauthlib prepare_mac_header', { skip: oauthlibMissing }, () => {
       for (const draft of [0, 1] as const) {
-        for (const algorithm of ['hmac-sha-1', 'hmac-sha-256'] as const) {
-          it(`draft=${draft}, ${algorithm}: accepted, and its replay refused`, async () => {
-            const t = await macToken();
-            const header = await oauthlibMacHeader({
-              token: t.token,
-              key: t.key,
-              uri: `${server.http.baseUrl}/v1/users/me`,
-              method: 'GET',
-              algorithm,
-              iat: t.iat,
-              draft,
-            });
-            assert.match(header, draft === 1 ? /ts="/ : /^MAC id="[^"]+", nonce="\d+(\.\d+)?:/);
-            const res = await me(header);
-            expectStatus(res, 200);
-            assert.equal((res.json as { id: string }).id, t.user.id);
-            assertMacChallenge(await me(header), 401, 'invalid_token');
+        it(`draft=${draft}, hmac-sha-256: accepted, and its replay refused`, async () => {
+          const t = await macToken();
+          const header = await oauthlibMacHeader({
+            token: t.token,
+            key: t.key,
+            uri: 'https://gatehouse.test/v1/users/me',
+            method: 'GET',
+            algorithm: 'hmac-sha-256',
+            iat: t.iat,
+            draft,
           });
-        }
+          assert.match(header, draft === 1 ? /ts="/ : /^MAC id="[^"]+", nonce="\d+(\.\d+)?:/);
+          const res = await me(header);
+          expectStatus(res, 200);
+          assert.equal((res.json as { id: string }).id, t.user.id);
+          assertMacChallenge(await me(header), 401, 'invalid_token');
+        });
+
+        it(`draft=${draft}, hmac-sha-1: refused for an hmac-sha-256 token`, async () => {
+          const t = await macToken();
+          const header = await oauthlibMacHeader({
+            token: t.token,
+            key: t.key,
+            uri: 'https://gatehouse.test/v1/users/me',
+            method: 'GET',
+            algorithm: 'hmac-sha-1',
+            iat: t.iat,
+            draft,
+          });
+          assertMacChallenge(await me(header), 401, 'invalid_token');
+        });
       }
 
       it('draft=0 with a body: its bodyhash is checked', async () => {
@@ -231,7 +305,7 @@ for (const backend of backends()) {
         const header = await oauthlibMacHeader({
           token: token.access_token,
           key: token.mac_key as string,
-          uri: `${server.http.baseUrl}/v1/scopes`,
+          uri: 'https://gatehouse.test/v1/scopes',
           method: 'POST',
           algorithm: 'hmac-sha-256',
           iat: decodeJwt(token.access_token).iat as number,

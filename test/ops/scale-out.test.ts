@@ -315,26 +315,25 @@ describe(
         )
       ).json as { access_token: string; mac_key: string; token_type: string };
       assert.equal(issued.token_type, 'mac');
-      // Behind a load balancer both processes see the same Host; the signature covers it.
-      const host = `127.0.0.1:${a.port}`;
+      // Both processes verify against the issuer's host and port, which the signature covers.
       const header = (nonce: string) => {
         const ts = String(Math.floor(Date.now() / 1000));
         const signature = signMacRequest(
           { id: issued.access_token, ts, nonce, ext: undefined, bodyhash: undefined },
-          { method: 'GET', uri: '/v1/users/me', host: '127.0.0.1', port: String(a.port) },
+          { method: 'GET', uri: '/v1/users/me', host: new URL(ISSUER).hostname, port: '443' },
           issued.mac_key,
         );
         return `MAC id="${issued.access_token}", ts="${ts}", nonce="${nonce}", mac="${signature}"`;
       };
       const first = header(randomBytes(8).toString('hex'));
-      const atA = await a.http.request('/v1/users/me', { headers: { authorization: first, host } });
+      const atA = await a.http.request('/v1/users/me', { headers: { authorization: first } });
       assert.equal(atA.status, 200, atA.text);
-      const replayed = await b.http.request('/v1/users/me', { headers: { authorization: first, host } });
+      const replayed = await b.http.request('/v1/users/me', { headers: { authorization: first } });
       assert.equal(replayed.status, 401);
       assert.match(String(replayed.headers['www-authenticate']), /^MAC .*error="invalid_token"/);
       // B takes the same token with a fresh nonce: the refusal was the nonce, seen at A.
       const fresh = await b.http.request('/v1/users/me', {
-        headers: { authorization: header(randomBytes(8).toString('hex')), host },
+        headers: { authorization: header(randomBytes(8).toString('hex')) },
       });
       assert.equal(fresh.status, 200, fresh.text);
     });

@@ -2,6 +2,7 @@ import type { OAuthErrorCode } from '../errors.js';
 import { OAuthError } from '../errors.js';
 import type { Client, GrantType } from '../model.js';
 import { isValidCodeChallenge } from '../pkce.js';
+import { canonicalRedirectUri, isRegisteredRedirectUri } from '../redirect-uri.js';
 import type { ClientStore } from '../ports.js';
 import { parseScope, resolveScope } from '../scopes.js';
 import { authorizationErrorUrl, type ResponseMode } from './response.js';
@@ -83,7 +84,9 @@ export async function validateAuthorizationRequest(
   let redirectUri: string;
   if (redirect.value === undefined) {
     // §3.1.2.3: it may be omitted only when exactly one is registered.
-    const [only, ...others] = client.redirectUris;
+    const [first, ...others] = client.redirectUris;
+    // Its canonical form: where a browser would go (see canonicalRedirectUri).
+    const only = first === undefined ? undefined : canonicalRedirectUri(first).uri;
     if (only === undefined || others.length > 0) {
       return {
         outcome: 'error-page',
@@ -91,7 +94,7 @@ export async function validateAuthorizationRequest(
       };
     }
     redirectUri = only;
-  } else if (client.redirectUris.includes(redirect.value)) {
+  } else if (isRegisteredRedirectUri(client.redirectUris, redirect.value)) {
     redirectUri = redirect.value;
   } else {
     return {

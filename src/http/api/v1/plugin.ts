@@ -6,6 +6,7 @@ import type { KeyRing } from '../../../core/key-ring.js';
 import type { Storage } from '../../../core/ports.js';
 import type { Clock } from '../../../shared/clock.js';
 import { MacRequestVerifier } from '../../../core/mac-request-verifier.js';
+import { macOrigin, requestHasBody } from '../../../resource-server/mac.js';
 import { authenticator, type ApiAuthOptions } from './authentication.js';
 import { Problem, problemErrorHandler, sendProblem } from './problem.js';
 import type { ApiContext } from './context.js';
@@ -118,19 +119,18 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
             macSecret: deps.macSecret,
             windowSeconds: deps.config.macTimestampWindowSeconds,
           });
+    // The host and port a MAC signature must cover: the issuer's, as clients address this server.
+    // Not the request's Host header, which the sender chooses, so that a request signed for another
+    // server cannot be presented here under that server's name.
+    const macTarget = macOrigin(deps.config.issuer);
     const verifyMac: ApiAuthOptions['verifyMac'] =
       macVerifier &&
       ((request, header) =>
         macVerifier.verify(
           header,
-          {
-            method: request.method,
-            uri: request.url,
-            // The host and port the client addressed (behind a trusted proxy: X-Forwarded-Host).
-            host: request.hostname,
-            port: String(request.port ?? (request.protocol === 'https' ? 443 : 80)),
-          },
-          rawBodyOf(request),
+          { method: request.method, uri: request.url, ...macTarget },
+          // No body at all is the empty body (a GET's bodyhash is the hash of zero bytes).
+          rawBodyOf(request) ?? (requestHasBody(request.headers) ? undefined : Buffer.alloc(0)),
         ));
 
     const context: ApiContext = {

@@ -97,3 +97,25 @@ export function problemErrorHandler(
   request.log.error({ err: error }, 'request failed');
   return sendProblem(reply, new Problem(500, 'internal error; the request may or may not have taken effect'));
 }
+
+/**
+ * Fastify's `frameworkErrors`: errors its router meets before any route or plugin runs (a path that
+ * is not valid percent-encoding, a parameter too long). Under /v1 they are problem+json like every
+ * other /v1 error (RFC 9457); elsewhere the body Fastify would send.
+ */
+export function frameworkErrorHandler(v1Prefix: string) {
+  return function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+    const status = error.statusCode !== undefined && error.statusCode >= 400 ? error.statusCode : 400;
+    const path = request.raw.url ?? '';
+    if (path === v1Prefix || path.startsWith(`${v1Prefix}/`) || path.startsWith(`${v1Prefix}?`)) {
+      void sendProblem(reply, new Problem(status, 'the request path is not valid', { field: 'path' }));
+      return;
+    }
+    void reply.code(status).send({
+      error: STATUS_CODES[status] ?? 'Error',
+      code: error.code,
+      message: error.message,
+      statusCode: status,
+    });
+  };
+}

@@ -25,7 +25,18 @@ export const typeboxValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schem
   const check = TypeCompiler.Compile(schema);
   const convert = httpPart === 'querystring' || httpPart === 'params';
   const part = PART_NAMES[httpPart ?? 'body'] ?? 'body';
+  const integers = convert ? integerProperties(schema) : [];
   return (input: unknown) => {
+    // TypeBox converts "1e20" or "1.5" to an integer with parseInt (1): a whole number must be written
+    // as one, or the request means something other than what was sent.
+    for (const name of integers) {
+      const raw = (input as Record<string, unknown> | undefined)?.[name];
+      if (typeof raw === 'string' && !/^-?\d{1,16}$/.test(raw)) {
+        return {
+          error: new Problem(400, `${part} field "${name}": must be a whole number`, { field: name }),
+        };
+      }
+    }
     let value = input;
     if (convert) value = Value.Convert(schema, Value.Default(schema, Value.Clone(input)));
     if (check.Check(value)) return { value };
@@ -43,3 +54,11 @@ export const typeboxValidatorCompiler: FastifySchemaCompiler<TSchema> = ({ schem
     return { error: problem };
   };
 };
+
+/** The names of an object schema's integer-typed properties (query and path values to parse strictly). */
+function integerProperties(schema: TSchema): string[] {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  return Object.entries(properties)
+    .filter(([, property]) => property.type === 'integer')
+    .map(([name]) => name);
+}

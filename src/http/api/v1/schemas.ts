@@ -20,7 +20,12 @@ const TokenTypeName = Type.Union(
   TOKEN_TYPES.map((name) => Type.Literal(name)),
   { description: 'Kind of access token the client receives' },
 );
-const RedirectUri = Type.String({ minLength: 1, maxLength: 2000, description: 'Exact redirect URI' });
+const RedirectUri = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description:
+    'Exact redirect URI, stored in canonical (WHATWG URL) form; no user information, backslash or fragment',
+});
 
 export const Problem = Type.Object(
   {
@@ -36,7 +41,9 @@ export const Problem = Type.Object(
 
 export const Pagination = {
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size' }),
-  offset: Type.Integer({ minimum: 0, default: 0, description: 'Items to skip' }),
+  // Bounded so that no value reaches the store outside a 32-bit integer: PostgreSQL's OFFSET is a
+  // bigint and SQLite refuses a float, so `offset=1e20` would otherwise fail there as a 500.
+  offset: Type.Integer({ minimum: 0, maximum: 2_147_483_647, default: 0, description: 'Items to skip' }),
 };
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 200 }) }, strict);
@@ -75,27 +82,36 @@ export const ClientWithSecret = Type.Object(
   strict,
 );
 const clientFields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description: 'Shown on the consent page; no control or bidirectional formatting characters',
+  }),
   redirect_uris: Type.Array(RedirectUri, { maxItems: 50 }),
   grant_types: Type.Array(GrantTypeName, { minItems: 1, maxItems: GRANT_TYPES.length }),
   scopes: Type.Array(ScopeName, { maxItems: 100 }),
   token_type: TokenTypeName,
   public: Type.Boolean(),
 };
-export const ClientCreate = Type.Object(
-  {
-    name: clientFields.name,
-    redirect_uris: Type.Optional(clientFields.redirect_uris),
-    grant_types: Type.Optional(clientFields.grant_types),
-    scopes: Type.Optional(clientFields.scopes),
-    token_type: Type.Optional(clientFields.token_type),
-    public: Type.Optional(clientFields.public),
-  },
-  { ...strict, description: 'The fields `gatehouse clients create --json` prints' },
-);
-export const ClientReplace = Type.Object(clientFields, {
+const clientInputFields = {
+  name: clientFields.name,
+  redirect_uris: Type.Optional(clientFields.redirect_uris),
+  grant_types: Type.Optional(clientFields.grant_types),
+  scopes: Type.Optional(clientFields.scopes),
+  token_type: Type.Optional(clientFields.token_type),
+  public: Type.Optional(clientFields.public),
+};
+export const ClientCreate = Type.Object(clientInputFields, {
   ...strict,
-  description: 'The complete client; every field is required',
+  description: 'The fields `gatehouse clients create --json` prints',
+});
+// RFC 9110 §9.3.4: PUT sends the complete representation, the same one POST takes; a field left out
+// takes its default, exactly as at creation (it does not keep its current value).
+export const ClientReplace = Type.Object(clientInputFields, {
+  ...strict,
+  description:
+    'The complete client, in the same shape as POST /v1/clients; a field left out takes the default ' +
+    'it would take at creation',
 });
 export const ClientPatch = Type.Partial(Type.Object(clientFields, strict), {
   ...strict,

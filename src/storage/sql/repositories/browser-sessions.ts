@@ -53,6 +53,10 @@ export function createBrowserSessionRepository(
       const result = await db.deleteFrom('browser_sessions').where('hash', '=', hash).executeTakeFirst();
       return result.numDeletedRows > 0n;
     },
+    async deleteByUser(userId: string) {
+      const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
     async purgeExpired(at: number, limit: number) {
       // Small batches by primary key, so a purge never holds a long lock (operations floor).
       const expired = db

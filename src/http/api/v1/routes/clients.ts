@@ -125,7 +125,8 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       schema: {
         summary: 'Replace a client',
         description:
-          'Send the complete client. Making a public client confidential creates a secret, returned once.',
+          'Send the complete client, in the same shape as POST; a field left out takes the default it ' +
+          'would take at creation. Making a public client confidential creates a secret, returned once.',
         tags,
         params: IdParams,
         body: ClientReplace,

@@ -2,7 +2,13 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { User } from '../../../../core/model.js';
 import { hashPassword } from '../../../../core/passwords.js';
-import { createUser, validatePassword, validateUsername, viewUser } from '../../../../core/user-registry.js';
+import {
+  createUser,
+  endUserSignIns,
+  validatePassword,
+  validateUsername,
+  viewUser,
+} from '../../../../core/user-registry.js';
 import { ConflictError } from '../../../../core/validation.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';
@@ -66,6 +72,8 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
       if (isUniqueViolation(error)) throw new ConflictError('username', 'user name already taken');
       throw error;
     }
+    // A new password is a reset: what the old one opened ends with it (the same rule as changePassword).
+    if (password !== undefined) await endUserSignIns(storage, updated.id, updated.updatedAt);
     return viewUser(updated);
   }
 
@@ -133,7 +141,9 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     {
       schema: {
         summary: 'Replace a user',
-        description: 'Send the complete user; leave out the write-only password to keep it.',
+        description:
+          'Send the complete user; leave out the write-only password to keep it. A new password ends ' +
+          'the user’s browser sessions and revokes their grants, as PATCH does.',
         tags,
         params: IdParams,
         body: UserReplace,
@@ -153,6 +163,9 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     {
       schema: {
         summary: 'Change a user’s name or password',
+        description:
+          'A new password signs the user out everywhere: their browser sessions end, and every grant ' +
+          'they gave is revoked, so its refresh and access tokens stop working at once.',
         tags,
         params: IdParams,
         body: UserPatch,
