@@ -33,6 +33,37 @@ export const responseMode = (request: AuthorizationRequest): ResponseMode =>
 export const isLive = (grant: Grant, now: number): boolean =>
   grant.revokedAt === null && (grant.expiresAt === null || grant.expiresAt > now);
 
+/** Loopback hosts (RFC 8252 §7.3, §8.3): any local application can listen there. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+  );
+}
+
+/**
+ * Whether an earlier consent may answer this request without showing the consent page again.
+ * Only when the redirect URI itself identifies the client: a confidential client's https redirect to
+ * a host other than loopback, and the code flow, whose code is worthless without the client's secret.
+ * RFC 8252 §8.6 and RFC 6749 §10.2: a public client, a private-use scheme or a loopback redirect can
+ * be claimed by any application on the device, which would otherwise get a code for its own PKCE
+ * challenge with no one asked; an implicit response hands the token itself to the redirect, so it
+ * always asks.
+ */
+export function mayReuseConsent(request: AuthorizationRequest): boolean {
+  if (request.responseType !== 'code' || request.client.isPublic) return false;
+  let url: URL;
+  try {
+    url = new URL(request.redirectUri);
+  } catch {
+    return false;
+  }
+  return url.protocol === 'https:' && !isLoopbackHost(url.hostname);
+}
+
 /**
  * Turns a validated authorization request and the user's decision into the redirect back to the
  * client. One live grant per (client, user): a new consent replaces the previous grant.
@@ -40,8 +71,12 @@ export const isLive = (grant: Grant, now: number): boolean =>
 export class AuthorizationService {
   constructor(private readonly options: AuthorizationServiceOptions) {}
 
-  /** A live grant of this user to this client that already covers everything the request asks for. */
+  /**
+   * A live grant of this user to this client that already covers everything the request asks for,
+   * when the request may be answered under it without asking again (see mayReuseConsent).
+   */
   async rememberedGrant(request: AuthorizationRequest, userId: string): Promise<Grant | undefined> {
+    if (!mayReuseConsent(request)) return undefined;
     const now = this.options.clock.now();
     const grants = await this.options.storage.grants.listByUser(userId);
     return grants.find(
