@@ -3,3 +3,11 @@ export function formatTime(epochSeconds: number): { text: string; iso: string } 
   const iso = new Date(epochSeconds * 1000).toISOString();
   return { text: `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`, iso };
 }
+
+/** How long to wait, for people: "45 seconds", "1 minute", "15 minutes" (whole minutes, rounded up). */
+export function formatWait(seconds: number): string {
+  const whole = Math.max(1, Math.ceil(seconds));
+  if (whole < 60) return whole === 1 ? '1 second' : `${whole} seconds`;
+  const minutes = Math.ceil(whole / 60);
+  return minutes === 1 ? '1 minute' : `${minutes} minutes`;
+}
