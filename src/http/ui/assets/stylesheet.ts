@@ -77,6 +77,8 @@ button.link { border: 0; background: none; padding: 0; min-height: 0; color: var
 .scope-list { margin: 0; padding-left: 1.125rem; }
 .empty { color: var(--muted); }
 .spaced { margin-top: 1.5rem; }
+.links { margin: 0; padding-left: 1.125rem; }
+.links li + li { margin-top: .5rem; }
 
 .playground { display: grid; gap: 1.5rem; grid-template-columns: minmax(0, 22rem) minmax(0, 1fr); }
 .playground .grants { display: grid; gap: .5rem; }
