@@ -1,4 +1,5 @@
 import { html } from '../html.js';
+import { descriptionNamesScope } from './format.js';
 import { layout, type PageFrame } from './layout.js';
 
 export interface ConsentPageInput {
@@ -47,7 +48,13 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
                           : ''
                       }
                     />
-                    <label for="scope-${index}">${scope.description} <code>${scope.name}</code></label>
+                    <label for="scope-${index}"
+                      >${
+                        descriptionNamesScope(scope.description, scope.name)
+                          ? scope.description
+                          : html`${scope.description} <code>${scope.name}</code>`
+                      }</label
+                    >
                   </div>`,
               )}
               <p class="hint">Untick anything you do not want to allow.</p>

@@ -11,3 +11,11 @@ export function formatWait(seconds: number): string {
   const minutes = Math.ceil(whole / 60);
   return minutes === 1 ? '1 minute' : `${minutes} minutes`;
 }
+
+/**
+ * Whether a scope's description already names the scope (it is the name, or quotes it as the default
+ * description of a scope first named by a client does), so a page need not show the name beside it.
+ */
+export function descriptionNamesScope(description: string, name: string): boolean {
+  return description === name || description.includes(`“${name}”`);
+}
