@@ -117,6 +117,53 @@ for (const backend of backends()) {
       assert.equal(res.headers.location, undefined);
     });
 
+    it('asking again keeps what a new consent covers, so an earlier login stays signed in', async () => {
+      const redirect = 'com.example.notes:/cb';
+      const client = await registered({ redirect, public: true });
+      const path = authorizePath({
+        response_type: 'code',
+        client_id: client.id,
+        redirect_uri: redirect,
+        scope: 'read',
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      });
+      const browser = await consentOnce(path);
+      const userId = (await server.store.storage.grants.listByClient(client.id))[0]?.userId ?? '';
+      const live = async () =>
+        (await server.store.storage.grants.listByUser(userId)).filter((grant) => grant.revokedAt === null);
+      const [first] = await live();
+      assert.ok(first !== undefined);
+
+      const allow = async (lifetime: string) => {
+        const consent = await browser.get(path);
+        assert.ok(isConsentPage(consent));
+        const res = await browser.post('/consent', {
+          csrf_token: FormBrowser.hidden(consent, 'csrf_token'),
+          request: FormBrowser.hidden(consent, 'request'),
+          decision: 'allow',
+          scope: 'read',
+          lifetime,
+        });
+        assert.equal(res.status, 302);
+      };
+      // The same again, until revoked: the standing grant answers; no second grant.
+      await allow('forever');
+      assert.deepEqual(
+        (await live()).map((grant) => grant.id),
+        [first.id],
+      );
+      // Shorter: the new decision stands and the longer grant ends.
+      await allow('3600');
+      const shorter = await live();
+      assert.equal(shorter.length, 1);
+      assert.notEqual(shorter[0]?.id, first.id);
+      // The same hour again, later: the earlier grant ends sooner, is covered, and stays.
+      server.clock.advance(60);
+      await allow('3600');
+      assert.equal((await live()).length, 2);
+    });
+
     it('still remembers consent for a confidential client with an https redirect', async () => {
       const redirect = 'https://client.test/cb';
       const client = await registered({ redirect });

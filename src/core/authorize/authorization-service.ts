@@ -66,7 +66,7 @@ export function mayReuseConsent(request: AuthorizationRequest): boolean {
 
 /**
  * Turns a validated authorization request and the user's decision into the redirect back to the
- * client. One live grant per (client, user): a new consent replaces the previous grant.
+ * client. A new consent retires the earlier grants of the client that it overrules.
  */
 export class AuthorizationService {
   constructor(private readonly options: AuthorizationServiceOptions) {}
@@ -90,29 +90,49 @@ export class AuthorizationService {
     return this.respond(request, grant, request.scope);
   }
 
-  /** Records the user's consent as a new grant, retires the one it replaces, and answers the request. */
+  /**
+   * Records the user's consent as a grant, retires the earlier grants it overrules, and answers the
+   * request.
+   */
   async approve(request: AuthorizationRequest, userId: string, decision: ConsentDecision): Promise<string> {
     // The consent page may only narrow what was asked for (RFC 6749 §3.3, seed §5.6).
     if (!isSubset(decision.scope, request.scope)) throw new Error('consent widened the requested scope');
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
     const { storage, clock } = this.options;
     const now = clock.now();
+    const expiresAt = decision.lifetime === null ? null : now + decision.lifetime;
+    const previous = (await storage.grants.listByUser(userId)).filter(
+      (other) => other.clientId === request.client.id && isLive(other, now),
+    );
+    // The newest decision is the one that stands: what the user unticked, or allowed for a shorter
+    // time, must not live on in an older grant. Older grants it does not overrule stay, so allowing an
+    // app again (on a second device, or because the page is shown every time: see mayReuseConsent)
+    // does not end the access given before.
+    const refused = request.scope.filter((name) => !decision.scope.includes(name));
+    const overruled = (other: Grant): boolean =>
+      other.scope.some((name) => refused.includes(name)) ||
+      (expiresAt !== null && (other.expiresAt === null || other.expiresAt > expiresAt));
+    for (const other of previous) {
+      if (overruled(other)) await storage.grants.revoke(other.id, now);
+    }
+    // A standing grant "until I revoke it" that already allows all of it answers the request, so a
+    // client asked every time does not pile up grants that never end.
+    if (expiresAt === null) {
+      const standing = previous.find(
+        (other) => other.expiresAt === null && !overruled(other) && isSubset(decision.scope, other.scope),
+      );
+      if (standing !== undefined) return this.respond(request, standing, decision.scope);
+    }
     const grant: Grant = {
       id: randomUUID(),
       clientId: request.client.id,
       userId,
       scope: decision.scope,
       createdAt: now,
-      expiresAt: decision.lifetime === null ? null : now + decision.lifetime,
+      expiresAt,
       revokedAt: null,
     };
-    const previous = (await storage.grants.listByUser(userId)).filter(
-      (other) => other.clientId === request.client.id && isLive(other, now),
-    );
     await storage.grants.insert(grant);
-    // The newest decision is the one that stands: what the user unticked or shortened must not live on
-    // in an older grant.
-    for (const other of previous) await storage.grants.revoke(other.id, now);
     return this.respond(request, grant, decision.scope);
   }
 
