@@ -52,6 +52,21 @@ for (const backend of backends()) {
       assert.doesNotMatch(fresh.text, /aria-invalid/);
     });
 
+    it('spells "user name" one way in what people read (the field label stays "Username")', async () => {
+      const { user, password } = await server.user();
+      const browser = new FormBrowser(server);
+      const failed = await browser.signIn(user.username, 'not the password');
+      await browser.signIn(user.username, password, '/playground');
+      const pages = [failed, await browser.get('/playground'), await browser.get('/account/apps')];
+      for (const page of pages) {
+        const text = page.text.replace(/<script[\s\S]*?<\/script>/g, ' ').replace(/<[^>]*>/g, ' ');
+        const spellings = (text.match(/\buser[ -]?names?\b/gi) ?? []).filter((word) => word !== 'Username');
+        for (const word of spellings)
+          assert.match(word, /^[Uu]ser names?$/, `"${word}" in ${page.text.slice(0, 80)}`);
+      }
+      assert.match(failed.text, /Wrong user name or password/);
+    });
+
     it('says how long to wait in words, without "minute(s)"', async () => {
       const { user } = await server.user();
       const browser = new FormBrowser(server);
