@@ -116,8 +116,10 @@ export function newClientSecret(): { secret: string; hash: string } {
 }
 
 export async function registerScopesOf(storage: Storage, scopes: string[], now: number): Promise<void> {
-  // A scope first named by a client is registered with its name as its description.
-  await storage.scopes.ensure(scopes.map((name) => ({ name, description: name, createdAt: now })));
+  // A scope first named by a client gets a readable description until an operator writes one.
+  await storage.scopes.ensure(
+    scopes.map((name) => ({ name, description: `Access “${name}”`, createdAt: now })),
+  );
 }
 
 export async function createClient(

@@ -1,30 +1,58 @@
 import type { HttpResponse } from '../helpers/https-client.js';
 import type { TestServer } from '../helpers/server.js';
 
+const BROWSER_COOKIE = '__Host-gatehouse';
+
 /** A minimal cookie-keeping form client for the browser pages, without a browser. */
 export class FormBrowser {
-  private cookie: string | undefined;
+  /** Cookies by name, as the server last set them. */
+  private readonly jar = new Map<string, string>();
 
   constructor(private readonly server: TestServer) {}
 
-  /** The cookie this browser holds (name=value), to replay it elsewhere. */
+  /** The browser cookie this browser holds (name=value), to replay it elsewhere. */
   get currentCookie(): string | undefined {
-    return this.cookie;
+    const value = this.jar.get(BROWSER_COOKIE);
+    return value === undefined ? undefined : `${BROWSER_COOKIE}=${value}`;
   }
 
   set currentCookie(value: string | undefined) {
-    this.cookie = value;
+    if (value === undefined) {
+      this.jar.delete(BROWSER_COOKIE);
+      return;
+    }
+    const [name = '', ...rest] = value.split('=');
+    this.jar.set(name, rest.join('='));
+  }
+
+  /** Whether the browser holds a cookie of this name. */
+  hasCookie(name: string): boolean {
+    return this.jar.has(name);
   }
 
   private remember(res: HttpResponse): HttpResponse {
     const setCookie = res.headers['set-cookie'];
-    const first = Array.isArray(setCookie) ? setCookie[0] : setCookie;
-    if (first !== undefined) this.cookie = first.split(';', 1)[0];
+    const all = Array.isArray(setCookie) ? setCookie : setCookie === undefined ? [] : [setCookie];
+    for (const line of all) {
+      const [pair = '', ...attributes] = line.split(';');
+      const [name = '', ...rest] = pair.trim().split('=');
+      const expired = attributes.some((attribute) => {
+        const [key = '', value = ''] = attribute.trim().split('=');
+        const lower = key.toLowerCase();
+        return (
+          (lower === 'max-age' && Number(value) <= 0) ||
+          (lower === 'expires' && Date.parse(value) <= Date.now())
+        );
+      });
+      if (expired) this.jar.delete(name);
+      else this.jar.set(name, rest.join('='));
+    }
     return res;
   }
 
   private headers(): Record<string, string> {
-    return this.cookie === undefined ? {} : { cookie: this.cookie };
+    if (this.jar.size === 0) return {};
+    return { cookie: [...this.jar].map(([name, value]) => `${name}=${value}`).join('; ') };
   }
 
   async get(path: string): Promise<HttpResponse> {

@@ -79,10 +79,13 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
         assert.match(exchanged, new RegExp(`"sub": "${user.id}"`));
         assert.doesNotMatch(exchanged, new RegExp(secret), 'the secret is never shown');
 
-        // Implicit: the consent is remembered, so straight back with the token in the fragment.
+        // Implicit: the token goes straight to the redirect, so the consent page is shown every time
+        // (RFC 8252 §8.6), then back with the token in the fragment.
         await page.getByRole('link', { name: 'Back to the playground' }).click();
         await page.getByLabel('Client', { exact: true }).selectOption(client.id);
         await page.getByRole('button', { name: 'Implicit' }).click();
+        await expectConsentPage(page, 'Playground Client');
+        await page.getByRole('button', { name: 'Allow' }).click();
         await page
           .getByText('Access token received in the URL fragment and removed from the address bar.')
           .waitFor();

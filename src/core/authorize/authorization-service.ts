@@ -33,15 +33,50 @@ export const responseMode = (request: AuthorizationRequest): ResponseMode =>
 export const isLive = (grant: Grant, now: number): boolean =>
   grant.revokedAt === null && (grant.expiresAt === null || grant.expiresAt > now);
 
+/** Loopback hosts (RFC 8252 §7.3, §8.3): any local application can listen there. */
+function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase();
+  return (
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    host === '[::1]' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host)
+  );
+}
+
+/**
+ * Whether an earlier consent may answer this request without showing the consent page again.
+ * Only when the redirect URI itself identifies the client: a confidential client's https redirect to
+ * a host other than loopback, and the code flow, whose code is worthless without the client's secret.
+ * RFC 8252 §8.6 and RFC 6749 §10.2: a public client, a private-use scheme or a loopback redirect can
+ * be claimed by any application on the device, which would otherwise get a code for its own PKCE
+ * challenge with no one asked; an implicit response hands the token itself to the redirect, so it
+ * always asks.
+ */
+export function mayReuseConsent(request: AuthorizationRequest): boolean {
+  if (request.responseType !== 'code' || request.client.isPublic) return false;
+  let url: URL;
+  try {
+    url = new URL(request.redirectUri);
+  } catch {
+    return false;
+  }
+  return url.protocol === 'https:' && !isLoopbackHost(url.hostname);
+}
+
 /**
  * Turns a validated authorization request and the user's decision into the redirect back to the
- * client. One live grant per (client, user): a new consent replaces the previous grant.
+ * client. A new consent retires the earlier grants of the client that it overrules.
  */
 export class AuthorizationService {
   constructor(private readonly options: AuthorizationServiceOptions) {}
 
-  /** A live grant of this user to this client that already covers everything the request asks for. */
+  /**
+   * A live grant of this user to this client that already covers everything the request asks for,
+   * when the request may be answered under it without asking again (see mayReuseConsent).
+   */
   async rememberedGrant(request: AuthorizationRequest, userId: string): Promise<Grant | undefined> {
+    if (!mayReuseConsent(request)) return undefined;
     const now = this.options.clock.now();
     const grants = await this.options.storage.grants.listByUser(userId);
     return grants.find(
@@ -55,29 +90,49 @@ export class AuthorizationService {
     return this.respond(request, grant, request.scope);
   }
 
-  /** Records the user's consent as a new grant, retires the one it replaces, and answers the request. */
+  /**
+   * Records the user's consent as a grant, retires the earlier grants it overrules, and answers the
+   * request.
+   */
   async approve(request: AuthorizationRequest, userId: string, decision: ConsentDecision): Promise<string> {
     // The consent page may only narrow what was asked for (RFC 6749 §3.3, seed §5.6).
     if (!isSubset(decision.scope, request.scope)) throw new Error('consent widened the requested scope');
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
     const { storage, clock } = this.options;
     const now = clock.now();
+    const expiresAt = decision.lifetime === null ? null : now + decision.lifetime;
+    const previous = (await storage.grants.listByUser(userId)).filter(
+      (other) => other.clientId === request.client.id && isLive(other, now),
+    );
+    // The newest decision is the one that stands: what the user unticked, or allowed for a shorter
+    // time, must not live on in an older grant. Older grants it does not overrule stay, so allowing an
+    // app again (on a second device, or because the page is shown every time: see mayReuseConsent)
+    // does not end the access given before.
+    const refused = request.scope.filter((name) => !decision.scope.includes(name));
+    const overruled = (other: Grant): boolean =>
+      other.scope.some((name) => refused.includes(name)) ||
+      (expiresAt !== null && (other.expiresAt === null || other.expiresAt > expiresAt));
+    for (const other of previous) {
+      if (overruled(other)) await storage.grants.revoke(other.id, now);
+    }
+    // A standing grant "until I revoke it" that already allows all of it answers the request, so a
+    // client asked every time does not pile up grants that never end.
+    if (expiresAt === null) {
+      const standing = previous.find(
+        (other) => other.expiresAt === null && !overruled(other) && isSubset(decision.scope, other.scope),
+      );
+      if (standing !== undefined) return this.respond(request, standing, decision.scope);
+    }
     const grant: Grant = {
       id: randomUUID(),
       clientId: request.client.id,
       userId,
       scope: decision.scope,
       createdAt: now,
-      expiresAt: decision.lifetime === null ? null : now + decision.lifetime,
+      expiresAt,
       revokedAt: null,
     };
-    const previous = (await storage.grants.listByUser(userId)).filter(
-      (other) => other.clientId === request.client.id && isLive(other, now),
-    );
     await storage.grants.insert(grant);
-    // The newest decision is the one that stands: what the user unticked or shortened must not live on
-    // in an older grant.
-    for (const other of previous) await storage.grants.revoke(other.id, now);
     return this.respond(request, grant, decision.scope);
   }
 

@@ -4,6 +4,8 @@ import { verifyCodeVerifier } from '../pkce.js';
 import type { GrantHandler } from './grant-handler.js';
 import { assertLiveGrant } from './live-grant.js';
 
+const UNKNOWN_CODE = 'unknown authorization code';
+
 /** RFC 6749 §4.1.3 with RFC 7636 PKCE and RFC 9700's replay rule. */
 export const authorizationCodeGrant = {
   grantType: 'authorization_code',
@@ -17,15 +19,17 @@ export const authorizationCodeGrant = {
     const hash = sha256(code);
     const found = await storage.codes.getWithGrant(hash);
     const now = clock.now();
-    if (found === undefined) throw invalidGrant('unknown authorization code');
+    // RFC 6749 §4.1.3: the code is bound to its client. Checked first and answered exactly like an
+    // unknown code, so another client learns nothing about it (not even that it is valid) and cannot
+    // set off the replay rule below to revoke the owner's grant.
+    if (found === undefined || found.code.clientId !== client.id) throw invalidGrant(UNKNOWN_CODE);
     const stored = found.code;
     if (stored.consumedAt !== null) {
-      // RFC 6749 §4.1.2: a code used twice revokes every token it issued.
+      // RFC 6749 §4.1.2: a code used twice by its client revokes every token it issued.
       await storage.grants.revoke(stored.grantId, now);
       throw invalidGrant('authorization code already used; tokens issued from it are revoked');
     }
     // Validate everything before consuming, so a bad request changes nothing.
-    if (stored.clientId !== client.id) throw invalidGrant('code was issued to another client');
     if (stored.expiresAt <= now) throw invalidGrant('authorization code expired');
     if (stored.redirectUri !== redirectUri) {
       throw invalidGrant('redirect_uri does not match the authorization request');

@@ -31,12 +31,25 @@ export const refreshTokenGrant = {
 
     // RFC 6749 §6: the scope may narrow the original grant but never widen it.
     const requested = parseScope(params.scope);
-    const scope = requested === undefined || requested.length === 0 ? stored.scope : requested;
-    if (!isSubset(scope, stored.scope)) throw invalidScope('scope exceeds the original grant');
+    const asked = requested === undefined || requested.length === 0 ? undefined : requested;
+    if (asked !== undefined && !isSubset(asked, stored.scope)) {
+      throw invalidScope('scope exceeds the original grant');
+    }
+    // RFC 6749 §3.3: the server issues only scopes the client may have now; what the operator has
+    // removed from the client since the grant was made is dropped, never refreshed.
+    const allowed = stored.scope.filter((name) => client.scopes.includes(name));
+    if (asked !== undefined && !isSubset(asked, allowed)) {
+      throw invalidScope('scope is no longer registered for this client');
+    }
+    if (allowed.length === 0 && stored.scope.length > 0) {
+      throw invalidScope('none of the granted scopes is registered for this client any more');
+    }
+    const scope = asked ?? allowed;
 
     const grant = await liveGrant(storage, stored.grantId, now);
-    // The new refresh token keeps the original scope (RFC 6749 §6), whatever this request narrowed.
-    const next = issuer.newRefreshToken(client, grant, stored.scope);
+    // The new refresh token keeps the original scope (RFC 6749 §6), whatever this request narrowed,
+    // less what the client may no longer have.
+    const next = issuer.newRefreshToken(client, grant, allowed);
     const retired = await storage.refreshTokens.rotate(hash, next.record, now);
     if (retired === undefined) throw invalidGrant('refresh token already used');
     const response = await issuer.issueAccessToken({

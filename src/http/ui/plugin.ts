@@ -17,6 +17,7 @@ import { CsrfTokens } from './csrf.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
+import { registerHomeRoutes } from './routes/home-routes.js';
 import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
 import { sendMessage, type UiContext } from './ui-context.js';
@@ -102,5 +103,6 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerSessionRoutes(app, ui);
     registerAccountRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
+    registerHomeRoutes(app, ui);
   };
 }

@@ -1,8 +1,12 @@
-/** The one stylesheet of the browser pages, served at /assets/style. Colours meet WCAG AA contrast. */
+/**
+ * The one stylesheet of the browser pages, served at /assets/style. Colours meet WCAG 2.2 AA contrast:
+ * text 4.5:1 on its background (1.4.3), the focus ring and control borders 3:1 against what is next to
+ * them (1.4.11); test/browser/contrast.test.ts computes every pair from this text.
+ */
 export const STYLESHEET = `
 :root {
   --ink: #1b1f24; --muted: #57606a; --line: #d0d7de; --page: #f4f6f8; --card: #fff;
-  --accent: #0b57d0; --accent-ink: #fff; --danger: #b3261e; --ok: #1a7f37; --focus: #ff9e0d;
+  --accent: #0b57d0; --accent-ink: #fff; --danger: #b3261e; --ok: #1a7436; --focus: #c05f00;
   font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
   color: var(--ink); background: var(--page);
 }
@@ -73,6 +77,8 @@ button.link { border: 0; background: none; padding: 0; min-height: 0; color: var
 .scope-list { margin: 0; padding-left: 1.125rem; }
 .empty { color: var(--muted); }
 .spaced { margin-top: 1.5rem; }
+.links { margin: 0; padding-left: 1.125rem; }
+.links li + li { margin-top: .5rem; }
 
 .playground { display: grid; gap: 1.5rem; grid-template-columns: minmax(0, 22rem) minmax(0, 1fr); }
 .playground .grants { display: grid; gap: .5rem; }

@@ -1,6 +1,6 @@
 import type { ConnectedApp } from '../../../core/authorize/connected-apps.js';
 import { html } from '../html.js';
-import { formatTime } from './format.js';
+import { descriptionNamesScope, formatTime } from './format.js';
 import { layout, type PageFrame } from './layout.js';
 
 export interface AppsPageInput {
@@ -36,7 +36,14 @@ export function appsPage(frame: PageFrame, input: AppsPageInput): string {
                           ? 'Know that it is you'
                           : html`<ul class="scope-list">
                               ${app.scope.map(
-                                (name) => html`<li>${input.describe(name)} <code>${name}</code></li>`,
+                                (name) =>
+                                  html`<li>
+                                    ${
+                                      descriptionNamesScope(input.describe(name), name)
+                                        ? input.describe(name)
+                                        : html`${input.describe(name)} <code>${name}</code>`
+                                    }
+                                  </li>`,
                               )}
                             </ul>`
                       }

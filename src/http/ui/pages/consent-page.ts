@@ -1,4 +1,5 @@
 import { html } from '../html.js';
+import { descriptionNamesScope } from './format.js';
 import { layout, type PageFrame } from './layout.js';
 
 export interface ConsentPageInput {
@@ -23,7 +24,7 @@ export const LIFETIME_OPTIONS: readonly { value: string; label: string }[] = [
 export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
   const body = html` <h1>Allow <span class="client">${input.clientName}</span> to access your account?</h1>
     <p class="lead">Signed in as <strong>${frame.username}</strong>.</p>
-    ${input.error ? html`<p class="error" role="alert">${input.error}</p>` : ''}
+    ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
     <form method="post" action="${frame.basePath}/consent" class="stack">
       <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
       <input type="hidden" name="request" value="${input.request}" />
@@ -40,8 +41,20 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
                       name="scope"
                       value="${scope.name}"
                       ${scope.checked ? html` checked` : ''}
+                      ${
+                        // WCAG 3.3.1: the error is about the scopes; the first one says so and has the focus.
+                        input.error !== undefined && index === 0
+                          ? html` aria-invalid="true" aria-describedby="form-error" autofocus`
+                          : ''
+                      }
                     />
-                    <label for="scope-${index}">${scope.description} <code>${scope.name}</code></label>
+                    <label for="scope-${index}"
+                      >${
+                        descriptionNamesScope(scope.description, scope.name)
+                          ? scope.description
+                          : html`${scope.description} <code>${scope.name}</code>`
+                      }</label
+                    >
                   </div>`,
               )}
               <p class="hint">Untick anything you do not want to allow.</p>

@@ -38,7 +38,7 @@ export function playgroundPage(frame: PageFrame, clients: PlaygroundClient[]): s
       Run every grant against this server from your browser and see each request and response, with the claims
       of every access token decoded. Register
       <code id="callback-url">${frame.basePath}/playground/callback</code> as a redirect URI of a client to
-      use it for the code and implicit flows.
+      use it here: only such clients are listed.
     </p>
     <div class="playground">
       <section aria-labelledby="setup-heading">
@@ -47,7 +47,7 @@ export function playgroundPage(frame: PageFrame, clients: PlaygroundClient[]): s
           ${
             clients.length === 0
               ? html`<p class="error" role="alert">
-                  No client is registered yet. Create one, for example:
+                  No client has this page's callback as a redirect URI yet. Register one, for example:
                   <code
                     >gatehouse clients create --name Playground --redirect-uri
                     https://localhost:8443/playground/callback --grant-types

@@ -3,6 +3,14 @@ import { listConnectedApps, revokeConnectedApp } from '../../../core/authorize/c
 import { appsPage } from '../pages/apps-page.js';
 import { forbiddenForm, field, frameFor, sendPage, type UiContext } from '../ui-context.js';
 
+/**
+ * "Access for X was revoked" travels to the next page in a one-time cookie set only when grants were
+ * revoked, never in the URL, where any link could make the page claim a revocation that did not happen.
+ * `__Host-` (Secure, Path=/, no Domain) keeps other hosts from planting it.
+ */
+const NOTICE_COOKIE = '__Host-gatehouse-notice';
+const NOTICE_OPTIONS = { path: '/', secure: true, httpOnly: true, sameSite: 'strict' } as const;
+
 /** GET /account/apps (connected apps) and POST /account/apps/:clientId/revoke. */
 export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void {
   const base = ui.config.basePath;
@@ -15,8 +23,10 @@ export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void
       ui.storage.scopes.list(),
     ]);
     const descriptions = new Map(scopes.map((s) => [s.name, s.description]));
-    const revokedId = (request.query as Record<string, unknown>).revoked;
-    const revoked = typeof revokedId === 'string' ? await ui.storage.clients.get(revokedId) : undefined;
+    // The notice is read once: shown on this page, then gone.
+    const revokedId = request.cookies[NOTICE_COOKIE];
+    if (revokedId !== undefined) reply.clearCookie(NOTICE_COOKIE, NOTICE_OPTIONS);
+    const revoked = revokedId !== undefined ? await ui.storage.clients.get(revokedId) : undefined;
     return sendPage(
       reply,
       200,
@@ -37,8 +47,9 @@ export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void
       const browser = await ui.browsers.load(request, reply);
       if (browser.user === undefined) return reply.redirect(`${base}/sign-in?next=/account/apps`, 303);
       const { clientId } = request.params;
-      await revokeConnectedApp(ui.storage, ui.clock, browser.user.id, clientId);
-      return reply.redirect(`${base}/account/apps?revoked=${encodeURIComponent(clientId)}`, 303);
+      const revoked = await revokeConnectedApp(ui.storage, ui.clock, browser.user.id, clientId);
+      if (revoked > 0) reply.setCookie(NOTICE_COOKIE, clientId, { ...NOTICE_OPTIONS, maxAge: 60 });
+      return reply.redirect(`${base}/account/apps`, 303);
     },
   );
 }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { signIn } from '../../../core/authorize/sign-in.js';
 import { BrowserSessions } from '../../../core/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
+import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
 import {
   field,
@@ -57,7 +58,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
         reply,
         429,
         'Too many attempts',
-        `Too many failed sign-ins. Wait ${Math.ceil(result.retryAfter / 60)} minute(s) and try again.`,
+        `Too many failed sign-ins. Wait ${formatWait(result.retryAfter)} and try again.`,
       );
     }
     if (result.outcome === 'wrong-credentials') {
@@ -73,6 +74,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
           next,
           username,
           error: 'Wrong user name or password.',
+          invalidField: 'password',
           ...(pending ? { clientName: pending.client.name } : {}),
         }),
       );
