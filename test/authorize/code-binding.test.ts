@@ -65,10 +65,16 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
 
   it('answers a foreign used code exactly like an unknown one, and revokes nothing', async () => {
     const unknown = await refusal(
-      authorizationCodeGrant.handle({ client: client('thief'), params: params('ac_nosuch') }, context),
+      authorizationCodeGrant.handle(
+        { client: client('thief'), params: params('ac_nosuch'), address: '127.0.0.1' },
+        context,
+      ),
     );
     const foreign = await refusal(
-      authorizationCodeGrant.handle({ client: client('thief'), params: params('ac_used') }, context),
+      authorizationCodeGrant.handle(
+        { client: client('thief'), params: params('ac_used'), address: '127.0.0.1' },
+        context,
+      ),
     );
     assert.equal(foreign.code, 'invalid_grant');
     assert.equal(foreign.description, unknown.description);
@@ -77,7 +83,10 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
 
   it('revokes the grant when the owning client replays its code (RFC 6749 §4.1.2)', async () => {
     const replay = await refusal(
-      authorizationCodeGrant.handle({ client: client('owner'), params: params('ac_used') }, context),
+      authorizationCodeGrant.handle(
+        { client: client('owner'), params: params('ac_used'), address: '127.0.0.1' },
+        context,
+      ),
     );
     assert.equal(replay.code, 'invalid_grant');
     assert.deepEqual(revoked, ['g1']);
