@@ -77,6 +77,8 @@ export interface RefreshTokenStore {
    */
   rotate(oldHash: string, next: RefreshToken, at: number): Promise<RefreshToken | undefined>;
   retire(hash: string, at: number): Promise<boolean>;
+  /** Retires every live refresh token of a user (a password change); returns how many. */
+  retireAllOfUser(userId: string, at: number): Promise<number>;
 }
 
 export interface RevocationStore {
@@ -107,6 +109,8 @@ export interface BrowserSessionStore {
   /** The user signed in by the session, in one statement (every /authorize asks it). */
   signedInUser(hash: string, at: number): Promise<User | undefined>;
   delete(hash: string): Promise<boolean>;
+  /** Ends every browser session of a user (a password change); returns how many. */
+  deleteAllOfUser(userId: string): Promise<number>;
   /** Deletes up to `limit` sessions that expired at or before `at`; returns how many. */
   purgeExpired(at: number, limit: number): Promise<number>;
 }

@@ -49,6 +49,10 @@ export function createBrowserSessionRepository(
             .executeTakeFirst();
       return row && userFromRow(row);
     },
+    async deleteAllOfUser(userId: string) {
+      const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
     async delete(hash: string) {
       const result = await db.deleteFrom('browser_sessions').where('hash', '=', hash).executeTakeFirst();
       return result.numDeletedRows > 0n;

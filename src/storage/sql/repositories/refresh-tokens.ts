@@ -40,5 +40,14 @@ export function createRefreshTokenRepository(db: Kysely<Database>): RefreshToken
         .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
+    async retireAllOfUser(userId: string, at: number) {
+      const result = await db
+        .updateTable('refresh_tokens')
+        .set({ retired_at: at })
+        .where('user_id', '=', userId)
+        .where('retired_at', 'is', null)
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    },
   };
 }
