@@ -395,6 +395,18 @@ export function normaliseBasePath(value: string | undefined): string {
   return value;
 }
 
+/** Where the store is (data directory, database URL), from the options over the environment. */
+export function storeLocation(
+  input: Pick<ConfigInput, 'dataDir' | 'databaseUrl'>,
+  env: NodeJS.ProcessEnv = process.env,
+): { dataDir: string; databaseUrl: string | undefined } {
+  return {
+    dataDir: input.dataDir ?? (env.GATEHOUSE_DATA_DIR || './data'),
+    databaseUrl:
+      databaseUrl(input.databaseUrl, '--database-url') ?? databaseUrl(env.DATABASE_URL, 'DATABASE_URL'),
+  };
+}
+
 /** Merges explicit options over the environment over the defaults. */
 export function loadConfig(
   input: ConfigInput = {},
@@ -402,7 +414,7 @@ export function loadConfig(
   options: SecretOptions = {},
 ): GatehouseConfig {
   const env = recordingReads(environment);
-  const dataDir = input.dataDir ?? (env.GATEHOUSE_DATA_DIR || './data');
+  const { dataDir, databaseUrl: database } = storeLocation(input, env);
   const port = input.port ?? integer(env, 'PORT', 1, 65535, 'a port') ?? 8443;
   const basePath = normaliseBasePath(input.basePath ?? env.GATEHOUSE_BASE_PATH);
   const issuer = (
@@ -410,8 +422,6 @@ export function loadConfig(
     httpUrl(env.GATEHOUSE_ISSUER, 'GATEHOUSE_ISSUER') ??
     `https://localhost:${port}${basePath}`
   ).replace(/\/$/, '');
-  const database =
-    databaseUrl(input.databaseUrl, '--database-url') ?? databaseUrl(env.DATABASE_URL, 'DATABASE_URL');
   const secret =
     input.secret === undefined
       ? readSecret(dataDir, database, env, options)
