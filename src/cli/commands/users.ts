@@ -2,7 +2,8 @@ import type { User } from '../../core/model.js';
 import { createUser, updateUser, validatePassword, viewUser } from '../../core/user-registry.js';
 import type { Storage } from '../../core/ports.js';
 import { UsageError, isHelpFlag, parseCommandArgs, readPassword } from '../args.js';
-import { notFound, printJson, type WithStorage } from '../context.js';
+import { NotFoundError } from '../../core/validation.js';
+import { printJson, type WithStorage } from '../context.js';
 import { USERS_HELP } from '../help.js';
 
 const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
@@ -17,7 +18,7 @@ const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
 async function target(storage: Storage, id: string | undefined, username: string | undefined): Promise<User> {
   const user =
     id !== undefined ? await storage.users.get(id) : await storage.users.getByUsername(username as string);
-  if (user === undefined) throw notFound(id !== undefined ? `user with id ${id}` : `user named ${username}`);
+  if (user === undefined) throw new NotFoundError('user', `no such user: ${id ?? username}`);
   return user;
 }
 
