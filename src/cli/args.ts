@@ -107,8 +107,9 @@ export function promptHidden(prompt: string): Promise<string> {
   const output = process.stderr;
   return new Promise((resolve, reject) => {
     let value = '';
-    output.write(prompt);
+    // Raw mode first: a key typed the moment the prompt shows must not be echoed.
     input.setRawMode(true);
+    output.write(prompt);
     input.resume();
     input.setEncoding('utf8');
     const finish = (error?: Error) => {
