@@ -229,7 +229,7 @@ function integer(
   const parsed = /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : NaN;
   if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
     throw new ConfigError(
-      `${name} must be a whole number of ${unit} between ${min} and ${max}, got ${JSON.stringify(value)}`,
+      `${name} must be a whole number${unit === '' ? '' : ` of ${unit}`} between ${min} and ${max}, got ${JSON.stringify(value)}`,
     );
   }
   return parsed;
@@ -415,7 +415,7 @@ export function loadConfig(
 ): GatehouseConfig {
   const env = recordingReads(environment);
   const { dataDir, databaseUrl: database } = storeLocation(input, env);
-  const port = input.port ?? integer(env, 'PORT', 1, 65535, 'a port') ?? 8443;
+  const port = input.port ?? integer(env, 'PORT', 1, 65535, '') ?? 8443;
   const basePath = normaliseBasePath(input.basePath ?? env.GATEHOUSE_BASE_PATH);
   const issuer = (
     input.issuer ??
