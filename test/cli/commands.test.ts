@@ -402,7 +402,13 @@ for prompt, answer in zip(prompts, answers):
     if not read_until(prompt):
         break
     os.write(fd, answer.encode() + b'\\r')
+# Everything up to the exit; a command still waiting after the bound is killed (a failure, not a hang).
+deadline = time.time() + 120
 while True:
+    ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.time()))
+    if not ready:
+        os.kill(pid, 9)
+        break
     try:
         chunk = os.read(fd, 1024)
     except OSError:
