@@ -327,6 +327,10 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_TEST_DATABASE_URL',
   'GATEHOUSE_CHROMIUM',
   'GATEHOUSE_BENCH_DATABASE_URL',
+  'GATEHOUSE_FUZZ_RUNS',
+  'GATEHOUSE_SCREENSHOTS',
+  // The examples' resource server (examples/README.md).
+  'GATEHOUSE_CA_FILE',
 ];
 
 /** Levenshtein distance, for "did you mean" (names are short: the quadratic cost does not matter). */
