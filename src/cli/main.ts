@@ -288,7 +288,23 @@ function splitGlobalOptions(argv: string[]): { command: string | undefined; rest
         `unknown option ${name} (options before the command: --data-dir, --database-url, --json)`,
       );
   }
-  return { command: argv[i], rest: [...argv.slice(i + 1), ...globals] };
+  return { command: argv[i], rest: [...hoistGlobalOptions(argv.slice(i + 1)), ...globals] };
+}
+
+/** `gatehouse clients --json list`: global options between a command and its action go after it too. */
+function hoistGlobalOptions(argv: string[]): string[] {
+  const globals: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+    if (arg === '--json' || (VALUE_GLOBALS.has(name) && name !== arg)) globals.push(arg);
+    else if (VALUE_GLOBALS.has(arg) && argv[i + 1] !== undefined) {
+      globals.push(arg, argv[i + 1] as string);
+      i++;
+    } else break;
+  }
+  return [...argv.slice(i), ...globals];
 }
 
 /** Each refusal's exit code and its name under --json. */

@@ -195,6 +195,7 @@ describe('the command line itself', () => {
       usageJson,
       badTtl,
       typo,
+      between,
     ] = await Promise.all([
       runBare(['--data-dir', dir, '--json', 'clients', 'list']),
       runBare(['--version']),
@@ -209,8 +210,10 @@ describe('the command line itself', () => {
       runBare(['frobnicate', '--json']),
       run(['clients', 'list'], { GATEHOUSE_ACCESS_TOKEN_TTL: 'abc' }),
       run(['clients', 'list'], { GATEHOUSE_ACESS_TOKEN_TTL: '60', GATEHOUSE_TRUST_PROXY: 'true' }),
+      runBare(['users', '--data-dir', dir, '--json', 'list']),
     ]);
     assert.deepEqual(json(before), [], 'gatehouse --data-dir X --json clients list works');
+    assert.deepEqual(json(between), [], 'gatehouse users --data-dir X --json list works');
     const expected = packageVersion();
     assert.equal(version.stdout, `gatehouse ${expected}\n`);
     assert.deepEqual(json(versionJson), { version: expected });
