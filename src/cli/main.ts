@@ -70,7 +70,8 @@ export function cliConfig(input: ConfigInput, mayCreate: boolean): GatehouseConf
     // A secret is generated only with the store it will seal, never beside an existing one.
     createSecret: mayCreate && file !== undefined && !existsSync(file),
   });
-  for (const warning of unknownVariableWarnings()) warn(warning);
+  // Once per start: cluster workers run this again with the same environment.
+  if (cluster.isPrimary) for (const warning of unknownVariableWarnings()) warn(warning);
   return config;
 }
 
