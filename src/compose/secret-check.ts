@@ -36,7 +36,7 @@ export class StoreStateError extends Error {
   }
 }
 
-const CHECK_MIGRATION = '0004-server-secret-check';
+const CHECK_MIGRATION = '0006-server-secret-check';
 const FIRST_MIGRATION = '0001-initial';
 const ROW_ID = 1;
 

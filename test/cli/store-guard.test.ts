@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { backends } from '../helpers/backends.js';
 import { assertOk, assertRefused, cliStore, newSecret, runCli } from './support/cli.js';
 
-const LAST_MIGRATION = '0004-server-secret-check';
+const LAST_MIGRATION = '0006-server-secret-check';
 
 describe('only serve, init and migrate create or migrate a store', () => {
   it('every other command refuses a missing SQLite store, exit 1, and creates nothing', async (t) => {

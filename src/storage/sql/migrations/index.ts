@@ -3,7 +3,7 @@ import * as initial from './0001-initial.js';
 import * as browserSessions from './0002-browser-sessions.js';
 import * as purgeIndexes from './0003-purge-indexes.js';
 import * as macNonces from './0004-mac-nonces.js';
-import * as serverSecretCheck from './0004-server-secret-check.js';
+import * as serverSecretCheck from './0006-server-secret-check.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -11,7 +11,7 @@ const migrations: Record<string, Migration> = {
   '0002-browser-sessions': browserSessions,
   '0003-purge-indexes': purgeIndexes,
   '0004-mac-nonces': macNonces,
-  '0004-server-secret-check': serverSecretCheck,
+  '0006-server-secret-check': serverSecretCheck,
 };
 
 export const migrationProvider: MigrationProvider = {
