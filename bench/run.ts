@@ -170,6 +170,10 @@ async function main(): Promise<number> {
   const servers: ServerProcess[] = [];
   try {
     log(`data dir ${dataDir}; creating clients and users (argon2id)`);
+    // Only serve, init and migrate create a store; init also generates the development secret, which
+    // the PostgreSQL scenarios' stores are sealed with too (no secret is generated for PostgreSQL).
+    runCli(target, ['init']);
+    process.env.GATEHOUSE_SECRET_FILE ??= join(dataDir, 'secret');
     const cc = runCli<{ client_id: string; client_secret: string }>(target, [
       'clients',
       'create',

@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SigningAlgorithm } from './core/key-ring.js';
-import { strictBoolean } from './shared/strict-boolean.js';
 
 /** Endpoints with request rate limits (docs/limits.md). */
 export const RATE_LIMITED_ENDPOINTS = ['token', 'authorize', 'introspect', 'signIn', 'revoke'] as const;
@@ -58,9 +57,9 @@ export interface GatehouseConfig {
   allowAccessTokenInQuery: boolean;
   /** How far a MAC request's timestamp may be from the server's clock, in seconds (either way). */
   macTimestampWindowSeconds: number;
-  /** Failed password attempts allowed per user name, and per client, inside the window. */
+  /** Failed passwords allowed per (user name, source address), and per source across user names, inside the window. */
   passwordFailuresPerUsername: number;
-  passwordFailuresPerClient: number;
+  passwordFailuresPerSource: number;
   passwordFailureWindowSeconds: number;
   /** Whether public clients (no secret) may use the password grant; off by default. */
   allowPublicPasswordGrant: boolean;
@@ -101,14 +100,53 @@ export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret' | 'rateLimits'>
   rateLimits?: Partial<Record<RateLimitedEndpoint, Partial<RateLimit>>>;
 };
 
-function readSecret(dataDir: string, env: NodeJS.ProcessEnv): Buffer {
+/** A setting that is missing or malformed: the message names the variable (or flag) and the form expected. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** How loadConfig may come by the server secret when none is configured. */
+export interface SecretOptions {
+  /**
+   * Generate `<data-dir>/secret` when no secret is configured and the file is missing: only for a
+   * command that may create a SQLite store (serve, init, migrate). Default true.
+   */
+  createSecret?: boolean;
+}
+
+const SET_SECRET = 'set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE';
+
+function readSecret(
+  dataDir: string,
+  databaseUrl: string | undefined,
+  env: NodeJS.ProcessEnv,
+  options: SecretOptions,
+): Buffer {
   if (env.GATEHOUSE_SECRET) return decodeSecret(env.GATEHOUSE_SECRET, 'GATEHOUSE_SECRET');
   if (env.GATEHOUSE_SECRET_FILE) {
-    return decodeSecret(readFileSync(env.GATEHOUSE_SECRET_FILE, 'utf8').trim(), 'GATEHOUSE_SECRET_FILE');
+    let text: string;
+    try {
+      text = readFileSync(env.GATEHOUSE_SECRET_FILE, 'utf8');
+    } catch (error) {
+      throw new ConfigError(
+        `GATEHOUSE_SECRET_FILE: cannot read ${env.GATEHOUSE_SECRET_FILE} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
+    }
+    return decodeSecret(text.trim(), 'GATEHOUSE_SECRET_FILE');
+  }
+  // A shared PostgreSQL store outlives any one machine's data directory: a secret generated there
+  // would seal keys that no other process (nor this one, elsewhere) can open.
+  if (isPostgres(databaseUrl)) {
+    throw new ConfigError(
+      `no server secret for a PostgreSQL database: ${SET_SECRET} to the secret every process of the deployment shares (32+ random bytes, base64url)`,
+    );
   }
   // Development start-up: generate the secret once into the data directory, readable by its owner only.
   const file = join(dataDir, 'secret');
   if (!existsSync(file)) {
+    if (options.createSecret === false) {
+      throw new ConfigError(`no server secret: ${SET_SECRET} (${file} does not exist)`);
+    }
     mkdirSync(dataDir, { recursive: true });
     writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
   }
@@ -116,10 +154,14 @@ function readSecret(dataDir: string, env: NodeJS.ProcessEnv): Buffer {
   return decodeSecret(readFileSync(file, 'utf8').trim(), file);
 }
 
+function isPostgres(url: string | undefined): boolean {
+  return url !== undefined && /^postgres(ql)?:\/\//.test(url);
+}
+
 function decodeSecret(value: string, source: string): Buffer {
   const bytes = Buffer.from(value, 'base64url');
   if (bytes.length < 32) {
-    throw new Error(`${source}: the secret must be at least 32 bytes, base64url-encoded`);
+    throw new ConfigError(`${source}: the secret must be at least 32 bytes, base64url-encoded`);
   }
   return bytes;
 }
@@ -129,14 +171,20 @@ function rateLimits(
   env: NodeJS.ProcessEnv,
 ): Record<RateLimitedEndpoint, RateLimit> {
   // GATEHOUSE_RATE_LIMITS=off turns every request rate limit off (benchmarks, or limits kept in a proxy).
-  const off = env.GATEHOUSE_RATE_LIMITS === 'off';
+  const off = oneOf(env, 'GATEHOUSE_RATE_LIMITS', ['on', 'off']) === 'off';
   const limits = {} as Record<RateLimitedEndpoint, RateLimit>;
   for (const endpoint of RATE_LIMITED_ENDPOINTS) {
     const name = `GATEHOUSE_RATE_LIMIT_${ENV_NAMES[endpoint]}`;
     const fallback = off ? { perAddress: 0, perClient: 0 } : DEFAULT_RATE_LIMITS[endpoint];
     limits[endpoint] = {
-      perAddress: input?.[endpoint]?.perAddress ?? integer(env[`${name}_PER_ADDRESS`]) ?? fallback.perAddress,
-      perClient: input?.[endpoint]?.perClient ?? integer(env[`${name}_PER_CLIENT`]) ?? fallback.perClient,
+      perAddress:
+        input?.[endpoint]?.perAddress ??
+        integer(env, `${name}_PER_ADDRESS`, 0, MAX_COUNT, 'requests per window') ??
+        fallback.perAddress,
+      perClient:
+        input?.[endpoint]?.perClient ??
+        integer(env, `${name}_PER_CLIENT`, 0, MAX_COUNT, 'requests per window') ??
+        fallback.perClient,
     };
   }
   return limits;
@@ -150,7 +198,9 @@ function signingAlgorithm(value: string | undefined): SigningAlgorithm {
   const known = SIGNING_ALGORITHMS.find((alg) => alg === value);
   // A typo must not quietly fall back to another algorithm than the operator asked for.
   if (known === undefined) {
-    throw new Error(`GATEHOUSE_SIGNING_ALG must be one of ${SIGNING_ALGORITHMS.join(', ')}`);
+    throw new ConfigError(
+      `GATEHOUSE_SIGNING_ALG must be one of ${SIGNING_ALGORITHMS.join(', ')}, got ${JSON.stringify(value)}`,
+    );
   }
   return known;
 }
@@ -163,92 +213,320 @@ function signingAlgorithm(value: string | undefined): SigningAlgorithm {
  */
 const PURGE_MAX_ROWS_PER_SECOND = 5000;
 
-function integer(value: string | undefined): number | undefined {
+const MAX_COUNT = 1_000_000_000;
+const DAY = 86_400;
+
+/**
+ * A whole number from the environment, or undefined when unset. Anything else (a fraction, a unit
+ * suffix, a value out of range) is refused naming the variable: a typo must not start a server with a
+ * setting other than the one the operator meant.
+ */
+function integer(
+  env: NodeJS.ProcessEnv,
+  name: string,
+  min: number,
+  max: number,
+  unit: string,
+): number | undefined {
+  const value = env[name];
   if (value === undefined || value === '') return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed)) throw new Error(`not an integer: ${value}`);
+  const parsed = /^[0-9]+$/.test(value.trim()) ? Number(value.trim()) : NaN;
+  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+    throw new ConfigError(
+      `${name} must be a whole number${unit === '' ? '' : ` of ${unit}`} between ${min} and ${max}, got ${JSON.stringify(value)}`,
+    );
+  }
   return parsed;
+}
+
+/** true or false, nothing else (no "1", "yes" or "on" that one reader takes and another does not). */
+function boolean(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(value)}`);
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[]): T | undefined {
+  const value = env[name];
+  if (value === undefined || value === '') return undefined;
+  const known = values.find((candidate) => candidate === value);
+  if (known === undefined) {
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got ${JSON.stringify(value)}`);
+  }
+  return known;
+}
+
+function httpUrl(value: string | undefined, name: string): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new ConfigError(
+      `${name} must be an absolute https:// (or http://) URL, got ${JSON.stringify(value)}`,
+    );
+  }
+  return value;
+}
+
+function databaseUrl(value: string | undefined, name: string): string | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!isPostgres(value) && !value.startsWith('sqlite:')) {
+    throw new ConfigError(`${name} must be a postgres://… URL or sqlite:PATH, got another scheme`);
+  }
+  return value;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Every GATEHOUSE_* variable Gatehouse itself reads (the configuration, and the tools of this
+ * repository: tests and benchmarks). Any other is most likely a misspelling, which would otherwise
+ * leave its setting at the default without a word.
+ */
+const KNOWN_VARIABLES: readonly string[] = [
+  'GATEHOUSE_DATA_DIR',
+  'GATEHOUSE_SECRET',
+  'GATEHOUSE_SECRET_FILE',
+  'GATEHOUSE_ISSUER',
+  'GATEHOUSE_BASE_PATH',
+  'GATEHOUSE_TLS_CERT',
+  'GATEHOUSE_TLS_KEY',
+  'GATEHOUSE_TRUST_PROXY',
+  'GATEHOUSE_SIGNING_ALG',
+  'GATEHOUSE_ACCESS_TOKEN_TTL',
+  'GATEHOUSE_REFRESH_TOKEN_TTL',
+  'GATEHOUSE_ALLOW_PLAIN_PKCE',
+  'GATEHOUSE_BODY_LIMIT_BYTES',
+  'GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY',
+  'GATEHOUSE_MAC_TIMESTAMP_WINDOW',
+  'GATEHOUSE_LOCKOUT_ATTEMPTS',
+  'GATEHOUSE_LOCKOUT_SOURCE_ATTEMPTS',
+  'GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT',
+  'GATEHOUSE_LOCKOUT_WINDOW',
+  'GATEHOUSE_LOG_LEVEL',
+  'GATEHOUSE_SQLITE_SYNCHRONOUS',
+  'GATEHOUSE_PRODUCT_NAME',
+  'GATEHOUSE_LOGO_URL',
+  'GATEHOUSE_PURGE_INTERVAL',
+  'GATEHOUSE_PURGE_BATCH_SIZE',
+  'GATEHOUSE_PURGE_MAX_ROWS_PER_SECOND',
+  'GATEHOUSE_METRICS_TOKEN',
+  'GATEHOUSE_METRICS_TOKEN_FILE',
+  'GATEHOUSE_RATE_LIMITS',
+  'GATEHOUSE_RATE_LIMIT_WINDOW',
+  ...RATE_LIMITED_ENDPOINTS.flatMap((endpoint) => [
+    `GATEHOUSE_RATE_LIMIT_${ENV_NAMES[endpoint]}_PER_ADDRESS`,
+    `GATEHOUSE_RATE_LIMIT_${ENV_NAMES[endpoint]}_PER_CLIENT`,
+  ]),
+  'GATEHOUSE_MAX_HEADER_BYTES',
+  'GATEHOUSE_MAX_PARAMETERS',
+  'GATEHOUSE_MAX_PARAMETER_BYTES',
+  'GATEHOUSE_REQUEST_TIMEOUT',
+  // The repository's own tools.
+  'GATEHOUSE_TEST_DATABASE_URL',
+  'GATEHOUSE_CHROMIUM',
+  'GATEHOUSE_BENCH_DATABASE_URL',
+  'GATEHOUSE_FUZZ_RUNS',
+  'GATEHOUSE_SCREENSHOTS',
+  // The examples' resource server (examples/README.md).
+  'GATEHOUSE_CA_FILE',
+];
+
+/** Levenshtein distance, for "did you mean" (names are short: the quadratic cost does not matter). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(
+        (previous[j] ?? 0) + 1,
+        (current[j - 1] ?? 0) + 1,
+        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    previous = current;
+  }
+  return previous[b.length] ?? 0;
+}
+
+/**
+ * One warning per GATEHOUSE_* variable that nothing reads, with the closest known name when one is
+ * near. `alsoKnown`: names read by code outside this list (loadConfig records what it reads).
+ */
+export function unknownVariableWarnings(
+  env: NodeJS.ProcessEnv = process.env,
+  alsoKnown: Iterable<string> = readVariables,
+): string[] {
+  const known = new Set([...KNOWN_VARIABLES, ...alsoKnown]);
+  const warnings: string[] = [];
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith('GATEHOUSE_') || known.has(name)) continue;
+    let best: string | undefined;
+    let bestDistance = Infinity;
+    for (const candidate of known) {
+      const distance = editDistance(name, candidate);
+      if (distance < bestDistance) {
+        best = candidate;
+        bestDistance = distance;
+      }
+    }
+    const hint = best !== undefined && bestDistance <= 3 ? ` (did you mean ${best}?)` : '';
+    warnings.push(`unknown environment variable ${name} is ignored${hint}`);
+  }
+  return warnings;
+}
+
+/** GATEHOUSE_* names loadConfig has read, so a setting added to it is never reported as unknown. */
+const readVariables = new Set<string>();
+
+function recordingReads(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return new Proxy(env, {
+    get(target, property, receiver) {
+      if (typeof property === 'string' && property.startsWith('GATEHOUSE_')) readVariables.add(property);
+      return Reflect.get(target, property, receiver) as unknown;
+    },
+  });
 }
 
 export function normaliseBasePath(value: string | undefined): string {
   if (value === undefined || value === '' || value === '/') return '';
   if (!/^(\/[a-z0-9-]+)+$/.test(value)) {
-    throw new Error('--base-path must look like /api (lower-case segments, no trailing slash)');
+    throw new ConfigError(
+      '--base-path (GATEHOUSE_BASE_PATH) must look like /api (lower-case segments, no trailing slash)',
+    );
   }
   return value;
 }
 
+/** Where the store is (data directory, database URL), from the options over the environment. */
+export function storeLocation(
+  input: Pick<ConfigInput, 'dataDir' | 'databaseUrl'>,
+  env: NodeJS.ProcessEnv = process.env,
+): { dataDir: string; databaseUrl: string | undefined } {
+  return {
+    dataDir: input.dataDir ?? (env.GATEHOUSE_DATA_DIR || './data'),
+    databaseUrl:
+      databaseUrl(input.databaseUrl, '--database-url') ?? databaseUrl(env.DATABASE_URL, 'DATABASE_URL'),
+  };
+}
+
 /** Merges explicit options over the environment over the defaults. */
-export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = process.env): GatehouseConfig {
-  const dataDir = input.dataDir ?? env.GATEHOUSE_DATA_DIR ?? './data';
-  const port = input.port ?? integer(env.PORT) ?? 8443;
+export function loadConfig(
+  input: ConfigInput = {},
+  environment: NodeJS.ProcessEnv = process.env,
+  options: SecretOptions = {},
+): GatehouseConfig {
+  const env = recordingReads(environment);
+  const { dataDir, databaseUrl: database } = storeLocation(input, env);
+  const port = input.port ?? integer(env, 'PORT', 1, 65535, '') ?? 8443;
   const basePath = normaliseBasePath(input.basePath ?? env.GATEHOUSE_BASE_PATH);
-  const issuer = (input.issuer ?? env.GATEHOUSE_ISSUER ?? `https://localhost:${port}${basePath}`).replace(
-    /\/$/,
-    '',
-  );
+  const issuer = (
+    input.issuer ??
+    httpUrl(env.GATEHOUSE_ISSUER, 'GATEHOUSE_ISSUER') ??
+    `https://localhost:${port}${basePath}`
+  ).replace(/\/$/, '');
   const secret =
     input.secret === undefined
-      ? readSecret(dataDir, env)
+      ? readSecret(dataDir, database, env, options)
       : typeof input.secret === 'string'
         ? decodeSecret(input.secret, 'secret')
         : input.secret;
   return {
     dataDir,
-    databaseUrl: input.databaseUrl ?? (env.DATABASE_URL || undefined),
+    databaseUrl: database,
     port,
-    host: input.host ?? env.HOST ?? 'localhost',
+    host: input.host ?? (env.HOST || 'localhost'),
     issuer,
     basePath,
-    tlsCert: input.tlsCert ?? env.GATEHOUSE_TLS_CERT,
-    tlsKey: input.tlsKey ?? env.GATEHOUSE_TLS_KEY,
-    trustProxy: input.trustProxy ?? env.GATEHOUSE_TRUST_PROXY === 'true',
+    tlsCert: input.tlsCert ?? (env.GATEHOUSE_TLS_CERT || undefined),
+    tlsKey: input.tlsKey ?? (env.GATEHOUSE_TLS_KEY || undefined),
+    trustProxy: input.trustProxy ?? boolean(env, 'GATEHOUSE_TRUST_PROXY') ?? false,
     secret,
     signingAlgorithm: input.signingAlgorithm ?? signingAlgorithm(env.GATEHOUSE_SIGNING_ALG),
-    accessTokenTtl: input.accessTokenTtl ?? integer(env.GATEHOUSE_ACCESS_TOKEN_TTL) ?? 3600,
-    refreshTokenTtl: input.refreshTokenTtl ?? integer(env.GATEHOUSE_REFRESH_TOKEN_TTL) ?? 30 * 86400,
+    accessTokenTtl:
+      input.accessTokenTtl ?? integer(env, 'GATEHOUSE_ACCESS_TOKEN_TTL', 1, DAY, 'seconds') ?? 3600,
+    refreshTokenTtl:
+      input.refreshTokenTtl ??
+      integer(env, 'GATEHOUSE_REFRESH_TOKEN_TTL', 1, 3650 * DAY, 'seconds') ??
+      30 * DAY,
     authorizationCodeTtl: input.authorizationCodeTtl ?? 600,
     refreshReuseGraceSeconds: input.refreshReuseGraceSeconds ?? 5,
-    allowPlainPkce: input.allowPlainPkce ?? env.GATEHOUSE_ALLOW_PLAIN_PKCE === 'true',
-    bodyLimitBytes: input.bodyLimitBytes ?? integer(env.GATEHOUSE_BODY_LIMIT_BYTES) ?? 16 * 1024,
+    allowPlainPkce: input.allowPlainPkce ?? boolean(env, 'GATEHOUSE_ALLOW_PLAIN_PKCE') ?? false,
+    bodyLimitBytes:
+      input.bodyLimitBytes ??
+      integer(env, 'GATEHOUSE_BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024, 'bytes') ??
+      16 * 1024,
     allowAccessTokenInQuery:
-      input.allowAccessTokenInQuery ?? env.GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY === 'true',
+      input.allowAccessTokenInQuery ?? boolean(env, 'GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY') ?? false,
     macTimestampWindowSeconds:
-      input.macTimestampWindowSeconds ?? integer(env.GATEHOUSE_MAC_TIMESTAMP_WINDOW) ?? 300,
+      input.macTimestampWindowSeconds ??
+      integer(env, 'GATEHOUSE_MAC_TIMESTAMP_WINDOW', 1, 3600, 'seconds') ??
+      300,
     passwordFailuresPerUsername:
-      input.passwordFailuresPerUsername ?? integer(env.GATEHOUSE_LOCKOUT_ATTEMPTS) ?? 5,
-    passwordFailuresPerClient: input.passwordFailuresPerClient ?? 100,
+      input.passwordFailuresPerUsername ??
+      integer(env, 'GATEHOUSE_LOCKOUT_ATTEMPTS', 1, 1000, 'attempts') ??
+      5,
+    passwordFailuresPerSource:
+      input.passwordFailuresPerSource ??
+      integer(env, 'GATEHOUSE_LOCKOUT_SOURCE_ATTEMPTS', 1, MAX_COUNT, 'attempts') ??
+      100,
     passwordFailureWindowSeconds:
-      input.passwordFailureWindowSeconds ?? integer(env.GATEHOUSE_LOCKOUT_WINDOW) ?? 900,
+      input.passwordFailureWindowSeconds ??
+      integer(env, 'GATEHOUSE_LOCKOUT_WINDOW', 1, DAY, 'seconds') ??
+      900,
     allowPublicPasswordGrant:
-      input.allowPublicPasswordGrant ??
-      strictBoolean('GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT', env.GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT),
-    retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * 86400,
+      input.allowPublicPasswordGrant ?? boolean(env, 'GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT') ?? false,
+    retiredKeyRetentionSeconds: input.retiredKeyRetentionSeconds ?? 7 * DAY,
     // Every process signs with a rotated key, and stops trusting a revoked one, within this many seconds.
     keyRefreshIntervalSeconds: input.keyRefreshIntervalSeconds ?? 5,
-    logLevel: input.logLevel ?? env.GATEHOUSE_LOG_LEVEL ?? 'info',
+    logLevel: input.logLevel ?? oneOf(env, 'GATEHOUSE_LOG_LEVEL', LOG_LEVELS) ?? 'info',
     sqliteSynchronous:
-      input.sqliteSynchronous ?? (env.GATEHOUSE_SQLITE_SYNCHRONOUS === 'FULL' ? 'FULL' : 'NORMAL'),
-    productName: input.productName ?? env.GATEHOUSE_PRODUCT_NAME ?? 'Gatehouse',
-    logoUrl: input.logoUrl ?? env.GATEHOUSE_LOGO_URL,
-    purgeIntervalSeconds: input.purgeIntervalSeconds ?? integer(env.GATEHOUSE_PURGE_INTERVAL) ?? 30,
-    purgeBatchSize: input.purgeBatchSize ?? integer(env.GATEHOUSE_PURGE_BATCH_SIZE) ?? 500,
+      input.sqliteSynchronous ?? oneOf(env, 'GATEHOUSE_SQLITE_SYNCHRONOUS', ['FULL', 'NORMAL']) ?? 'NORMAL',
+    productName: input.productName ?? (env.GATEHOUSE_PRODUCT_NAME || 'Gatehouse'),
+    logoUrl: input.logoUrl ?? (env.GATEHOUSE_LOGO_URL || undefined),
+    purgeIntervalSeconds:
+      input.purgeIntervalSeconds ?? integer(env, 'GATEHOUSE_PURGE_INTERVAL', 0, DAY, 'seconds') ?? 30,
+    purgeBatchSize:
+      input.purgeBatchSize ?? integer(env, 'GATEHOUSE_PURGE_BATCH_SIZE', 1, 100_000, 'rows') ?? 500,
     purgeMaxRowsPerSecond:
       input.purgeMaxRowsPerSecond ??
-      integer(env.GATEHOUSE_PURGE_MAX_ROWS_PER_SECOND) ??
+      integer(env, 'GATEHOUSE_PURGE_MAX_ROWS_PER_SECOND', 0, MAX_COUNT, 'rows') ??
       PURGE_MAX_ROWS_PER_SECOND,
-    metricsToken:
-      input.metricsToken ??
-      (env.GATEHOUSE_METRICS_TOKEN ||
-        (env.GATEHOUSE_METRICS_TOKEN_FILE
-          ? readFileSync(env.GATEHOUSE_METRICS_TOKEN_FILE, 'utf8').trim()
-          : undefined)),
+    metricsToken: input.metricsToken ?? metricsToken(env),
     rateLimits: rateLimits(input.rateLimits, env),
-    rateLimitWindowSeconds: input.rateLimitWindowSeconds ?? integer(env.GATEHOUSE_RATE_LIMIT_WINDOW) ?? 60,
-    maxHeaderBytes: input.maxHeaderBytes ?? integer(env.GATEHOUSE_MAX_HEADER_BYTES) ?? 16 * 1024,
-    maxParameters: input.maxParameters ?? 64,
+    rateLimitWindowSeconds:
+      input.rateLimitWindowSeconds ?? integer(env, 'GATEHOUSE_RATE_LIMIT_WINDOW', 1, DAY, 'seconds') ?? 60,
+    maxHeaderBytes:
+      input.maxHeaderBytes ??
+      integer(env, 'GATEHOUSE_MAX_HEADER_BYTES', 1024, 1024 * 1024, 'bytes') ??
+      16 * 1024,
+    maxParameters:
+      input.maxParameters ?? integer(env, 'GATEHOUSE_MAX_PARAMETERS', 1, 10_000, 'parameters') ?? 64,
     // A value may fill the body; the separate bound matters for query strings and smaller settings.
-    maxParameterBytes: input.maxParameterBytes ?? 16 * 1024,
-    requestTimeoutSeconds: input.requestTimeoutSeconds ?? integer(env.GATEHOUSE_REQUEST_TIMEOUT) ?? 30,
+    maxParameterBytes:
+      input.maxParameterBytes ??
+      integer(env, 'GATEHOUSE_MAX_PARAMETER_BYTES', 1, 16 * 1024 * 1024, 'bytes') ??
+      16 * 1024,
+    requestTimeoutSeconds:
+      input.requestTimeoutSeconds ?? integer(env, 'GATEHOUSE_REQUEST_TIMEOUT', 1, 3600, 'seconds') ?? 30,
   };
+}
+
+function metricsToken(env: NodeJS.ProcessEnv): string | undefined {
+  if (env.GATEHOUSE_METRICS_TOKEN) return env.GATEHOUSE_METRICS_TOKEN;
+  const file = env.GATEHOUSE_METRICS_TOKEN_FILE;
+  if (!file) return undefined;
+  try {
+    return readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    throw new ConfigError(
+      `GATEHOUSE_METRICS_TOKEN_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
 }

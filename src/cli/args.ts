@@ -23,22 +23,70 @@ type Parsed<T extends Options> = ReturnType<
   }>
 >;
 
-export function parseCommandArgs<T extends Options>(argv: string[], options: T): Parsed<T> {
+/** node's parser messages, in the words of this command line. */
+function plainUsageError(error: unknown, command: string): UsageError {
+  const { code, message } = error as { code?: string; message?: string };
+  const option = /'(-[^' ]+)/.exec(message ?? '')?.[1] ?? 'an option';
+  switch (code) {
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
+      return new UsageError(`${command} has no option ${option}`);
+    case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
+      return /does not take an argument/.test(message ?? '')
+        ? new UsageError(`${option} takes no value (${command})`)
+        : new UsageError(
+            `${option} needs a value (${command}); a value starting with "-" is written ${option}=VALUE`,
+          );
+    default:
+      return new UsageError(`${command}: cannot read the arguments`);
+  }
+}
+
+/**
+ * Parses one command's arguments. `command` names it in messages ("clients create"); at most
+ * `maxPositionals` arguments that are not options are allowed.
+ */
+export function parseCommandArgs<T extends Options>(
+  argv: string[],
+  options: T,
+  command = 'gatehouse',
+  maxPositionals = Infinity,
+): Parsed<T> {
+  let parsed: Parsed<T>;
   try {
-    return parseArgs({
+    parsed = parseArgs({
       args: argv,
       options: { ...GLOBAL_OPTIONS, ...options },
       allowPositionals: true,
       strict: true,
     });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw plainUsageError(err, command);
   }
+  const extra = parsed.positionals[maxPositionals];
+  if (extra !== undefined && (parsed.values as { help?: boolean }).help !== true) {
+    throw new UsageError(`${command}: unexpected argument "${extra}"`);
+  }
+  return parsed;
 }
 
 /** `gatehouse clients --help`: the flag stands where the action would, so parseArgs never sees it. */
 export function isHelpFlag(arg: string | undefined): boolean {
   return arg === '--help' || arg === '-h';
+}
+
+/** A whole number in [min, max] from a flag, or undefined when the flag is absent. */
+export function integerFlag(
+  value: string | undefined,
+  flag: string,
+  min: number,
+  max: number,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = /^[0-9]+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) {
+    throw new UsageError(`${flag} must be between ${min} and ${max}, got "${value}"`);
+  }
+  return parsed;
 }
 
 /** Reads all of standard input (for --password-stdin), without the final newline. */
@@ -48,4 +96,54 @@ export async function readStdin(): Promise<string> {
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');
+}
+
+/**
+ * Reads one line from the terminal without echoing it: the terminal goes to raw mode and each key is
+ * handled here (backspace, Ctrl-C, Ctrl-D), so the password never appears on screen or in scrollback.
+ */
+export function promptHidden(prompt: string): Promise<string> {
+  const input = process.stdin;
+  const output = process.stderr;
+  return new Promise((resolve, reject) => {
+    let value = '';
+    // Raw mode first: a key typed the moment the prompt shows must not be echoed.
+    input.setRawMode(true);
+    output.write(prompt);
+    input.resume();
+    input.setEncoding('utf8');
+    const finish = (error?: Error) => {
+      input.setRawMode(false);
+      input.pause();
+      input.removeListener('data', onData);
+      output.write('\n');
+      if (error) reject(error);
+      else resolve(value);
+    };
+    const onData = (chunk: string) => {
+      for (const char of chunk) {
+        if (char === '\r' || char === '\n') return finish();
+        if (char === '\u0003') return finish(new UsageError('interrupted'));
+        if (char === '\u0004') {
+          if (value === '') return finish(new UsageError('no password given'));
+          return finish();
+        }
+        if (char === '\u007f' || char === '\b') value = value.slice(0, -1);
+        else if (char >= ' ') value += char;
+      }
+    };
+    input.on('data', onData);
+  });
+}
+
+/**
+ * The password for --password-stdin: from a pipe as it comes; on a terminal, asked for twice
+ * without echo.
+ */
+export async function readPassword(): Promise<string> {
+  if (!process.stdin.isTTY) return readStdin();
+  const password = await promptHidden('Password: ');
+  const again = await promptHidden('Repeat password: ');
+  if (password !== again) throw new UsageError('the two passwords differ; nothing was changed');
+  return password;
 }

@@ -1,36 +1,66 @@
 export const MAIN_HELP = `gatehouse: OAuth 2.0 authorization server
 
-Usage: gatehouse <command> [options]
+Usage: gatehouse [options] <command> [options]
 
 Commands:
-  serve                      Start the HTTPS server
-  clients create|list|show|delete
+  serve                      Start the HTTPS server (creates and migrates the store if needed)
+  init                       Create a new store: schema, built-in scopes, first signing key
+  migrate                    Apply pending database migrations
+  check                      Check configuration, secret, store, migrations, TLS and issuer
+  clients create|list|show|update|rotate-secret|delete
                              Manage OAuth clients
-  users create|list|delete   Manage resource owners
+  users create|list|update|set-password|delete
+                             Manage resource owners
+  grants list|revoke         See and revoke what users have granted to clients
   scopes create|list|delete  Manage the scope registry shown on the consent page
   keys rotate|list|revoke    Manage token signing keys
-  migrate                    Apply pending database migrations
+  version                    Print the version (also --version)
 
-Options for every command:
+Only serve, init and migrate create or migrate a store; every other command needs an existing,
+current store and refuses otherwise, saying what to run.
+
+Options for every command (before or after it):
   --data-dir DIR             Data directory (env GATEHOUSE_DATA_DIR, default ./data)
   --database-url URL         postgres://… for PostgreSQL (env DATABASE_URL); default SQLite in DIR
-  --json                     Machine-readable output
+  --json                     Machine-readable output; errors as {"error","message"} on stderr
   -h, --help                 Help for a command: gatehouse <command> --help
+  -V, --version              Print the version
+
+Environment: GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE, the server secret (required with PostgreSQL).
+Exit codes: 0 done, 1 refused or failed, 2 usage error.
 `;
 
 export const SERVE_HELP = `Usage: gatehouse serve [options]
 
-  --port N                   Port (env PORT, default 8443)
+  --port N                   Port, 1-65535 (env PORT, default 8443)
   --host H                   Address to listen on (env HOST, default localhost)
   --issuer URL               Public base URL (env GATEHOUSE_ISSUER, default https://localhost:<port>)
   --base-path /api           Mount every path under this prefix (default: none)
   --tls-cert FILE            PEM certificate (env GATEHOUSE_TLS_CERT); default: a self-signed
   --tls-key FILE             development certificate in <data-dir>/tls/, generated once
   --trust-proxy              Plain HTTP behind a TLS-terminating proxy that sets X-Forwarded-*
-  --workers N                Worker processes (default 1)
+  --workers N                Worker processes, 1-256 (default 1)
+
+Creates the store and applies pending migrations if needed. Refuses to start when the secret is not
+the one the store's signing keys were sealed under.
 
 Environment: GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE (32+ random bytes, base64url) seals signing
-keys and signs cookies; when neither is set, one is generated into <data-dir>/secret.
+keys and signs cookies. With SQLite and neither set, one is generated into <data-dir>/secret when the
+store is created; with PostgreSQL one of them is required.
+`;
+
+export const INIT_HELP = `Usage: gatehouse init [--data-dir DIR | --database-url URL] [--json]
+
+Creates a new store: applies the migrations, records a check value of the server secret, registers
+the built-in scopes and makes the first signing key. On an existing, current store it does nothing.
+With SQLite and no GATEHOUSE_SECRET(_FILE), a secret is generated into <data-dir>/secret.
+`;
+
+export const CHECK_HELP = `Usage: gatehouse check [--data-dir DIR | --database-url URL] [--json]
+
+Checks, one line each: the configuration is valid; the store is reachable; its migrations are
+current; the secret opens the signing keys; the TLS certificate is valid (and when it expires); the
+issuer is https. Changes nothing. Exit 1 when any check fails.
 `;
 
 export const CLIENTS_HELP = `Usage:
@@ -38,6 +68,9 @@ export const CLIENTS_HELP = `Usage:
                            [--scopes "a b"] [--public] [--token-type bearer|mac] [--json]
   gatehouse clients list [--json]
   gatehouse clients show CLIENT_ID [--json]
+  gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
+                           [--scopes "a b"] [--token-type bearer|mac] [--json]
+  gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
   --grant-types LIST   Comma-separated: authorization_code, implicit, password,
@@ -46,21 +79,38 @@ export const CLIENTS_HELP = `Usage:
   --public             No secret (native and browser apps); PKCE S256 required.
   --token-type         bearer (default) or mac.
 
-The client secret is printed once, at creation; only its hash is stored.
+update changes the settings given and keeps the others (--redirect-uri given replaces the list).
+The client secret is printed once, at creation and by rotate-secret (the old one stops working at
+once); only its hash is stored.
 `;
 
 export const USERS_HELP = `Usage:
   gatehouse users create --username NAME --password-stdin [--json]
   gatehouse users list [--json]
+  gatehouse users update USER_ID --username NEW [--json]
+  gatehouse users update --username NAME --new-username NEW [--json]
+  gatehouse users set-password (USER_ID | --username NAME) --password-stdin [--json]
   gatehouse users delete (USER_ID | --username NAME)
 
-The password is read from standard input: printf '%s' "$PW" | gatehouse users create ...
+--password-stdin reads the password from a pipe (printf '%s' "$PW" | gatehouse users create ...),
+or on a terminal asks for it twice without showing it. A new password ends the user's browser
+sessions and refresh tokens.
+`;
+
+export const GRANTS_HELP = `Usage:
+  gatehouse grants list (--user USER_ID_OR_NAME | --client CLIENT_ID) [--json]
+  gatehouse grants revoke GRANT_ID [--json]
+
+Lists the grants in force (not revoked, not expired). Revoking a grant retires its refresh tokens,
+and its access tokens fail introspection and validation from then on.
 `;
 
 export const SCOPES_HELP = `Usage:
   gatehouse scopes create NAME --description TEXT
   gatehouse scopes list [--json]
   gatehouse scopes delete NAME
+
+The built-in scopes profile and admin cannot be deleted.
 `;
 
 export const KEYS_HELP = `Usage:
@@ -71,4 +121,6 @@ export const KEYS_HELP = `Usage:
 `;
 
 export const MIGRATE_HELP = `Usage: gatehouse migrate   Apply pending database migrations (serve does this too)
+
+Creates the store when there is none. Refuses, changing nothing, when the secret is not the store's.
 `;

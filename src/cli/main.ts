@@ -1,15 +1,38 @@
 import cluster from 'node:cluster';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { serveClusterMetrics } from '../compose/cluster-metrics.js';
-import { createGatehouse, openStorage } from '../compose/gatehouse.js';
-import { loadConfig, type ConfigInput } from '../config.js';
-import { ConflictError, ValidationError } from '../core/validation.js';
-import { UsageError, parseCommandArgs } from './args.js';
+import { BUILT_IN_SCOPES, createGatehouse, deriveServerKeys, openStorage } from '../compose/gatehouse.js';
+import {
+  migrateVerified,
+  openExistingVerified,
+  SecretMismatchError,
+  StoreStateError,
+} from '../compose/secret-check.js';
+import {
+  ConfigError,
+  loadConfig,
+  storeLocation,
+  unknownVariableWarnings,
+  type ConfigInput,
+  type GatehouseConfig,
+} from '../config.js';
+import { KeyRing } from '../core/key-ring.js';
+import { ConflictError, NotFoundError, ValidationError } from '../core/validation.js';
+import { systemClock } from '../shared/clock.js';
+import { isPostgresUrl, sqliteFilename } from '../storage/sql/index.js';
+import { UsageError, integerFlag, parseCommandArgs } from './args.js';
+import { runCheckCommand } from './commands/check.js';
 import { runClientsCommand } from './commands/clients.js';
+import { runGrantsCommand } from './commands/grants.js';
 import { runKeysCommand } from './commands/keys.js';
 import { runScopesCommand } from './commands/scopes.js';
 import { runUsersCommand } from './commands/users.js';
-import { MAIN_HELP, MIGRATE_HELP, SERVE_HELP } from './help.js';
+import { INIT_HELP, MAIN_HELP, MIGRATE_HELP, SERVE_HELP } from './help.js';
 import type { CommandContext } from './context.js';
+
+let jsonErrors = false;
 
 function globalConfigInput(values: Record<string, unknown>): ConfigInput {
   const input: ConfigInput = {};
@@ -18,55 +41,99 @@ function globalConfigInput(values: Record<string, unknown>): ConfigInput {
   return input;
 }
 
+function warn(message: string): void {
+  process.stderr.write(
+    jsonErrors ? JSON.stringify({ warning: message }) + '\n' : `gatehouse: warning: ${message}\n`,
+  );
+}
+
+/** The SQLite file of a store, or undefined for PostgreSQL. */
+function sqliteFileOf(input: ConfigInput): string | undefined {
+  const { dataDir, databaseUrl } = storeLocation(input);
+  return isPostgresUrl(databaseUrl) ? undefined : sqliteFilename(databaseUrl, dataDir);
+}
+
+/**
+ * The configuration of a command. `mayCreate`: serve, init and migrate, which may create a SQLite
+ * store and, with it, its development secret; every other command needs both to exist already.
+ */
+export function cliConfig(input: ConfigInput, mayCreate: boolean): GatehouseConfig {
+  const file = sqliteFileOf(input);
+  if (!mayCreate && file !== undefined && !existsSync(file)) {
+    throw new StoreStateError(
+      'store_missing',
+      `no Gatehouse store at ${file}: run "gatehouse init" to create one, or point --data-dir ` +
+        '(GATEHOUSE_DATA_DIR) or --database-url (DATABASE_URL) at the existing one',
+    );
+  }
+  const config = loadConfig(input, process.env, {
+    // A secret is generated only with the store it will seal, never beside an existing one.
+    createSecret: mayCreate && file !== undefined && !existsSync(file),
+  });
+  // Once per start: cluster workers run this again with the same environment.
+  if (cluster.isPrimary) for (const warning of unknownVariableWarnings()) warn(warning);
+  return config;
+}
+
+/**
+ * Opens an existing, current store after checking the secret is its secret; never creates or
+ * migrates one (only serve, init and migrate do).
+ */
 async function withStorage<T>(
   values: Record<string, unknown>,
   run: (context: CommandContext) => Promise<T>,
 ): Promise<T> {
-  const config = loadConfig(globalConfigInput(values));
+  const config = cliConfig(globalConfigInput(values), false);
   const storage = openStorage(config);
   try {
-    await storage.migrate();
-    return await run({ config, storage, json: values.json === true, out: process.stdout });
+    await openExistingVerified(storage, config.secret, systemClock);
+    return await run({
+      config,
+      storage,
+      json: values.json === true,
+      out: process.stdout,
+      clock: systemClock,
+    });
   } finally {
     await storage.close();
   }
 }
 
-function positiveInteger(value: unknown, flag: string): number | undefined {
-  if (value === undefined) return undefined;
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) {
-    throw new UsageError(`${flag} must be a whole number`);
-  }
-  return parsed;
-}
-
 async function serve(argv: string[]): Promise<void> {
-  const { values } = parseCommandArgs(argv, {
-    port: { type: 'string' },
-    host: { type: 'string' },
-    issuer: { type: 'string' },
-    'base-path': { type: 'string' },
-    'tls-cert': { type: 'string' },
-    'tls-key': { type: 'string' },
-    'trust-proxy': { type: 'boolean' },
-    workers: { type: 'string' },
-  });
+  const { values } = parseCommandArgs(
+    argv,
+    {
+      port: { type: 'string' },
+      host: { type: 'string' },
+      issuer: { type: 'string' },
+      'base-path': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
+      'trust-proxy': { type: 'boolean' },
+      workers: { type: 'string' },
+    },
+    'serve',
+    0,
+  );
   if (values.help) {
     process.stdout.write(SERVE_HELP);
     return;
   }
-  const config = loadConfig({
-    ...globalConfigInput(values),
-    port: positiveInteger(values.port, '--port'),
-    host: values.host,
-    issuer: values.issuer,
-    basePath: values['base-path'],
-    tlsCert: values['tls-cert'],
-    tlsKey: values['tls-key'],
-    trustProxy: values['trust-proxy'],
-  });
-  const workers = positiveInteger(values.workers, '--workers') ?? 1;
+  const port = integerFlag(values.port, '--port', 1, 65535);
+  const workers = integerFlag(values.workers, '--workers', 1, 256) ?? 1;
+  const config = cliConfig(
+    {
+      ...globalConfigInput(values),
+      port,
+      host: values.host,
+      issuer: values.issuer,
+      basePath: values['base-path'],
+      tlsCert: values['tls-cert'],
+      tlsKey: values['tls-key'],
+      trustProxy: values['trust-proxy'],
+    },
+    true,
+  );
   if (workers > 1 && cluster.isPrimary) {
     // Migrations, the first signing key and the dev certificate are made once, before the fork.
     const gatehouse = await createGatehouse(config);
@@ -106,16 +173,22 @@ async function serve(argv: string[]): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
+function describeStore(config: GatehouseConfig): string {
+  return isPostgresUrl(config.databaseUrl)
+    ? 'the PostgreSQL database'
+    : sqliteFilename(config.databaseUrl, config.dataDir);
+}
+
 async function migrate(argv: string[]): Promise<void> {
-  const { values } = parseCommandArgs(argv, {});
+  const { values } = parseCommandArgs(argv, {}, 'migrate', 0);
   if (values.help) {
     process.stdout.write(MIGRATE_HELP);
     return;
   }
-  const config = loadConfig(globalConfigInput(values));
+  const config = cliConfig(globalConfigInput(values), true);
   const storage = openStorage(config);
   try {
-    const applied = await storage.migrate();
+    const applied = await migrateVerified(storage, config.secret, systemClock);
     process.stdout.write(
       values.json
         ? JSON.stringify({ applied }) + '\n'
@@ -128,13 +201,141 @@ async function migrate(argv: string[]): Promise<void> {
   }
 }
 
-export async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
+/** Creates a store: schema, secret check, built-in scopes, first signing key. Says so when it exists. */
+async function init(argv: string[]): Promise<void> {
+  const { values } = parseCommandArgs(argv, {}, 'init', 0);
+  if (values.help) {
+    process.stdout.write(INIT_HELP);
+    return;
+  }
+  const config = cliConfig(globalConfigInput(values), true);
+  const storage = openStorage(config);
   try {
+    const pending = await storage.pendingMigrations();
+    const exists = !pending.includes('0001-initial');
+    if (exists && pending.length > 0) {
+      throw new StoreStateError(
+        'migrations_pending',
+        `a store exists here and its schema is not current (pending: ${pending.join(', ')}): run "gatehouse migrate"`,
+      );
+    }
+    const applied = await migrateVerified(storage, config.secret, systemClock);
+    const now = systemClock.now();
+    await storage.scopes.ensure(BUILT_IN_SCOPES.map((scope) => ({ ...scope, createdAt: now })));
+    const keyRing = new KeyRing({
+      store: storage.signingKeys,
+      keyEncryptionKey: deriveServerKeys(config.secret).keyEncryptionKey,
+      clock: systemClock,
+      algorithm: config.signingAlgorithm,
+      retiredKeyRetentionSeconds: config.retiredKeyRetentionSeconds,
+      refreshIntervalSeconds: config.keyRefreshIntervalSeconds,
+    });
+    await keyRing.init();
+    await keyRing.close();
+    const where = describeStore(config);
+    process.stdout.write(
+      values.json
+        ? JSON.stringify({ created: !exists, store: where, applied, kid: keyRing.activeKid }) + '\n'
+        : exists
+          ? `A Gatehouse store already exists in ${where}; nothing to do.\n`
+          : `Created a Gatehouse store in ${where} (signing key ${keyRing.activeKid}).\n`,
+    );
+  } finally {
+    await storage.close();
+  }
+}
+
+/** The version in package.json: the nearest one upward named gatehouse. */
+function version(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; version?: string };
+      if (parsed.name === 'gatehouse' && parsed.version !== undefined) return parsed.version;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return 'unknown';
+    dir = parent;
+  }
+}
+
+const VALUE_GLOBALS = new Set(['--data-dir', '--database-url']);
+
+/**
+ * `gatehouse --data-dir X clients list`: options every command takes may stand before the command;
+ * they are moved after it, where the command's own parser reads them.
+ */
+function splitGlobalOptions(argv: string[]): { command: string | undefined; rest: string[] } {
+  const globals: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (!arg.startsWith('-')) break;
+    const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+    if (arg === '--help' || arg === '-h') return { command: 'help', rest: [] };
+    if (arg === '--version' || arg === '-V') return { command: 'version', rest: [] };
+    if (arg === '--json') globals.push(arg);
+    else if (VALUE_GLOBALS.has(name)) {
+      if (name !== arg) globals.push(arg);
+      else {
+        const value = argv[i + 1];
+        if (value === undefined) throw new UsageError(`${arg} needs a value`);
+        globals.push(arg, value);
+        i++;
+      }
+    } else
+      throw new UsageError(
+        `unknown option ${name} (options before the command: --data-dir, --database-url, --json)`,
+      );
+  }
+  return { command: argv[i], rest: [...hoistGlobalOptions(argv.slice(i + 1)), ...globals] };
+}
+
+/** `gatehouse clients --json list`: global options between a command and its action go after it too. */
+function hoistGlobalOptions(argv: string[]): string[] {
+  const globals: string[] = [];
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const name = arg.includes('=') ? arg.slice(0, arg.indexOf('=')) : arg;
+    if (arg === '--json' || (VALUE_GLOBALS.has(name) && name !== arg)) globals.push(arg);
+    else if (VALUE_GLOBALS.has(arg) && argv[i + 1] !== undefined) {
+      globals.push(arg, argv[i + 1] as string);
+      i++;
+    } else break;
+  }
+  return [...argv.slice(i), ...globals];
+}
+
+/** Each refusal's exit code and its name under --json. */
+function classify(err: unknown): { code: number; error: string } {
+  if (err instanceof UsageError) return { code: 2, error: 'usage' };
+  if (err instanceof ValidationError) return { code: 1, error: 'invalid_input' };
+  if (err instanceof ConflictError) return { code: 1, error: 'conflict' };
+  if (err instanceof NotFoundError) return { code: 1, error: 'not_found' };
+  if (err instanceof ConfigError) return { code: 1, error: 'configuration' };
+  if (err instanceof SecretMismatchError || err instanceof StoreStateError)
+    return { code: 1, error: err.code };
+  return { code: 1, error: 'failed' };
+}
+
+export async function main(argv: string[]): Promise<number> {
+  jsonErrors = argv.includes('--json');
+  try {
+    const { command, rest } = splitGlobalOptions(argv);
     switch (command) {
       case 'serve':
         await serve(rest);
         return -1;
+      case 'init':
+        await init(rest);
+        return 0;
+      case 'migrate':
+        await migrate(rest);
+        return 0;
+      case 'check':
+        return await runCheckCommand(rest);
       case 'clients':
         await runClientsCommand(rest, withStorage);
         return 0;
@@ -147,29 +348,29 @@ export async function main(argv: string[]): Promise<number> {
       case 'keys':
         await runKeysCommand(rest, withStorage);
         return 0;
-      case 'migrate':
-        await migrate(rest);
+      case 'grants':
+        await runGrantsCommand(rest, withStorage);
+        return 0;
+      case 'version':
+        process.stdout.write(
+          jsonErrors ? JSON.stringify({ version: version() }) + '\n' : `gatehouse ${version()}\n`,
+        );
         return 0;
       case undefined:
       case 'help':
-      case '--help':
-      case '-h':
         process.stdout.write(MAIN_HELP);
         return command === undefined ? 2 : 0;
       default:
         throw new UsageError(`unknown command "${command}"`);
     }
   } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`gatehouse: ${err.message}\nRun "gatehouse --help" for usage.\n`);
-      return 2;
-    }
-    if (err instanceof ValidationError || err instanceof ConflictError) {
-      process.stderr.write(`gatehouse: ${err.message}\n`);
-      return 1;
-    }
-    process.stderr.write(`gatehouse: ${(err as Error).message}\n`);
-    return 1;
+    const { code, error } = classify(err);
+    const message = (err as Error).message;
+    if (jsonErrors) process.stderr.write(JSON.stringify({ error, message }) + '\n');
+    else if (err instanceof UsageError) {
+      process.stderr.write(`gatehouse: ${message}\nRun "gatehouse --help" for usage.\n`);
+    } else process.stderr.write(`gatehouse: ${message}\n`);
+    return code;
   }
 }
 

@@ -18,6 +18,7 @@ import {
   type SqlStorageOptions,
 } from '../storage/sql/index.js';
 import { startPurgeProcess, type PurgeProcess } from './purge-process.js';
+import { migrateVerified } from './secret-check.js';
 import { loadTls, type TlsFiles } from './dev-certificate.js';
 
 export const BUILT_IN_SCOPES: ReadonlyArray<Omit<Scope, 'createdAt'>> = [
@@ -89,7 +90,14 @@ export async function createGatehouse(
 ): Promise<Gatehouse> {
   const clock = options.clock ?? systemClock;
   const storage = options.storage ?? openStorage(config);
-  await storage.migrate();
+  // The secret is checked before anything is written, the first migration included.
+  try {
+    await migrateVerified(storage, config.secret, clock);
+  } catch (error) {
+    // A store opened here is closed again, or its background threads would keep the process alive.
+    if (options.storage === undefined) await storage.close();
+    throw error;
+  }
   const now = clock.now();
   await storage.scopes.ensure(BUILT_IN_SCOPES.map((scope) => ({ ...scope, createdAt: now })));
 
@@ -123,7 +131,7 @@ export async function createGatehouse(
       refreshReuseGraceSeconds: config.refreshReuseGraceSeconds,
       allowPlainPkce: config.allowPlainPkce,
       passwordFailuresPerUsername: config.passwordFailuresPerUsername,
-      passwordFailuresPerSource: config.passwordFailuresPerClient,
+      passwordFailuresPerSource: config.passwordFailuresPerSource,
       passwordFailureWindowSeconds: config.passwordFailureWindowSeconds,
       accessTokenTtl: config.accessTokenTtl,
       refreshTokenTtl: config.refreshTokenTtl,

@@ -5,7 +5,7 @@ import { GRANT_TYPES, TOKEN_TYPES, type Client, type GrantType, type TokenType }
 import type { Storage } from './ports.js';
 import { canonicalRedirectUri } from './redirect-uri.js';
 import { isValidScopeName } from './scopes.js';
-import { ValidationError } from './validation.js';
+import { ConflictError, NotFoundError, ValidationError } from './validation.js';
 
 /** The fields an operator sets on a client: the same on the command line and in POST /v1/clients. */
 export interface ClientInput {
@@ -120,6 +120,42 @@ export async function registerScopesOf(storage: Storage, scopes: string[], now: 
   await storage.scopes.ensure(
     scopes.map((name) => ({ name, description: `Access “${name}”`, createdAt: now })),
   );
+}
+
+/**
+ * Changes the fields given and keeps the others (the command line's `clients update`); the result is
+ * validated as a whole, as at creation.
+ */
+export async function updateClient(
+  storage: Storage,
+  clock: Clock,
+  client: Client,
+  changes: Omit<Partial<ClientInput>, 'public'>,
+): Promise<Client> {
+  const fields = validateClientInput({
+    name: changes.name ?? client.name,
+    redirect_uris: changes.redirect_uris ?? client.redirectUris,
+    grant_types: changes.grant_types ?? client.grantTypes,
+    scopes: changes.scopes ?? client.scopes,
+    token_type: changes.token_type ?? client.tokenType,
+    public: client.isPublic,
+  });
+  const now = clock.now();
+  const updated: Client = { ...client, ...fields, updatedAt: now };
+  await registerScopesOf(storage, updated.scopes, now);
+  if (!(await storage.clients.update(updated)))
+    throw new NotFoundError('client_id', `no client with id ${client.id}`);
+  return updated;
+}
+
+/** A new secret for a confidential client, returned once; the old one stops working at once. */
+export async function rotateClientSecret(storage: Storage, clock: Clock, client: Client): Promise<string> {
+  if (client.isPublic) throw new ConflictError('public', 'a public client has no secret');
+  const { secret, hash } = newClientSecret();
+  if (!(await storage.clients.update({ ...client, secretHash: hash, updatedAt: clock.now() }))) {
+    throw new NotFoundError('client_id', `no client with id ${client.id}`);
+  }
+  return secret;
 }
 
 export async function createClient(

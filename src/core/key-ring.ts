@@ -294,3 +294,13 @@ export async function generateSigningKey(
     revokedAt: null,
   };
 }
+
+/** Whether `keyEncryptionKey` opens the key's sealed private key, i.e. the server secret is the right one. */
+export function opensSigningKey(record: SigningKeyRecord, keyEncryptionKey: Buffer): boolean {
+  try {
+    open(keyEncryptionKey, record.privateKeySealed, SEAL_CONTEXT);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -3,7 +3,7 @@ import type { Clock } from '../shared/clock.js';
 import type { User } from './model.js';
 import { hashPassword } from './passwords.js';
 import type { Storage } from './ports.js';
-import { ConflictError, ValidationError } from './validation.js';
+import { ConflictError, NotFoundError, ValidationError } from './validation.js';
 
 export interface UserView {
   id: string;
@@ -93,5 +93,46 @@ export async function changePassword(
   const updated: User = { ...user, passwordHash: await hashPassword(valid), updatedAt: now };
   if (!(await storage.users.update(updated))) return undefined;
   await endUserSignIns(storage, userId, now);
+  return updated;
+}
+
+/** A unique-constraint violation, on SQLite or PostgreSQL: another writer took the name first. */
+function isUniqueViolation(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * Renames a user and/or sets a new password. A new password ends the user's browser sessions and
+ * grants (endUserSignIns): whoever knew the old one must not stay signed in.
+ */
+export async function updateUser(
+  storage: Storage,
+  clock: Clock,
+  user: User,
+  changes: { username?: unknown; password?: unknown },
+): Promise<User> {
+  const username = changes.username === undefined ? user.username : validateUsername(changes.username);
+  const password = changes.password === undefined ? undefined : validatePassword(changes.password);
+  if (username !== user.username) {
+    const holder = await storage.users.getByUsername(username);
+    if (holder !== undefined && holder.id !== user.id) {
+      throw new ConflictError('username', `user name already taken: ${username}`);
+    }
+  }
+  const now = clock.now();
+  const updated: User = {
+    ...user,
+    username,
+    passwordHash: password === undefined ? user.passwordHash : await hashPassword(password),
+    updatedAt: now,
+  };
+  try {
+    if (!(await storage.users.update(updated))) throw new NotFoundError('user', 'no such user');
+  } catch (error) {
+    if (isUniqueViolation(error)) throw new ConflictError('username', `user name already taken: ${username}`);
+    throw error;
+  }
+  if (password !== undefined) await endUserSignIns(storage, user.id, now);
   return updated;
 }

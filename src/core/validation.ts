@@ -19,3 +19,14 @@ export class ConflictError extends Error {
     this.name = 'ConflictError';
   }
 }
+
+/** The thing an operation names does not exist. */
+export class NotFoundError extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NotFoundError';
+  }
+}

@@ -83,7 +83,7 @@ for (const backend of backends()) {
     });
 
     it('throttles failures per address across user names', async () => {
-      const local = await startTestServer(backend, { passwordFailuresPerClient: 2 });
+      const local = await startTestServer(backend, { passwordFailuresPerSource: 2 });
       try {
         const { user, password } = await local.user();
         const browser = new FormBrowser(local);

@@ -56,9 +56,17 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-function runScript(script: string, args: string[], stdin?: string): Promise<RunResult> {
+function runScript(
+  script: string,
+  args: string[],
+  stdin?: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], { env: cleanEnv(), stdio: 'pipe' });
+    const child = spawn(process.execPath, [script, ...args], {
+      env: { ...cleanEnv(), ...env },
+      stdio: 'pipe',
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -150,15 +158,26 @@ function httpsPost(
   });
 }
 
-/** A fresh data directory for one test, removed after it, and the CLI bound to it. */
-function workspace(t: TestContext) {
+/**
+ * A fresh data directory for one test, removed after it, and the CLI bound to it. Only serve, init
+ * and migrate create a store, so with `init` (the default) the first command runs `gatehouse init`.
+ */
+function workspace(t: TestContext, options: { init?: boolean } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  let ready: Promise<void> | undefined = options.init === false ? Promise.resolve() : undefined;
+  const initialised = () =>
+    (ready ??= runScript(CLI, ['init', '--data-dir', dataDir]).then((result) => assertOk(result)));
   return {
     dataDir,
-    cli: (...args: string[]) => runScript(CLI, [...args, '--data-dir', dataDir]),
-    cliWithStdin: (stdin: string, ...args: string[]) =>
-      runScript(CLI, [...args, '--data-dir', dataDir], stdin),
+    cli: async (...args: string[]) => {
+      await initialised();
+      return runScript(CLI, [...args, '--data-dir', dataDir]);
+    },
+    cliWithStdin: async (stdin: string, ...args: string[]) => {
+      await initialised();
+      return runScript(CLI, [...args, '--data-dir', dataDir], stdin);
+    },
   };
 }
 
@@ -185,7 +204,7 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
   });
 
   it('migrate applies the migrations once, then reports the schema current', async (t) => {
-    const { cli, dataDir } = workspace(t);
+    const { cli, dataDir } = workspace(t, { init: false });
     const first = await cli('migrate', '--json');
     assertOk(first);
     const { applied } = JSON.parse(first.stdout) as { applied: string[] };
@@ -387,7 +406,7 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
     const listed = await cli('keys', 'list', '--json');
     assertOk(listed);
     const keys = JSON.parse(listed.stdout) as { kid: string; status: string; alg: string }[];
-    assert.equal(keys.length, 2);
+    assert.equal(keys.length, 3, "init's first key, then two rotations");
     assert.equal(keys.find((k) => k.kid === secondKid)?.status, 'active');
     assert.equal(keys.find((k) => k.kid === firstKid)?.status, 'retired');
     assert.ok(!listed.stdout.includes('sealed') && !listed.stdout.includes('"d"'), 'no private key material');
@@ -498,6 +517,7 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
     const help = await runScript(bin, ['--help']);
     assertOk(help);
     assert.match(help.stdout, /Commands:/);
+    assertOk(await runScript(bin, ['init', '--data-dir', dataDir]));
     const created = await runScript(bin, [
       'clients',
       'create',
@@ -516,12 +536,16 @@ describe('gatehouse command line (PostgreSQL)', { skip: TEST_DATABASE_URL === un
   // The CLI has no --schema option; libpq's `options` URL parameter (which pg passes through as a
   // startup parameter) sets search_path, so each run gets a fresh schema in the shared test database.
   const schema = `cli_${randomBytes(6).toString('hex')}`;
+  // A PostgreSQL store needs its secret given: none is generated for it.
+  const secret = randomBytes(32).toString('base64url');
   let databaseUrl: string;
   let dataDir: string;
   // Each command may migrate, scanning every schema's catalog: under the lock other suites' drops take.
   const cli = (...args: string[]) =>
     withSchemaLock('shared', () =>
-      runScript(CLI, [...args, '--data-dir', dataDir, '--database-url', databaseUrl]),
+      runScript(CLI, [...args, '--data-dir', dataDir, '--database-url', databaseUrl], undefined, {
+        GATEHOUSE_SECRET: secret,
+      }),
     );
 
   before(async () => {

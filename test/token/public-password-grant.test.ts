@@ -64,7 +64,7 @@ for (const backend of backends()) {
         server = await startTestServer(backend, {
           purgeIntervalSeconds: 0,
           allowPublicPasswordGrant: true,
-          passwordFailuresPerClient: 10,
+          passwordFailuresPerSource: 10,
           rateLimits: { token: off, authorize: off, introspect: off, signIn: off, revoke: off },
         });
         attacker = new HttpsClient(server.http.baseUrl, server.ca, ATTACKER_ADDRESS);

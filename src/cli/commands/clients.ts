@@ -1,7 +1,12 @@
-import { createClient, viewClient, type ClientView } from '../../core/client-registry.js';
-import { systemClock } from '../../shared/clock.js';
-import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
-import { printJson, type WithStorage } from '../context.js';
+import {
+  createClient,
+  rotateClientSecret,
+  updateClient,
+  viewClient,
+  type ClientView,
+} from '../../core/client-registry.js';
+import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
+import { notFound, printJson, type WithStorage } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
 
 function describe(view: ClientView & { client_secret?: string }): string {
@@ -18,34 +23,76 @@ function describe(view: ClientView & { client_secret?: string }): string {
   return lines.join('\n') + '\n';
 }
 
+const SETTINGS = {
+  name: { type: 'string' },
+  'redirect-uri': { type: 'string', multiple: true },
+  'grant-types': { type: 'string' },
+  scopes: { type: 'string' },
+  'token-type': { type: 'string' },
+} as const satisfies Options;
+
+/** Each action's own options and how many arguments it takes. */
+const ACTIONS: Record<string, { options: Options; positionals: number }> = {
+  create: { options: { ...SETTINGS, public: { type: 'boolean' } }, positionals: 0 },
+  list: { options: {}, positionals: 0 },
+  show: { options: {}, positionals: 1 },
+  delete: { options: {}, positionals: 1 },
+  update: { options: SETTINGS, positionals: 1 },
+  'rotate-secret': { options: {}, positionals: 1 },
+};
+
+const grantTypesOf = (value: string | undefined) =>
+  value
+    ?.split(',')
+    .map((g) => g.trim())
+    .filter(Boolean);
+const scopesOf = (value: string | undefined) => value?.split(/\s+/).filter(Boolean);
+
 export async function runClientsCommand(argv: string[], withStorage: WithStorage): Promise<void> {
   const [action, ...rest] = argv;
-  const { values, positionals } = parseCommandArgs(rest, {
-    name: { type: 'string' },
-    'redirect-uri': { type: 'string', multiple: true },
-    'grant-types': { type: 'string' },
-    scopes: { type: 'string' },
-    public: { type: 'boolean' },
-    'token-type': { type: 'string' },
-  });
-  if (values.help || action === undefined || isHelpFlag(action)) {
+  if (action === undefined || isHelpFlag(action)) {
     process.stdout.write(CLIENTS_HELP);
-    if (action === undefined) throw new UsageError('clients needs an action: create, list, show or delete');
+    if (action === undefined) {
+      throw new UsageError(`clients needs an action: ${Object.keys(ACTIONS).join(', ')}`);
+    }
     return;
   }
+  const spec = ACTIONS[action];
+  if (spec === undefined) throw new UsageError(`unknown clients action "${action}"`);
+  const { values: parsed, positionals } = parseCommandArgs(
+    rest,
+    { ...SETTINGS, public: { type: 'boolean' } },
+    `clients ${action}`,
+    spec.positionals,
+  );
+  // One parser for the types; options another action takes are refused here.
+  for (const flag of Object.keys(parsed)) {
+    if (!['data-dir', 'database-url', 'json', 'help'].includes(flag) && !(flag in spec.options)) {
+      throw new UsageError(`clients ${action} has no option --${flag}`);
+    }
+  }
+  const values = parsed;
+  if (values.help) {
+    process.stdout.write(CLIENTS_HELP);
+    return;
+  }
+  const id = positionals[0];
+  if (spec.positionals === 1 && id === undefined) throw new UsageError(`clients ${action} needs a CLIENT_ID`);
   await withStorage(values, async (context) => {
-    const { storage, json, out } = context;
+    const { storage, json, out, clock } = context;
+    const existing = async () => {
+      const client = await storage.clients.get(id as string);
+      if (client === undefined) throw notFound(`client with id ${id}`);
+      return client;
+    };
     switch (action) {
       case 'create': {
         if (values.name === undefined) throw new UsageError('clients create needs --name');
-        const { client, secret } = await createClient(storage, systemClock, {
+        const { client, secret } = await createClient(storage, clock, {
           name: values.name,
           redirect_uris: values['redirect-uri'],
-          grant_types: values['grant-types']
-            ?.split(',')
-            .map((g) => g.trim())
-            .filter(Boolean),
-          scopes: values.scopes?.split(/\s+/).filter(Boolean),
+          grant_types: grantTypesOf(values['grant-types']),
+          scopes: scopesOf(values.scopes),
           token_type: values['token-type'],
           public: values.public,
         });
@@ -67,24 +114,46 @@ export async function runClientsCommand(argv: string[], withStorage: WithStorage
         return;
       }
       case 'show': {
-        const id = positionals[0];
-        if (id === undefined) throw new UsageError('clients show needs a CLIENT_ID');
-        const client = await storage.clients.get(id);
-        if (client === undefined) throw new Error(`no client with id ${id}`);
-        if (json) printJson(context, viewClient(client));
-        else out.write(describe(viewClient(client)));
+        const view = viewClient(await existing());
+        if (json) printJson(context, view);
+        else out.write(describe(view));
+        return;
+      }
+      case 'update': {
+        const changes = {
+          name: values.name,
+          redirect_uris: values['redirect-uri'],
+          grant_types: grantTypesOf(values['grant-types']),
+          scopes: scopesOf(values.scopes),
+          token_type: values['token-type'],
+        };
+        if (Object.values(changes).every((value) => value === undefined)) {
+          throw new UsageError(
+            'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes or --token-type',
+          );
+        }
+        const view = viewClient(await updateClient(storage, clock, await existing(), changes));
+        if (json) printJson(context, view);
+        else out.write(describe(view));
+        return;
+      }
+      case 'rotate-secret': {
+        const secret = await rotateClientSecret(storage, clock, await existing());
+        if (json) printJson(context, { client_id: id, client_secret: secret });
+        else {
+          out.write(
+            `client_id:     ${id}\nclient_secret: ${secret}   (shown once; store it now)\n` +
+              'The old secret no longer works.\n',
+          );
+        }
         return;
       }
       case 'delete': {
-        const id = positionals[0];
-        if (id === undefined) throw new UsageError('clients delete needs a CLIENT_ID');
-        if (!(await storage.clients.delete(id))) throw new Error(`no client with id ${id}`);
+        if (!(await storage.clients.delete(id as string))) throw notFound(`client with id ${id}`);
         if (json) printJson(context, { deleted: id });
         else out.write(`Deleted client ${id} and every grant and token issued to it.\n`);
         return;
       }
-      default:
-        throw new UsageError(`unknown clients action "${action}"`);
     }
   });
 }

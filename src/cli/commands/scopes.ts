@@ -1,28 +1,41 @@
-import { isValidScopeName } from '../../core/scopes.js';
-import { ValidationError } from '../../core/validation.js';
+import { deleteScope, describeScope } from '../../core/scope-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
 import { printJson, type WithStorage } from '../context.js';
 import { SCOPES_HELP } from '../help.js';
 
+const ACTIONS: Record<string, number> = { create: 1, list: 0, delete: 1 };
+
 export async function runScopesCommand(argv: string[], withStorage: WithStorage): Promise<void> {
   const [action, ...rest] = argv;
-  const { values, positionals } = parseCommandArgs(rest, { description: { type: 'string' } });
-  if (values.help || action === undefined || isHelpFlag(action)) {
+  if (action === undefined || isHelpFlag(action)) {
     process.stdout.write(SCOPES_HELP);
     if (action === undefined) throw new UsageError('scopes needs an action: create, list or delete');
     return;
   }
+  const positionalCount = ACTIONS[action];
+  if (positionalCount === undefined) throw new UsageError(`unknown scopes action "${action}"`);
+  const { values, positionals } = parseCommandArgs(
+    rest,
+    { description: { type: 'string' } },
+    `scopes ${action}`,
+    positionalCount,
+  );
+  if (values.help) {
+    process.stdout.write(SCOPES_HELP);
+    return;
+  }
+  if (values.description !== undefined && action !== 'create') {
+    throw new UsageError(`scopes ${action} has no option --description`);
+  }
+  const name = positionals[0];
+  if (positionalCount === 1 && name === undefined) throw new UsageError(`scopes ${action} needs a NAME`);
   await withStorage(values, async (context) => {
-    const { storage, json, out } = context;
-    const name = positionals[0];
+    const { storage, json, out, clock } = context;
     switch (action) {
       case 'create': {
-        if (name === undefined) throw new UsageError('scopes create needs a NAME');
-        if (!isValidScopeName(name)) throw new ValidationError('name', 'not a valid scope name');
-        const description = values.description ?? name;
-        await storage.scopes.upsert({ name, description, createdAt: Math.floor(Date.now() / 1000) });
-        if (json) printJson(context, { name, description });
-        else out.write(`Scope ${name}: ${description}\n`);
+        const scope = await describeScope(storage, clock, name as string, values.description);
+        if (json) printJson(context, scope);
+        else out.write(`Scope ${scope.name}: ${scope.description}\n`);
         return;
       }
       case 'list': {
@@ -36,14 +49,11 @@ export async function runScopesCommand(argv: string[], withStorage: WithStorage)
         return;
       }
       case 'delete': {
-        if (name === undefined) throw new UsageError('scopes delete needs a NAME');
-        if (!(await storage.scopes.delete(name))) throw new Error(`no scope named ${name}`);
+        await deleteScope(storage, name as string);
         if (json) printJson(context, { deleted: name });
         else out.write(`Deleted scope ${name}.\n`);
         return;
       }
-      default:
-        throw new UsageError(`unknown scopes action "${action}"`);
     }
   });
 }

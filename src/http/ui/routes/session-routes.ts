@@ -46,7 +46,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
       ui.clock,
       {
         failuresPerUsername: ui.config.passwordFailuresPerUsername,
-        failuresPerAddress: ui.config.passwordFailuresPerClient,
+        failuresPerAddress: ui.config.passwordFailuresPerSource,
         windowSeconds: ui.config.passwordFailureWindowSeconds,
       },
       { username, password: field(request.body, 'password') ?? '', address: request.ip },

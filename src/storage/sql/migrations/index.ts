@@ -4,6 +4,7 @@ import * as browserSessions from './0002-browser-sessions.js';
 import * as purgeIndexes from './0003-purge-indexes.js';
 import * as macNonces from './0004-mac-nonces.js';
 import * as signingKeyRevocation from './0005-signing-key-revocation.js';
+import * as serverSecretCheck from './0006-server-secret-check.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003-purge-indexes': purgeIndexes,
   '0004-mac-nonces': macNonces,
   '0005-signing-key-revocation': signingKeyRevocation,
+  '0006-server-secret-check': serverSecretCheck,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../../../../core/model.js';
+import { isProtectedScope } from '../../../../core/scope-registry.js';
 import type { ApiContext } from '../context.js';
 import { isoTime, locationOf } from '../context.js';
 import { notFound, Problem } from '../problem.js';
@@ -19,8 +20,6 @@ import {
 
 const tags = ['scopes'];
 const errors = { '4xx': ProblemSchema };
-/** The scopes /v1 itself is guarded by: deleting them would lock every caller out. */
-const PROTECTED_SCOPES: readonly string[] = ['profile', 'admin'];
 
 function viewScope(scope: Scope) {
   return { name: scope.name, description: scope.description, created_at: isoTime(scope.createdAt) };
@@ -146,7 +145,7 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
     },
     async function deleteScope(request, reply) {
       const { name } = request.params;
-      if (PROTECTED_SCOPES.includes(name)) {
+      if (isProtectedScope(name)) {
         throw new Problem(409, 'built-in scopes cannot be deleted', { field: 'name' });
       }
       if (!(await storage.scopes.delete(name))) throw notFound('scope', 'name');

@@ -1,0 +1,178 @@
+import { X509Certificate, createPrivateKey } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { openStorage } from '../../compose/gatehouse.js';
+import { verifyServerSecret } from '../../compose/secret-check.js';
+import { loadConfig, storeLocation, unknownVariableWarnings, type GatehouseConfig } from '../../config.js';
+import { systemClock } from '../../shared/clock.js';
+import { isPostgresUrl, sqliteFilename, type SqlStorage } from '../../storage/sql/index.js';
+import { isHelpFlag, parseCommandArgs } from '../args.js';
+import { CHECK_HELP } from '../help.js';
+
+interface CheckResult {
+  check: string;
+  ok: boolean;
+  detail: string;
+}
+
+const DAY = 86_400;
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The TLS certificate serve would use: valid now, matching its key; its expiry is reported. */
+function checkTls(config: GatehouseConfig): CheckResult {
+  const check = 'TLS certificate';
+  if (config.trustProxy && config.tlsCert === undefined) {
+    return { check, ok: true, detail: 'none: plain HTTP behind a TLS-terminating proxy (--trust-proxy)' };
+  }
+  const devDir = join(config.dataDir, 'tls');
+  const certPath = config.tlsCert ?? join(devDir, 'cert.pem');
+  const keyPath = config.tlsKey ?? join(devDir, 'key.pem');
+  if ((config.tlsCert === undefined) !== (config.tlsKey === undefined)) {
+    return {
+      check,
+      ok: false,
+      detail: 'GATEHOUSE_TLS_CERT (--tls-cert) and GATEHOUSE_TLS_KEY (--tls-key) go together',
+    };
+  }
+  if (config.tlsCert === undefined && !existsSync(certPath)) {
+    return { check, ok: true, detail: `none yet: serve generates a development certificate in ${devDir}` };
+  }
+  try {
+    const cert = new X509Certificate(readFileSync(certPath));
+    const now = systemClock.now();
+    const from = Math.floor(Date.parse(cert.validFrom) / 1000);
+    const to = Math.floor(Date.parse(cert.validTo) / 1000);
+    const expiry = new Date(to * 1000).toISOString();
+    if (!cert.checkPrivateKey(createPrivateKey(readFileSync(keyPath)))) {
+      return { check, ok: false, detail: `${keyPath} is not the key of ${certPath}` };
+    }
+    if (now < from) return { check, ok: false, detail: `${certPath} is not valid before ${cert.validFrom}` };
+    if (now >= to) return { check, ok: false, detail: `${certPath} expired on ${expiry}` };
+    const days = Math.floor((to - now) / DAY);
+    const kind = config.tlsCert === undefined ? 'development certificate' : 'certificate';
+    return { check, ok: true, detail: `${kind} ${certPath} valid until ${expiry} (${days} days)` };
+  } catch (error) {
+    return { check, ok: false, detail: `${certPath}: ${message(error)}` };
+  }
+}
+
+/**
+ * `gatehouse check`: everything a start needs, reported one line each, without creating or changing
+ * anything (the store is only read).
+ */
+export async function runCheckCommand(argv: string[]): Promise<number> {
+  if (isHelpFlag(argv[0])) {
+    process.stdout.write(CHECK_HELP);
+    return 0;
+  }
+  const { values } = parseCommandArgs(argv, {}, 'check', 0);
+  if (values.help) {
+    process.stdout.write(CHECK_HELP);
+    return 0;
+  }
+  const results: CheckResult[] = [];
+  const notChecked = (check: string, why: string) =>
+    results.push({ check, ok: false, detail: `not checked: ${why}` });
+  const input = {
+    ...(typeof values['data-dir'] === 'string' ? { dataDir: values['data-dir'] } : {}),
+    ...(typeof values['database-url'] === 'string' ? { databaseUrl: values['database-url'] } : {}),
+  };
+  let config: GatehouseConfig | undefined;
+  try {
+    config = loadConfig(input, process.env, { createSecret: false });
+    const warnings = unknownVariableWarnings();
+    results.push({
+      check: 'configuration',
+      ok: true,
+      detail: warnings.length === 0 ? 'valid' : `valid; ${warnings.join('; ')}`,
+    });
+  } catch (error) {
+    results.push({ check: 'configuration', ok: false, detail: message(error) });
+  }
+
+  let storage: SqlStorage | undefined;
+  let pending: string[] | undefined;
+  try {
+    const { dataDir, databaseUrl } = config ?? storeLocation(input);
+    const file = isPostgresUrl(databaseUrl) ? undefined : sqliteFilename(databaseUrl, dataDir);
+    if (file !== undefined && !existsSync(file)) {
+      results.push({
+        check: 'store reachable',
+        ok: false,
+        detail: `no store at ${file}: run "gatehouse init"`,
+      });
+    } else if (config === undefined) {
+      notChecked('store reachable', 'the configuration is not valid');
+    } else {
+      storage = openStorage(config);
+      await storage.ping();
+      results.push({ check: 'store reachable', ok: true, detail: file ?? 'PostgreSQL' });
+      pending = await storage.pendingMigrations();
+      results.push(
+        pending.includes('0001-initial')
+          ? {
+              check: 'migrations current',
+              ok: false,
+              detail: 'no Gatehouse schema here: run "gatehouse init"',
+            }
+          : pending.length > 0
+            ? {
+                check: 'migrations current',
+                ok: false,
+                detail: `pending: ${pending.join(', ')}: run "gatehouse migrate"`,
+              }
+            : { check: 'migrations current', ok: true, detail: 'schema current' },
+      );
+    }
+  } catch (error) {
+    results.push({ check: 'store reachable', ok: false, detail: message(error) });
+  }
+  if (pending === undefined) notChecked('migrations current', 'the store was not reached');
+
+  if (storage !== undefined && config !== undefined && pending !== undefined) {
+    try {
+      const verdict = await verifyServerSecret(storage, config.secret);
+      results.push({
+        check: 'secret opens the keys',
+        ok: true,
+        detail:
+          verdict === 'new-store'
+            ? 'no signing key yet; the first start records this secret'
+            : verdict === 'check-value'
+              ? 'the secret matches the one recorded in the store'
+              : 'the secret opens the active signing key',
+      });
+    } catch (error) {
+      results.push({ check: 'secret opens the keys', ok: false, detail: message(error) });
+    }
+  } else notChecked('secret opens the keys', 'the store or the configuration is not usable');
+  await storage?.close().catch(() => undefined);
+
+  if (config !== undefined) {
+    results.push(checkTls(config));
+    results.push(
+      config.issuer.startsWith('https://')
+        ? { check: 'issuer is https', ok: true, detail: config.issuer }
+        : {
+            check: 'issuer is https',
+            ok: false,
+            detail: `${config.issuer}: OAuth endpoints must be served over TLS (RFC 6749 §3.1); set GATEHOUSE_ISSUER or --issuer`,
+          },
+    );
+  } else {
+    notChecked('TLS certificate', 'the configuration is not valid');
+    notChecked('issuer is https', 'the configuration is not valid');
+  }
+
+  const ok = results.every((result) => result.ok);
+  if (values.json) process.stdout.write(JSON.stringify({ ok, checks: results }, null, 2) + '\n');
+  else {
+    for (const result of results) {
+      process.stdout.write(`${result.ok ? 'ok  ' : 'FAIL'}  ${result.check}: ${result.detail}\n`);
+    }
+  }
+  return ok ? 0 : 1;
+}

@@ -1,0 +1,141 @@
+import type { Kysely } from 'kysely';
+import { opensSigningKey } from '../core/key-ring.js';
+import type { Clock } from '../shared/clock.js';
+import { deriveKey, safeEqual } from '../shared/crypto.js';
+import type { SqlStorage } from '../storage/sql/index.js';
+
+/**
+ * The server secret and the store must belong together: the signing keys are sealed under a key
+ * derived from the secret. A process or command started with another secret must stop before it
+ * writes anything (a key it rotated in, or a first key, would be one the deployment cannot open).
+ * The store keeps a value derived from the secret (HKDF, one-way: it reveals nothing of the secret)
+ * to compare against; a store made before that value existed is checked by unsealing its active
+ * signing key, and then gets the value.
+ */
+
+export const SECRET_MISMATCH_MESSAGE =
+  "the secret does not open this database's signing keys: set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE " +
+  'to the secret the deployment was created with';
+
+export class SecretMismatchError extends Error {
+  override name = 'SecretMismatchError';
+  readonly code = 'secret_mismatch';
+  constructor() {
+    super(SECRET_MISMATCH_MESSAGE);
+  }
+}
+
+/** The store is missing, or its schema is not current: the command says what to run. */
+export class StoreStateError extends Error {
+  override name = 'StoreStateError';
+  constructor(
+    readonly code: 'store_missing' | 'migrations_pending',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const CHECK_MIGRATION = '0006-server-secret-check';
+const FIRST_MIGRATION = '0001-initial';
+const ROW_ID = 1;
+
+type CheckTables = {
+  server_secret_check: { id: number; check_value: string; created_at: number };
+};
+
+function checkTable(storage: SqlStorage): Kysely<CheckTables> {
+  return storage.db.withTables<CheckTables>();
+}
+
+function checkValue(secret: Buffer): string {
+  return deriveKey(secret, 'server-secret-check').toString('base64url');
+}
+
+async function storedCheckValue(storage: SqlStorage): Promise<string | undefined> {
+  const row = await checkTable(storage)
+    .selectFrom('server_secret_check')
+    .select('check_value')
+    .where('id', '=', ROW_ID)
+    .executeTakeFirst();
+  return row?.check_value;
+}
+
+/** How the secret was found to belong to the store. */
+export type SecretVerdict = 'check-value' | 'signing-key' | 'new-store';
+
+/**
+ * Throws SecretMismatchError when `secret` is not the store's; writes nothing. Works on a store at any
+ * migration level, so it runs before migrations are applied.
+ */
+export async function verifyServerSecret(storage: SqlStorage, secret: Buffer): Promise<SecretVerdict> {
+  const pending = new Set(await storage.pendingMigrations());
+  if (!pending.has(CHECK_MIGRATION)) {
+    const stored = await storedCheckValue(storage);
+    if (stored !== undefined) {
+      if (!safeEqual(stored, checkValue(secret))) throw new SecretMismatchError();
+      return 'check-value';
+    }
+  }
+  if (!pending.has(FIRST_MIGRATION)) {
+    const keys = await storage.signingKeys.list();
+    // The key processes sign with (as KeyRing chooses it): the one that must open.
+    const active = keys.find((key) => key.retiredAt === null) ?? keys[0];
+    if (active !== undefined) {
+      if (!opensSigningKey(active, deriveKey(secret, 'signing-key-encryption'))) {
+        throw new SecretMismatchError();
+      }
+      return 'signing-key';
+    }
+  }
+  return 'new-store';
+}
+
+/**
+ * Stores the check value when the store has none yet (after verifyServerSecret and migrations). Reads
+ * it back, so of two first starts with different secrets racing on an empty store, one is refused.
+ */
+export async function recordServerSecretCheck(
+  storage: SqlStorage,
+  secret: Buffer,
+  clock: Clock,
+): Promise<void> {
+  await checkTable(storage)
+    .insertInto('server_secret_check')
+    .values({ id: ROW_ID, check_value: checkValue(secret), created_at: clock.now() })
+    .onConflict((conflict) => conflict.column('id').doNothing())
+    .execute();
+  const stored = await storedCheckValue(storage);
+  if (stored === undefined || !safeEqual(stored, checkValue(secret))) throw new SecretMismatchError();
+}
+
+/** serve, init and migrate: verify the secret, then apply migrations, then record the check value. */
+export async function migrateVerified(storage: SqlStorage, secret: Buffer, clock: Clock): Promise<string[]> {
+  await verifyServerSecret(storage, secret);
+  const applied = await storage.migrate();
+  await recordServerSecretCheck(storage, secret, clock);
+  return applied;
+}
+
+/**
+ * Every other command: the store must exist and be current (a newer CLI never upgrades a deployment's
+ * schema on its own), and the secret must be its secret.
+ */
+export async function openExistingVerified(storage: SqlStorage, secret: Buffer, clock: Clock): Promise<void> {
+  const pending = await storage.pendingMigrations();
+  if (pending.includes(FIRST_MIGRATION)) {
+    throw new StoreStateError(
+      'store_missing',
+      'no Gatehouse store in this database: run "gatehouse init" to create one (or check --database-url)',
+    );
+  }
+  if (pending.length > 0) {
+    throw new StoreStateError(
+      'migrations_pending',
+      `the database schema is not current (pending: ${pending.join(', ')}): run "gatehouse migrate" first`,
+    );
+  }
+  if ((await verifyServerSecret(storage, secret)) !== 'check-value') {
+    await recordServerSecretCheck(storage, secret, clock);
+  }
+}

@@ -1,0 +1,443 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, it } from 'node:test';
+import { generate } from 'selfsigned';
+import { verifyPassword } from '../../src/core/passwords.js';
+import { randomToken, sha256 } from '../../src/shared/crypto.js';
+import { backends } from '../helpers/backends.js';
+import {
+  CLI,
+  assertOk,
+  assertRefused,
+  cleanEnv,
+  cliStore,
+  newSecret,
+  type RunResult,
+} from './support/cli.js';
+
+interface ClientJson {
+  client_id: string;
+  client_secret?: string;
+  name: string;
+  redirect_uris: string[];
+  scopes: string[];
+  token_type: string;
+}
+
+const json = <T>(result: RunResult): T => {
+  assertOk(result);
+  return JSON.parse(result.stdout) as T;
+};
+
+for (const backend of backends()) {
+  describe(`management commands (${backend})`, () => {
+    it('clients update and rotate-secret, users update and set-password, grants list and revoke; built-in scopes stay', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[], stdin?: string) => store.cli(args, { secret, stdin });
+      assertOk(await cli(['init']));
+      const client = json<ClientJson>(
+        await cli([
+          'clients',
+          'create',
+          '--name',
+          'Notes',
+          '--redirect-uri',
+          'https://notes.example/cb',
+          '--json',
+        ]),
+      );
+      const [updated, rotated, alice, profile, admin] = await Promise.all([
+        cli([
+          'clients',
+          'update',
+          client.client_id,
+          '--name',
+          'Notes 2',
+          '--scopes',
+          'notes:read notes:write',
+          '--json',
+        ]),
+        cli(['clients', 'rotate-secret', client.client_id, '--json']),
+        cli(['users', 'create', '--username', 'alice', '--password-stdin', '--json'], 'first password'),
+        cli(['scopes', 'delete', 'profile']),
+        cli(['scopes', 'delete', 'admin', '--json']),
+      ]);
+      const updatedClient = json<ClientJson>(updated);
+      assert.equal(updatedClient.name, 'Notes 2');
+      assert.deepEqual(updatedClient.scopes, ['notes:read', 'notes:write']);
+      assert.deepEqual(
+        updatedClient.redirect_uris,
+        ['https://notes.example/cb'],
+        'what was not given is kept',
+      );
+      const { client_secret: newClientSecret } = json<{ client_secret: string }>(rotated);
+      assert.notEqual(newClientSecret, client.client_secret);
+      const user = json<{ id: string; username: string }>(alice);
+      assertRefused(profile, 1, /built-in scope profile cannot be deleted/);
+      assert.equal(JSON.parse(admin.stderr.trim()).error, 'conflict');
+
+      const storage = store.open();
+      const stored = await storage.clients.get(client.client_id);
+      assert.equal(
+        stored?.secretHash,
+        sha256(newClientSecret),
+        'the new secret is the one stored; the old is gone',
+      );
+      assert.deepEqual(
+        (await storage.scopes.list())
+          .map((s) => s.name)
+          .filter((n) => n === 'profile' || n === 'admin')
+          .sort(),
+        ['admin', 'profile'],
+      );
+
+      // What a sign-in and a code flow would have left: a grant, a refresh token, a browser session.
+      const now = Math.floor(Date.now() / 1000);
+      const grantId = randomUUID();
+      await storage.grants.insert({
+        id: grantId,
+        clientId: client.client_id,
+        userId: user.id,
+        scope: ['notes:read'],
+        createdAt: now,
+        expiresAt: null,
+        revokedAt: null,
+      });
+      const refreshHash = sha256(randomToken('rt_'));
+      await storage.refreshTokens.insert({
+        hash: refreshHash,
+        grantId,
+        clientId: client.client_id,
+        userId: user.id,
+        scope: ['notes:read'],
+        createdAt: now,
+        expiresAt: null,
+        retiredAt: null,
+      });
+      const sessionHash = sha256(randomToken('bs_'));
+      await storage.browserSessions.insert({
+        hash: sessionHash,
+        userId: user.id,
+        createdAt: now,
+        expiresAt: now + 3600,
+      });
+
+      const renamed = json<{ username: string }>(
+        await cli(['users', 'update', user.id, '--username', 'alice2', '--json']),
+      );
+      assert.equal(renamed.username, 'alice2');
+      assert.ok(await storage.browserSessions.get(sessionHash, now), 'a rename alone ends no session');
+      assertOk(
+        await cli(['users', 'set-password', '--username', 'alice2', '--password-stdin'], 'second password\n'),
+      );
+      const changed = await storage.users.get(user.id);
+      assert.equal(await verifyPassword(changed?.passwordHash ?? '', 'second password'), true);
+      assert.equal(
+        await storage.browserSessions.get(sessionHash, now),
+        undefined,
+        'the browser session is ended',
+      );
+      assert.notEqual(
+        (await storage.refreshTokens.get(refreshHash))?.retiredAt,
+        null,
+        'the refresh token is retired',
+      );
+
+      const [byUser, byClient] = await Promise.all([
+        cli(['grants', 'list', '--user', 'alice2', '--json']),
+        cli(['grants', 'list', '--client', client.client_id, '--json']),
+      ]);
+      assert.deepEqual(
+        json<{ id: string }[]>(byUser).map((g) => g.id),
+        [grantId],
+      );
+      assert.deepEqual(
+        json<{ id: string }[]>(byClient).map((g) => g.id),
+        [grantId],
+      );
+      assertOk(await cli(['grants', 'revoke', grantId]));
+      assert.notEqual((await storage.grants.get(grantId))?.revokedAt, null);
+      const [after, again] = await Promise.all([
+        cli(['grants', 'list', '--user', user.id, '--json']),
+        cli(['grants', 'revoke', grantId, '--json']),
+      ]);
+      assert.deepEqual(json(after), []);
+      assert.equal(again.code, 1);
+      assert.equal(JSON.parse(again.stderr.trim()).error, 'not_found');
+    });
+  });
+}
+
+describe('the command line itself', () => {
+  it('global options before the command, plain usage errors, ranges, JSON errors, --version, unknown variables', async (t) => {
+    const store = await cliStore('sqlite');
+    t.after(() => store.cleanup());
+    assertOk(await store.cli(['init']));
+    const dir = store.dataDir;
+    const run = (args: string[], env?: NodeJS.ProcessEnv) => store.cli(args, { env });
+    const [
+      before,
+      version,
+      versionJson,
+      command,
+      unknown,
+      missing,
+      extra,
+      port,
+      workers,
+      invalidJson,
+      usageJson,
+      badTtl,
+      typo,
+      between,
+    ] = await Promise.all([
+      runBare(['--data-dir', dir, '--json', 'clients', 'list']),
+      runBare(['--version']),
+      runBare(['version', '--json']),
+      run(['clients', 'update', 'x']),
+      run(['clients', 'create', '--nam', 'x']),
+      run(['clients', 'create', '--name']),
+      run(['clients', 'list', 'extra']),
+      runBare(['serve', '--port', '99999']),
+      runBare(['serve', '--workers', '0']),
+      run(['clients', 'create', '--name', '', '--json']),
+      runBare(['frobnicate', '--json']),
+      run(['clients', 'list'], { GATEHOUSE_ACCESS_TOKEN_TTL: 'abc' }),
+      run(['clients', 'list'], { GATEHOUSE_ACESS_TOKEN_TTL: '60', GATEHOUSE_TRUST_PROXY: 'true' }),
+      runBare(['users', '--data-dir', dir, '--json', 'list']),
+    ]);
+    assert.deepEqual(json(before), [], 'gatehouse --data-dir X --json clients list works');
+    assert.deepEqual(json(between), [], 'gatehouse users --data-dir X --json list works');
+    const expected = packageVersion();
+    assert.equal(version.stdout, `gatehouse ${expected}\n`);
+    assert.deepEqual(json(versionJson), { version: expected });
+    assertRefused(command, 2, /clients update needs something to change/);
+    for (const result of [unknown, missing, extra]) {
+      assert.equal(result.code, 2, result.stderr);
+      assert.doesNotMatch(result.stderr, /To specify a positional|argument missing|Unknown option/);
+    }
+    assert.match(unknown.stderr, /clients create has no option --nam/);
+    assert.match(missing.stderr, /--name needs a value/);
+    assert.match(extra.stderr, /clients list: unexpected argument "extra"/);
+    assertRefused(port, 2, /--port must be between 1 and 65535/);
+    assertRefused(workers, 2, /--workers must be between 1 and 256/);
+    assert.equal(invalidJson.code, 1);
+    const invalid = JSON.parse(invalidJson.stderr.trim()) as { error: string; message: string };
+    assert.equal(invalid.error, 'invalid_input');
+    assert.match(invalid.message, /name/);
+    assert.equal(usageJson.code, 2);
+    assert.deepEqual(JSON.parse(usageJson.stderr.trim()), {
+      error: 'usage',
+      message: 'unknown command "frobnicate"',
+    });
+    assertRefused(
+      badTtl,
+      1,
+      /GATEHOUSE_ACCESS_TOKEN_TTL must be a whole number of seconds between 1 and 86400, got "abc"/,
+    );
+    assertOk(typo);
+    assert.match(
+      typo.stderr,
+      /unknown environment variable GATEHOUSE_ACESS_TOKEN_TTL is ignored \(did you mean GATEHOUSE_ACCESS_TOKEN_TTL\?\)/,
+    );
+    assert.doesNotMatch(typo.stderr, /GATEHOUSE_TRUST_PROXY/);
+  });
+
+  it('check reports each check on its line, exit 1 on any failure, with the certificate expiry', async (t) => {
+    const store = await cliStore('sqlite');
+    t.after(() => store.cleanup());
+    const secret = newSecret();
+    assertOk(await store.cli(['init'], { secret }));
+    const pems = async (notBefore: Date, notAfter: Date, name: string) => {
+      const pair = await generate([{ name: 'commonName', value: 'localhost' }], {
+        keyType: 'ec',
+        curve: 'P-256',
+        algorithm: 'sha256',
+        notBeforeDate: notBefore,
+        notAfterDate: notAfter,
+      });
+      const cert = join(store.dataDir, `${name}-cert.pem`);
+      const key = join(store.dataDir, `${name}-key.pem`);
+      writeFileSync(cert, pair.cert);
+      writeFileSync(key, pair.private);
+      return { GATEHOUSE_TLS_CERT: cert, GATEHOUSE_TLS_KEY: key };
+    };
+    const day = 86_400_000;
+    const expiry = new Date(Math.floor((Date.now() + 30 * day) / 1000) * 1000);
+    const valid = await pems(new Date(Date.now() - day), expiry, 'valid');
+    const expired = await pems(new Date(Date.now() - 30 * day), new Date(Date.now() - day), 'expired');
+    const [good, bad, human] = await Promise.all([
+      store.cli(['check', '--json'], { secret, env: { ...valid, GATEHOUSE_ISSUER: 'https://auth.example' } }),
+      store.cli(['check', '--json'], {
+        secret: newSecret(),
+        env: { ...expired, GATEHOUSE_ISSUER: 'http://auth.example' },
+      }),
+      store.cli(['check'], { secret, env: { GATEHOUSE_ISSUER: 'http://auth.example' } }),
+    ]);
+    type Report = { ok: boolean; checks: { check: string; ok: boolean; detail: string }[] };
+    const goodReport = json<Report>(good);
+    assert.equal(goodReport.ok, true);
+    assert.deepEqual(
+      goodReport.checks.map((c) => c.check),
+      [
+        'configuration',
+        'store reachable',
+        'migrations current',
+        'secret opens the keys',
+        'TLS certificate',
+        'issuer is https',
+      ],
+    );
+    assert.ok(goodReport.checks.every((c) => c.ok));
+    const tls = goodReport.checks.find((c) => c.check === 'TLS certificate');
+    assert.match(tls?.detail ?? '', new RegExp(`valid until ${expiry.toISOString().slice(0, 10)}`));
+
+    assert.equal(bad.code, 1);
+    const badReport = JSON.parse(bad.stdout) as Report;
+    const failed = badReport.checks.filter((c) => !c.ok).map((c) => c.check);
+    assert.deepEqual(failed, ['secret opens the keys', 'TLS certificate', 'issuer is https']);
+    assert.match(badReport.checks.find((c) => c.check === 'TLS certificate')?.detail ?? '', /expired/);
+
+    assert.equal(human.code, 1);
+    assert.match(human.stdout, /^ok {4}configuration: valid$/m);
+    assert.match(human.stdout, /^FAIL {2}issuer is https: http:\/\/auth\.example/m);
+  });
+
+  it(
+    'users create --password-stdin on a terminal prompts without echo and asks twice',
+    { skip: !existsSync('/usr/bin/python3') },
+    async (t) => {
+      const store = await cliStore('sqlite');
+      t.after(() => store.cleanup());
+      assertOk(await store.cli(['init']));
+      const password = 'typed on a terminal';
+      const result = await inTerminal(
+        [
+          process.execPath,
+          CLI,
+          'users',
+          'create',
+          '--username',
+          'tty-user',
+          '--password-stdin',
+          ...store.args,
+        ],
+        [password, password],
+      );
+      assert.equal(result.code, 0, result.transcript);
+      assert.match(result.transcript, /Password: /);
+      assert.match(result.transcript, /Repeat password: /);
+      assert.ok(!result.transcript.includes(password), `the password was echoed: ${result.transcript}`);
+      assert.match(result.transcript, /Created user tty-user/);
+      const user = await store.open().users.getByUsername('tty-user');
+      assert.equal(await verifyPassword(user?.passwordHash ?? '', password), true);
+
+      const mismatch = await inTerminal(
+        [process.execPath, CLI, 'users', 'create', '--username', 'other', '--password-stdin', ...store.args],
+        [password, 'something else'],
+      );
+      assert.equal(mismatch.code, 2);
+      assert.match(mismatch.transcript, /the two passwords differ/);
+    },
+  );
+});
+
+/** The version in the repository's package.json (the nearest one upward named gatehouse). */
+function packageVersion(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const manifest = join(dir, 'package.json');
+    if (existsSync(manifest)) {
+      const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; version?: string };
+      if (parsed.name === 'gatehouse') return parsed.version ?? '';
+    }
+    const parent = dirname(dir);
+    assert.notEqual(parent, dir, 'package.json not found');
+    dir = parent;
+  }
+}
+
+function runBare(args: string[]): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(), stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end();
+  });
+}
+
+// Runs a command on a pseudo-terminal (python3's pty module), answering each prompt ending in ": "
+// with the next line, and returns what the terminal showed.
+const PTY_DRIVER = `
+import json, os, pty, select, sys, time
+answers = json.loads(os.environ['ANSWERS'])
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+out = b''
+def read_until(marker):
+    global out
+    deadline = time.time() + 120
+    while marker not in out:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.time()))
+        if not ready:
+            return False
+        try:
+            chunk = os.read(fd, 1024)
+        except OSError:
+            return False
+        if not chunk:
+            return False
+        out += chunk
+    return True
+prompts = [b'Password: ', b'Repeat password: ']
+for prompt, answer in zip(prompts, answers):
+    if not read_until(prompt):
+        break
+    os.write(fd, answer.encode() + b'\\r')
+# Everything up to the exit; a command still waiting after the bound is killed (a failure, not a hang).
+deadline = time.time() + 120
+while True:
+    ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.time()))
+    if not ready:
+        os.kill(pid, 9)
+        break
+    try:
+        chunk = os.read(fd, 1024)
+    except OSError:
+        break
+    if not chunk:
+        break
+    out += chunk
+_, status = os.waitpid(pid, 0)
+print(json.dumps({'code': os.waitstatus_to_exitcode(status), 'transcript': out.decode('utf8', 'replace')}))
+`;
+
+function inTerminal(command: string[], answers: string[]): Promise<{ code: number; transcript: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/usr/bin/python3', ['-c', PTY_DRIVER, ...command], {
+      env: { ...cleanEnv(), ANSWERS: JSON.stringify(answers) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let stdout = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.on('error', reject);
+    child.on('close', () => {
+      try {
+        resolve(JSON.parse(stdout) as { code: number; transcript: string });
+      } catch (error) {
+        reject(new Error(`pty driver: ${(error as Error).message}: ${stdout}`));
+      }
+    });
+  });
+}

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it, type TestContext } from 'node:test';
+import { ConfigError, loadConfig, unknownVariableWarnings } from '../src/config.js';
+
+const SECRET = Buffer.alloc(32, 1).toString('base64url');
+
+function dataDir(t: TestContext): string {
+  const dir = mkdtempSync(join(tmpdir(), 'gatehouse-config-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function refused(env: NodeJS.ProcessEnv, message: RegExp): void {
+  assert.throws(
+    () => loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env }),
+    (error: unknown) => error instanceof ConfigError && message.test(error.message),
+  );
+}
+
+describe('configuration from the environment', () => {
+  it('a malformed number names the variable, the unit, the range and the value', () => {
+    refused(
+      { GATEHOUSE_ACCESS_TOKEN_TTL: 'abc' },
+      /^GATEHOUSE_ACCESS_TOKEN_TTL must be a whole number of seconds between 1 and 86400, got "abc"$/,
+    );
+    refused({ GATEHOUSE_ACCESS_TOKEN_TTL: '1.5' }, /GATEHOUSE_ACCESS_TOKEN_TTL .* got "1\.5"/);
+    refused({ GATEHOUSE_ACCESS_TOKEN_TTL: '0' }, /GATEHOUSE_ACCESS_TOKEN_TTL/);
+    refused(
+      { GATEHOUSE_REFRESH_TOKEN_TTL: '30d' },
+      /GATEHOUSE_REFRESH_TOKEN_TTL must be a whole number of seconds/,
+    );
+    refused({ PORT: '99999' }, /^PORT must be a whole number between 1 and 65535, got "99999"$/);
+    refused({ GATEHOUSE_LOCKOUT_ATTEMPTS: '-1' }, /GATEHOUSE_LOCKOUT_ATTEMPTS/);
+    refused({ GATEHOUSE_RATE_LIMIT_TOKEN_PER_ADDRESS: 'many' }, /GATEHOUSE_RATE_LIMIT_TOKEN_PER_ADDRESS/);
+    refused(
+      { GATEHOUSE_MAX_PARAMETERS: 'x' },
+      /GATEHOUSE_MAX_PARAMETERS must be a whole number of parameters/,
+    );
+  });
+
+  it('booleans are true or false, nothing else; enumerations name their values', () => {
+    for (const name of [
+      'GATEHOUSE_TRUST_PROXY',
+      'GATEHOUSE_ALLOW_PLAIN_PKCE',
+      'GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY',
+    ]) {
+      for (const value of ['yes', '1', 'TRUE', 'on']) {
+        refused({ [name]: value }, new RegExp(`^${name} must be true or false, got "${value}"$`));
+      }
+    }
+    const on = loadConfig({ dataDir: '/x' }, { GATEHOUSE_SECRET: SECRET, GATEHOUSE_TRUST_PROXY: 'true' });
+    assert.equal(on.trustProxy, true);
+    refused(
+      { GATEHOUSE_SQLITE_SYNCHRONOUS: 'full' },
+      /GATEHOUSE_SQLITE_SYNCHRONOUS must be one of FULL, NORMAL/,
+    );
+    refused({ GATEHOUSE_LOG_LEVEL: 'verbose' }, /GATEHOUSE_LOG_LEVEL must be one of fatal, error/);
+    refused({ GATEHOUSE_RATE_LIMITS: 'of' }, /GATEHOUSE_RATE_LIMITS must be one of on, off/);
+    refused({ GATEHOUSE_ISSUER: 'auth.example' }, /GATEHOUSE_ISSUER must be an absolute https:\/\//);
+    refused({ DATABASE_URL: 'mysql://x' }, /DATABASE_URL must be a postgres/);
+    refused({ GATEHOUSE_BASE_PATH: 'api' }, /GATEHOUSE_BASE_PATH/);
+  });
+
+  it('the limits docs/limits.md names can be set', () => {
+    const config = loadConfig(
+      { dataDir: '/x' },
+      {
+        GATEHOUSE_SECRET: SECRET,
+        GATEHOUSE_MAX_PARAMETERS: '32',
+        GATEHOUSE_MAX_PARAMETER_BYTES: '4096',
+        GATEHOUSE_LOCKOUT_SOURCE_ATTEMPTS: '250',
+      },
+    );
+    assert.equal(config.maxParameters, 32);
+    assert.equal(config.maxParameterBytes, 4096);
+    assert.equal(config.passwordFailuresPerSource, 250);
+  });
+
+  it('unknown GATEHOUSE_* variables are reported, with the closest known name', () => {
+    const env = {
+      GATEHOUSE_ACESS_TOKEN_TTL: '60',
+      GATEHOUSE_TRUST_PROXY: 'true',
+      GATEHOUSE_SOMETHING_ELSE_ENTIRELY: 'x',
+      HOME: '/root',
+    };
+    assert.deepEqual(unknownVariableWarnings(env, []), [
+      'unknown environment variable GATEHOUSE_ACESS_TOKEN_TTL is ignored (did you mean GATEHOUSE_ACCESS_TOKEN_TTL?)',
+      'unknown environment variable GATEHOUSE_SOMETHING_ELSE_ENTIRELY is ignored',
+    ]);
+  });
+
+  it('no secret is generated for PostgreSQL, nor where the command may not create the store', (t) => {
+    const dir = dataDir(t);
+    assert.throws(
+      () => loadConfig({ dataDir: dir }, { DATABASE_URL: 'postgres://db.example/gatehouse' }),
+      /no server secret for a PostgreSQL database: set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE/,
+    );
+    assert.throws(
+      () => loadConfig({ dataDir: dir }, {}, { createSecret: false }),
+      /no server secret: set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE/,
+    );
+    assert.ok(!existsSync(join(dir, 'secret')));
+    assert.throws(
+      () => loadConfig({ dataDir: dir }, { GATEHOUSE_SECRET_FILE: join(dir, 'missing') }),
+      /GATEHOUSE_SECRET_FILE: cannot read/,
+    );
+    // A development SQLite store may still have one generated, once.
+    const first = loadConfig({ dataDir: dir }, {});
+    assert.ok(existsSync(join(dir, 'secret')));
+    assert.deepEqual(loadConfig({ dataDir: dir }, {}, { createSecret: false }).secret, first.secret);
+  });
+});
