@@ -144,28 +144,40 @@ for (const backend of backends()) {
         'the browser session is ended',
       );
       assert.notEqual(
-        (await storage.refreshTokens.get(refreshHash))?.retiredAt,
+        (await storage.grants.get(grantId))?.revokedAt,
         null,
-        'the refresh token is retired',
+        'the grant is revoked: its refresh token and access tokens stop working',
       );
+      assert.ok(await storage.refreshTokens.get(refreshHash), 'revoked with its grant, not deleted');
 
+      // A grant given after the new password, to list and revoke.
+      const laterGrantId = randomUUID();
+      await storage.grants.insert({
+        id: laterGrantId,
+        clientId: client.client_id,
+        userId: user.id,
+        scope: ['notes:read'],
+        createdAt: now,
+        expiresAt: null,
+        revokedAt: null,
+      });
       const [byUser, byClient] = await Promise.all([
         cli(['grants', 'list', '--user', 'alice2', '--json']),
         cli(['grants', 'list', '--client', client.client_id, '--json']),
       ]);
       assert.deepEqual(
         json<{ id: string }[]>(byUser).map((g) => g.id),
-        [grantId],
+        [laterGrantId],
       );
       assert.deepEqual(
         json<{ id: string }[]>(byClient).map((g) => g.id),
-        [grantId],
+        [laterGrantId],
       );
-      assertOk(await cli(['grants', 'revoke', grantId]));
-      assert.notEqual((await storage.grants.get(grantId))?.revokedAt, null);
+      assertOk(await cli(['grants', 'revoke', laterGrantId]));
+      assert.notEqual((await storage.grants.get(laterGrantId))?.revokedAt, null);
       const [after, again] = await Promise.all([
         cli(['grants', 'list', '--user', user.id, '--json']),
-        cli(['grants', 'revoke', grantId, '--json']),
+        cli(['grants', 'revoke', laterGrantId, '--json']),
       ]);
       assert.deepEqual(json(after), []);
       assert.equal(again.code, 1);
