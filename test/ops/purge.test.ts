@@ -266,6 +266,8 @@ describe('purge pacing', () => {
       batchSize: 500,
       targetBatchMillis: 10,
       dutyCycle: 0.1,
+      // The duty cycle alone (at this pace the run would be near the floor's 1,000 rows a second).
+      minRowsPerSecond: 0,
       accessTokenTtl: ACCESS_TTL,
     });
     const started = performance.now();
@@ -315,6 +317,39 @@ describe('purge pacing', () => {
     assert.ok(capped.elapsed >= 490 && capped.elapsed < 1500, `${Math.round(capped.elapsed)} ms`);
     const uncapped = await run(0);
     assert.ok(uncapped.elapsed < 100, `uncapped: ${Math.round(uncapped.elapsed)} ms`);
+  });
+
+  it('keeps minRowsPerSecond when every statement looks slow (a saturated machine)', async () => {
+    // Each statement says it held the store 50 ms, fifty times the target: by the duty cycle alone the
+    // batches shrink to 10 rows with a 950 ms pause after each, some 10 rows a second.
+    const policy = {
+      ...DEFAULT_PURGE_POLICY,
+      batchSize: 500,
+      targetBatchMillis: 1,
+      dutyCycle: 0.05,
+      maxRunMillis: 60_000,
+      accessTokenTtl: ACCESS_TTL,
+    };
+    const slow = () => ({ waitMs: 0, millis: 50 });
+    const floored = fakePurgeStore(2000, slow);
+    const p = new Purger(floored.store, new ManualClock(), { ...policy, minRowsPerSecond: 1000 });
+    const started = performance.now();
+    assert.equal((await p.runOnce()).t, 2000);
+    const elapsed = performance.now() - started;
+    // Behind the floor the run stops pausing and shrinking: it never falls a pause behind 1,000 rows
+    // a second, so 2,000 rows go within two seconds and a pause or two (by the clock, the bound only).
+    assert.ok(elapsed < 2000 + 2 * policy.maxPauseMillis + 1000, `${Math.round(elapsed)} ms`);
+    assert.ok(Math.max(...floored.state.sizes) === 500, `sizes ${floored.state.sizes.join(',')}`);
+
+    // Without the floor the same run is still shrinking and pausing a second later.
+    const unfloored = fakePurgeStore(2000, slow);
+    const q = new Purger(unfloored.store, new ManualClock(), {
+      ...policy,
+      maxRunMillis: 1000,
+      minRowsPerSecond: 0,
+    });
+    await q.runOnce();
+    assert.ok(unfloored.state.remaining > 1000, `${unfloored.state.remaining} left`);
   });
 
   it('pauses no longer than maxPauseMillis after one slow batch', async () => {
