@@ -104,7 +104,7 @@ function readSecret(dataDir: string, env: NodeJS.ProcessEnv): Buffer {
   // Development start-up: generate the secret once into the data directory, readable by its owner only.
   const file = join(dataDir, 'secret');
   if (!existsSync(file)) {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
   }
   chmodSync(file, 0o600);
