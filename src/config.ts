@@ -89,6 +89,8 @@ export interface GatehouseConfig {
   maxParameterBytes: number;
   /** A request (headers and body) must arrive within this many seconds (slow-client protection). */
   requestTimeoutSeconds: number;
+  /** Open connections per process; more are closed on arrival (server.maxConnections). */
+  maxConnections: number;
 }
 
 export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret' | 'rateLimits'>> & {
@@ -241,5 +243,6 @@ export function loadConfig(input: ConfigInput = {}, env: NodeJS.ProcessEnv = pro
     // A value may fill the body; the separate bound matters for query strings and smaller settings.
     maxParameterBytes: input.maxParameterBytes ?? 16 * 1024,
     requestTimeoutSeconds: input.requestTimeoutSeconds ?? integer(env.GATEHOUSE_REQUEST_TIMEOUT) ?? 30,
+    maxConnections: input.maxConnections ?? integer(env.GATEHOUSE_MAX_CONNECTIONS) ?? 1000,
   };
 }
