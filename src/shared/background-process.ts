@@ -24,8 +24,8 @@ export function lowerProcessPriority(): void {
 /**
  * Forks `entry` (a plain worker: not this process's flags, such as --cpu-prof or --inspect) with an IPC
  * channel. Its start-up (node, its drivers and Gatehouse's modules: about half a second of CPU, once)
- * runs at this process's priority: at nice 19 beside two busy cores it was not done after 20 s. The child lowers
- * itself with `lowerProcessPriority` once its modules are loaded.
+ * runs at this process's priority: at nice 19 beside two busy cores it was not done after 20 s. The
+ * child lowers itself with `lowerProcessPriority` once its modules are loaded.
  */
 export function forkBackgroundProcess(entry: string, args: string[]): ChildProcess {
   return fork(entry, args, {
