@@ -93,6 +93,8 @@ export interface GatehouseConfig {
   maxParameterBytes: number;
   /** A request (headers and body) must arrive within this many seconds (slow-client protection). */
   requestTimeoutSeconds: number;
+  /** Open connections per process; more are closed on arrival (server.maxConnections). */
+  maxConnections: number;
 }
 
 export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret' | 'rateLimits'>> & {
@@ -147,7 +149,7 @@ function readSecret(
     if (options.createSecret === false) {
       throw new ConfigError(`no server secret: ${SET_SECRET} (${file} does not exist)`);
     }
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     writeFileSync(file, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
   }
   chmodSync(file, 0o600);
@@ -328,6 +330,7 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_MAX_PARAMETERS',
   'GATEHOUSE_MAX_PARAMETER_BYTES',
   'GATEHOUSE_REQUEST_TIMEOUT',
+  'GATEHOUSE_MAX_CONNECTIONS',
   // The repository's own tools.
   'GATEHOUSE_TEST_DATABASE_URL',
   'GATEHOUSE_CHROMIUM',
@@ -515,6 +518,8 @@ export function loadConfig(
       16 * 1024,
     requestTimeoutSeconds:
       input.requestTimeoutSeconds ?? integer(env, 'GATEHOUSE_REQUEST_TIMEOUT', 1, 3600, 'seconds') ?? 30,
+    maxConnections:
+      input.maxConnections ?? integer(env, 'GATEHOUSE_MAX_CONNECTIONS', 1, 1_000_000, 'connections') ?? 1000,
   };
 }
 

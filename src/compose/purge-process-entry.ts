@@ -1,6 +1,6 @@
 /**
  * The purge process (started by purge-process.ts): opens the store and runs the automatic purge on
- * it, at the least CPU priority the system grants, reporting its work to the server once a second.
+ * it at nice 19, reporting its work to the server once a second.
  */
 import { sql } from 'kysely';
 import { Purger, PurgeScheduler } from '../core/purge.js';
@@ -16,7 +16,7 @@ const REPORT_INTERVAL_MS = 1000;
 
 /**
  * SQLite's purge store as this process runs it: each batch timed by this process's CPU, not by the
- * clock (at SCHED_IDLE the statement is preempted whenever a request wants the core, and that wait
+ * clock (at nice 19 the statement is preempted whenever a request wants the core, and that wait
  * costs the requests nothing; timed by the clock, a busy server made every batch look slow and the
  * purger shrank them to 10 rows), and a checkpoint of the WAL pages it wrote after it when one is due
  * (PURGE_CHECKPOINT_INTERVAL_MS), its CPU time reported apart (the purger pauses for it, but does not

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { PurgePolicy } from '../core/purge.js';
-import { awaitExitOrKill, forkAtLowPriority } from '../shared/background-process.js';
+import { awaitExitOrKill, forkBackgroundProcess } from '../shared/background-process.js';
 
 const ENTRY = fileURLToPath(new URL('./purge-process-entry.js', import.meta.url));
 
@@ -44,8 +44,8 @@ export interface PurgeProcess {
 const STOP_TIMEOUT_MS = 5000;
 
 /**
- * The automatic purge, in a process of its own (`purge-process-entry.ts`) at the least CPU priority
- * the system grants. Run in the server's own process, the purge's code shared the request thread:
+ * The automatic purge, in a process of its own (`purge-process-entry.ts`) at nice 19 (see
+ * lowerProcessPriority). Run in the server's own process, the purge's code shared the request thread:
  * its statements, its timers and its promises ran between requests, and the requests ran slower for
  * it, on PostgreSQL too where the deletes themselves run in the database. The purge bench measured
  * the token endpoint's p99 at 1.76-1.96 x with the purge in the server, 1.29 x with it here
@@ -57,7 +57,7 @@ const STOP_TIMEOUT_MS = 5000;
  */
 export function startPurgeProcess(setup: PurgeProcessSetup, events: PurgeProcessEvents): PurgeProcess {
   let stopping = false;
-  const child: ChildProcess = forkAtLowPriority(ENTRY, []);
+  const child: ChildProcess = forkBackgroundProcess(ENTRY, []);
   // It must not keep this process alive (a server that closes exits; a CLI never waits for it).
   child.unref();
   child.channel?.unref();

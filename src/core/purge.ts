@@ -33,6 +33,15 @@ export interface PurgePolicy {
    */
   maxRowsPerSecond: number;
   /**
+   * The fewest rows a second a run working through a backlog deletes, as far as the store and the CPU
+   * allow (capped by `maxRowsPerSecond`). The duty cycle and the batch target pace the purge by how
+   * long its statements take, and on a saturated machine every statement looks slow: batches shrank
+   * to 10 rows and the pauses grew, 10 rows a second beside two busy loops, while a busy server makes
+   * dead rows faster than that. Below this pace the purge stops pausing and stops shrinking batches
+   * until it has caught up; the priority it runs at (nice 19) still puts requests first.
+   */
+  minRowsPerSecond: number;
+  /**
    * The longest pause between batches. One slow batch (a cold cache, a wait for another writer, a
    * background thread that yields to requests) shrinks the next; at 19 x its time, the pause after a
    * 0.7 s first batch idled the purge for 13 s. The duty cycle bounds the share over many batches.
@@ -50,6 +59,7 @@ export const DEFAULT_PURGE_POLICY: Omit<PurgePolicy, 'accessTokenTtl'> = {
   maxPauseMillis: 1000,
   maxRunMillis: 20_000,
   maxRowsPerSecond: 0,
+  minRowsPerSecond: 1000,
 };
 
 /**
@@ -120,6 +130,10 @@ export class Purger {
    */
   async runOnce(signal?: AbortSignal): Promise<Record<string, number>> {
     const { dutyCycle, maxPauseMillis, maxRunMillis, maxRowsPerSecond } = this.policy;
+    const floor =
+      maxRowsPerSecond > 0
+        ? Math.min(this.policy.minRowsPerSecond, maxRowsPerSecond)
+        : this.policy.minRowsPerSecond;
     const started = performance.now();
     const deadline = started + maxRunMillis;
     let rowsInRun = 0;
@@ -139,7 +153,9 @@ export class Purger {
           millis: took,
           otherMillis = 0,
         } = await this.store.purgeBatch(table, this.cutoffs(), size);
-        this.adapt(took);
+        const behind = floor > 0 && rowsInRun + rows < ((performance.now() - started) / 1000) * floor;
+        if (behind) this.size = Math.min(this.policy.batchSize, Math.ceil(this.size * 1.5));
+        else this.adapt(took);
         deleted[table] = (deleted[table] ?? 0) + rows;
         if (rows > 0) this.observer.purged?.(table, rows);
         if (rows < size) break;
@@ -149,7 +165,9 @@ export class Purger {
         }
         rowsInRun += rows;
         let wait =
-          dutyCycle < 1 ? Math.min(maxPauseMillis, ((took + otherMillis) * (1 - dutyCycle)) / dutyCycle) : 0;
+          dutyCycle < 1 && !behind
+            ? Math.min(maxPauseMillis, ((took + otherMillis) * (1 - dutyCycle)) / dutyCycle)
+            : 0;
         // The cap over the whole run: the next batch starts no sooner than the rows so far allow.
         if (maxRowsPerSecond > 0)
           wait = Math.max(wait, started + (rowsInRun * 1000) / maxRowsPerSecond - performance.now());

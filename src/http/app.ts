@@ -11,7 +11,7 @@ import { createMetrics, type GatehouseMetrics } from './metrics.js';
 import { installObservability, requestId, type MetricsCollector } from './observability.js';
 import { installDrain } from './drain.js';
 import { installRateLimits } from './rate-limit.js';
-import { applyServerTimeouts, installParameterLimits } from './request-limits.js';
+import { applyServerTimeouts, CONNECTION_CHECK_MS, installParameterLimits } from './request-limits.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
@@ -58,8 +58,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const app = Fastify({
     // Request line plus headers beyond maxHeaderBytes get 431 from node itself (docs/limits.md).
     ...(deps.tls
-      ? { https: { key: deps.tls.key, cert: deps.tls.cert, maxHeaderSize: config.maxHeaderBytes } }
-      : { http: { maxHeaderSize: config.maxHeaderBytes } }),
+      ? {
+          https: {
+            key: deps.tls.key,
+            cert: deps.tls.cert,
+            maxHeaderSize: config.maxHeaderBytes,
+            connectionsCheckingInterval: CONNECTION_CHECK_MS,
+          },
+        }
+      : {
+          http: { maxHeaderSize: config.maxHeaderBytes, connectionsCheckingInterval: CONNECTION_CHECK_MS },
+        }),
     requestTimeout: config.requestTimeoutSeconds * 1000,
     logger: deps.logger ?? loggerOptions(config.logLevel),
     bodyLimit: config.bodyLimitBytes,
@@ -72,7 +81,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler(`${config.basePath}/v1`),
   }) as unknown as FastifyInstance;
-  applyServerTimeouts(app.server, config.requestTimeoutSeconds);
+  applyServerTimeouts(app.server, config.requestTimeoutSeconds, config.maxConnections);
   installDrain(app);
 
   app.addHook('onRequest', function securityHeaders(_request, reply, done) {

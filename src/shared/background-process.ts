@@ -1,12 +1,17 @@
 /** Helpers for the server's background processes (the purge processes): priority, CPU time, ending. */
-import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
 /**
- * Lowers this whole process to the least CPU priority the system grants: nice 19 on every thread,
- * then SCHED_IDLE (util-linux chrt) where it is there, so the process takes a core only when the
- * requests leave it idle. Best effort: elsewhere, or if refused, the process keeps what it got.
+ * Lowers this whole process to nice 19 on every thread, keeping the normal policy (SCHED_OTHER), so
+ * requests come first but the process keeps a guaranteed share of a busy core: the scheduler weighs
+ * a nice 19 task 15 against 1024 for each nice 0 task on the core, about 1.5 % of the core beside one
+ * busy task. SCHED_IDLE (weight 3, and only what idle cores leave) starved it under sustained full
+ * load: a purge process took 15 s and more to run its first statement beside busy neighbours, and
+ * the dead rows piled up faster than it deleted them. A policy inherited from whoever started the
+ * server (SCHED_IDLE, SCHED_BATCH) is left as it is. Best effort: elsewhere, or if refused, the
+ * process keeps what it got.
  */
 export function lowerProcessPriority(): void {
   try {
@@ -14,33 +19,20 @@ export function lowerProcessPriority(): void {
   } catch {
     // Not Linux: the process keeps its priority.
   }
-  try {
-    execFileSync('chrt', ['--all-tasks', '--idle', '--pid', '0', String(process.pid)], {
-      stdio: 'ignore',
-      timeout: 5000,
-    });
-  } catch {
-    // No chrt, or refused: nice 19 stays.
-  }
 }
 
 /**
  * Forks `entry` (a plain worker: not this process's flags, such as --cpu-prof or --inspect) with an IPC
- * channel, already at nice 19 for its start-up (loading node and its drivers, some 50 ms of CPU); the
- * child lowers itself further with `lowerProcessPriority` once running.
+ * channel. Its start-up (node, its drivers and Gatehouse's modules: about half a second of CPU, once)
+ * runs at this process's priority: at nice 19 beside two busy cores it was not done after 20 s. The
+ * child lowers itself with `lowerProcessPriority` once its modules are loaded.
  */
-export function forkAtLowPriority(entry: string, args: string[]): ChildProcess {
-  const child = fork(entry, args, {
+export function forkBackgroundProcess(entry: string, args: string[]): ChildProcess {
+  return fork(entry, args, {
     execArgv: [],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     serialization: 'advanced',
   });
-  try {
-    if (child.pid !== undefined) setPriority(child.pid, 19);
-  } catch {
-    // Not permitted or not supported: the child lowers itself.
-  }
-  return child;
 }
 
 /**

@@ -69,7 +69,8 @@ for (const backend of backends()) {
         await seedDeadThrottleRows(server);
         await waitFor(
           async () => (await throttleRows(server.store.storage, 'dead:')) < DEAD_ROWS,
-          15_000,
+          // A failure bound only: the purge runs at nice 19 and keeps a share of a busy core.
+          60_000,
           'the purge did not start',
         );
         const { client, secret } = await server.client({

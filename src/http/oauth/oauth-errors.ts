@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../../core/errors.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store-unavailable.js';
 
 /** A framework error (body too large, bad media type, bad JSON) as the OAuth error it amounts to. */
 export function toOAuthError(error: FastifyError | Error): OAuthError | undefined {
@@ -24,8 +25,18 @@ export function oauthErrorHandler(
   request: FastifyRequest,
   reply: FastifyReply,
 ): FastifyReply {
-  const oauthError = toOAuthError(error) ?? new OAuthError('server_error', 'internal error', 500);
-  if (oauthError.status >= 500) request.log.error({ err: error }, 'request failed');
+  // The store is down or restarting: retry later (RFC 9110 §15.6.4), not a server fault.
+  const unavailable = isStoreUnavailable(error);
+  if (unavailable) request.log.warn({ err: { message: error.message } }, 'store unavailable');
+  const oauthError = unavailable
+    ? new OAuthError(
+        'temporarily_unavailable',
+        'the store is unavailable; retry shortly',
+        503,
+        STORE_RETRY_AFTER_SECONDS,
+      )
+    : (toOAuthError(error) ?? new OAuthError('server_error', 'internal error', 500));
+  if (!unavailable && oauthError.status >= 500) request.log.error({ err: error }, 'request failed');
   reply.code(oauthError.status);
   reply.header('content-type', 'application/json;charset=UTF-8');
   reply.header('cache-control', 'no-store');

@@ -21,6 +21,7 @@ import { registerHomeRoutes } from './routes/home-routes.js';
 import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
 import { sendMessage, type UiContext } from './ui-context.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store-unavailable.js';
 
 /**
  * The playground script, as tsc compiled it next to this module (so it is found from any output
@@ -83,6 +84,11 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
       if (status === 413) return sendMessage(ui, reply, 413, 'Too much data', 'The form sent was too large.');
       if (status >= 400 && status < 500) {
         return sendMessage(ui, reply, status, 'Bad request', 'The request could not be understood.');
+      }
+      if (isStoreUnavailable(error)) {
+        request.log.warn({ err: { message: error.message } }, 'store unavailable');
+        reply.header('retry-after', String(STORE_RETRY_AFTER_SECONDS));
+        return sendMessage(ui, reply, 503, 'Temporarily unavailable', 'Please try again in a moment.');
       }
       // Only the error: never the URL or body, which may hold codes, tokens or passwords.
       request.log.error({ err: error }, 'page failed');

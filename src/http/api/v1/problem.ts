@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ConflictError, ValidationError } from '../../../core/validation.js';
 import { TokenError } from '../../../resource-server/rfc6750.js';
+import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../../store-unavailable.js';
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 export const REALM = 'gatehouse';
@@ -94,6 +95,16 @@ export function problemErrorHandler(
 ): FastifyReply {
   const problem = toProblem(error);
   if (problem !== undefined) return sendProblem(reply, problem);
+  if (isStoreUnavailable(error)) {
+    // Down or restarting: nothing was committed, and the client may retry (RFC 9110 §15.6.4).
+    request.log.warn({ err: { message: error.message } }, 'store unavailable');
+    return sendProblem(
+      reply,
+      new Problem(503, 'the store is unavailable; retry shortly', {
+        headers: { 'retry-after': String(STORE_RETRY_AFTER_SECONDS) },
+      }),
+    );
+  }
   request.log.error({ err: error }, 'request failed');
   return sendProblem(reply, new Problem(500, 'internal error; the request may or may not have taken effect'));
 }

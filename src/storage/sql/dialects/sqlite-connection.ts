@@ -1,3 +1,4 @@
+import { chmodSync, closeSync, openSync, statSync } from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 
 /** How a Gatehouse connection commits: see SqliteOptions.synchronous. */
@@ -11,11 +12,31 @@ export function openSqliteConnection(
   filename: string,
   synchronous: SqliteSynchronous,
 ): BetterSqlite3.Database {
+  if (filename !== ':memory:') ownerOnly(filename, true);
   const raw = new BetterSqlite3(filename);
   raw.pragma('journal_mode = WAL');
+  // SQLite gives the -wal and -shm files the database file's mode when it creates them; these may
+  // predate it (a store from an older version).
+  if (filename !== ':memory:') for (const suffix of ['-wal', '-shm']) ownerOnly(filename + suffix, false);
   raw.pragma(`synchronous = ${synchronous}`);
   raw.pragma('foreign_keys = ON');
   // Another process (the CLI next to a running server, the purge process) may hold the write lock briefly.
   raw.pragma('busy_timeout = 5000');
   return raw;
+}
+
+/**
+ * Makes `file` readable and writable by its owner only (0600, like the server secret): the store holds
+ * password and token hashes and the user names people tried to sign in with. Created so when `create`
+ * and it is missing (before SQLite creates it with the umask's 0644); an existing file's mode is fixed.
+ */
+function ownerOnly(file: string, create: boolean): void {
+  let mode: number;
+  try {
+    mode = statSync(file).mode & 0o777;
+  } catch {
+    if (create) closeSync(openSync(file, 'a', 0o600));
+    return;
+  }
+  if (mode !== 0o600) chmodSync(file, 0o600);
 }

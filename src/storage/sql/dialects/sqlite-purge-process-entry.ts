@@ -1,6 +1,6 @@
 /**
  * The SQLite purge process (started by sqlite-purge-process.ts): runs the write statements it is sent
- * on its own connection, one at a time, at the lowest CPU priority the system grants.
+ * on its own connection, one at a time, at nice 19.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 import { cpuMillisSince, lowerProcessPriority } from '../../../shared/background-process.js';
@@ -21,7 +21,7 @@ const db = openSqliteConnection(filename, synchronous);
 const statements = new Map<string, BetterSqlite3.Statement>();
 
 // The purge's deletes fill the WAL: a row and its index entries are several pages. They are
-// checkpointed here, at SCHED_IDLE (see PURGE_CHECKPOINT_INTERVAL_MS). The checkpoint's CPU time goes
+// checkpointed here, at nice 19 (see PURGE_CHECKPOINT_INTERVAL_MS). The checkpoint's CPU time goes
 // with the next reply, and the purger pauses for it as for the statements.
 let checkpointDue = false;
 let checkpointMillis = 0;
@@ -41,7 +41,7 @@ setInterval(() => {
 const reply = (message: PurgeProcessReply) => process.send?.(message);
 
 process.on('message', (request: PurgeProcessRequest) => {
-  // CPU time, not the clock: at SCHED_IDLE the statement is preempted whenever a request wants the
+  // CPU time, not the clock: at nice 19 the statement is preempted whenever a request wants the
   // core, and that wait costs the requests nothing. Timed by the clock, a busy server made every
   // batch look slow, and the purger shrank them to 10 rows (150-350 rows/s in the purge bench).
   const cpu = process.cpuUsage();

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { awaitExitOrKill, forkAtLowPriority } from '../../../shared/background-process.js';
+import { awaitExitOrKill, forkBackgroundProcess } from '../../../shared/background-process.js';
 import type { SqliteSynchronous } from './sqlite-connection.js';
 
 const ENTRY = fileURLToPath(new URL('./sqlite-purge-process-entry.js', import.meta.url));
@@ -51,8 +51,8 @@ export interface SqlitePurgeProcess {
  * synchronous) every batch stalls the requests queued behind it: the purge bench's p99 rose 1.93 x. A
  * worker thread is not safe at low priority: its connection shares SQLite's process-wide locks and the
  * memory map with the request thread, and a SCHED_IDLE worker running the purge stalled the event loop
- * for up to a second when it was preempted holding them. This process runs at nice 19 and SCHED_IDLE,
- * so it takes a core only when requests leave it idle, and shares no lock with the request thread but
+ * for up to a second when it was preempted holding them. This process runs at nice 19, so requests
+ * come first but it keeps a share of a busy core (see lowerProcessPriority), and shares no lock with the request thread but
  * SQLite's write lock (a request that writes during a batch waits for it, as for any writer). On one
  * shared core the purge still adds to the request p99 (docs/benchmarks.md, "Purge under load").
  *
@@ -78,7 +78,7 @@ export function createSqlitePurgeProcess(
   };
 
   const start = (): ChildProcess => {
-    const started = forkAtLowPriority(ENTRY, [filename, synchronous]);
+    const started = forkBackgroundProcess(ENTRY, [filename, synchronous]);
     started.on('message', (reply: PurgeProcessReply) => {
       const waiter = pending.get(reply.id);
       if (waiter === undefined) return;

@@ -45,7 +45,8 @@ export function createSqliteDialect(options: SqliteOptions): {
   /** Stops the background checkpointer (before the connection closes). */
   stopCheckpointer: () => Promise<void>;
 } {
-  if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true });
+  // The directory too: owner only, as for the secret beside it.
+  if (options.filename !== ':memory:') mkdirSync(dirname(options.filename), { recursive: true, mode: 0o700 });
   const raw = openSqliteConnection(options.filename, options.synchronous ?? 'NORMAL');
   const checkpointer =
     options.filename === ':memory:' || options.checkpointer === false
