@@ -1,10 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 
 export const LINUX = existsSync('/proc/self/task');
-export const HAS_CHRT = spawnSync('chrt', ['--help'], { stdio: 'ignore' }).status === 0;
-export const SCHED_IDLE = 5;
 export const SCHED_OTHER = 0;
 
 /** Nice value and scheduling policy of each thread of `pid` (Linux /proc, fields 19 and 41). */

@@ -14,6 +14,7 @@ import { systemClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
 import { TEST_DATABASE_URL } from '../helpers/backends.js';
+import { waitFor } from '../helpers/wait.js';
 import { basicAuth } from '../helpers/https-client.js';
 import { CookieJar, hidden } from './support/browser.js';
 import {
@@ -289,12 +290,19 @@ describe(
       // Stay clear of a window's end (windows may be aligned to the clock), so all of this counts in one.
       const intoWindow = Math.floor(Date.now() / 1000) % 60;
       if (intoWindow > 45) await sleep((61 - intoWindow) * 1000);
-      // Processes merge their counts into the store in the background (every 250 ms): give each merge
-      // time, then B must know what A counted.
+      // Processes merge their counts into the store in the background (every 250 ms). Wait for the
+      // store to hold each process's count (the throttle row of this client's key, see rate-limit.ts):
+      // then B must know what A counted.
+      const key = `rl:token:c:${sha256(`${limited.credentials.id}\n${limited.credentials.secret}`)}@`;
+      const merged = async () =>
+        (await storage.db.selectFrom('throttle').select(['key', 'count']).execute())
+          .filter((row) => row.key.startsWith(key))
+          .reduce((total, row) => total + Number(row.count), 0);
       assert.deepEqual(await statuses(a, 20), Array(20).fill(200));
-      await sleep(1000);
+      await waitFor(async () => (await merged()) >= 20, 15_000, 'A never merged its 20 requests');
       assert.deepEqual(await statuses(b, 1), [200]);
-      await sleep(1000);
+      // B's own merge answers it the total, 21, the moment the store has it.
+      await waitFor(async () => (await merged()) >= 21, 15_000, 'B never merged its request');
       const atB = await statuses(b, 15);
       assert.equal(atB.filter((s) => s === 200).length, PER_CLIENT - 21, `at B: ${atB.join(',')}`);
       assert.equal(atB.filter((s) => s === 429).length, 15 - (PER_CLIENT - 21));
