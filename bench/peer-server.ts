@@ -1,5 +1,5 @@
 /**
- * The peer every figure is compared with (issue 2 §7): a bare Fastify HTTPS route answering POST /token
+ * The peer every figure is compared with (a target in docs/benchmarks.md): a bare Fastify HTTPS route answering POST /token
  * with a fixed token-shaped JSON, on the same certificate and keep-alive defaults as Gatehouse.
  * Usage: node peer-server.js --port N --cert FILE --key FILE
  */

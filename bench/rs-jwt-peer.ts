@@ -1,5 +1,5 @@
 /**
- * The resource-server benchmark's loop (issue 5 §6: JWT validation in the library, per core). For each
+ * The resource-server benchmark's loop (target: JWT validation in the library, per core). For each
  * algorithm Gatehouse signs with, validates one token again and again with the library's
  * ResourceServer (validated-token cache off: every validation verifies the signature), with jose's
  * `jwtVerify` alone on the same token and key (the peer), and with the bare signature check of

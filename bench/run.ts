@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: Gatehouse's performance budget (issue 2 §7, issue 5 §6), every figure next to a bare
+ * `npm run bench`: Gatehouse's performance budget (docs/benchmarks.md, the targets), every figure next to a bare
  * Fastify peer measured in the same run, because the machine is shared and noisy.
  *
  *   npm run bench -- [--only cc,password,...] [--duration S] [--warmup S] [--connections N]

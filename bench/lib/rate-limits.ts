@@ -1,9 +1,9 @@
 /**
- * Gatehouse counts every /token request against per-address and per-client limits in the store (issue 5
- * §5). One load generator is one address, so the default limits would refuse the benchmark after a few
+ * Gatehouse counts every /token request against per-address and per-client limits in the store
+ * (docs/limits.md). One load generator is one address, so the default limits would refuse the benchmark after a few
  * hundred requests. Two settings are measured instead:
  *   counted: limits raised out of reach, so every request still pays for its counter (the shipped path);
- *   off:     GATEHOUSE_RATE_LIMITS=off, the token endpoint alone (what issue 2's budget was set for).
+ *   off:     GATEHOUSE_RATE_LIMITS=off, the token endpoint alone (what the throughput target was set for).
  */
 const UNREACHABLE = '1000000000';
 

@@ -7,7 +7,7 @@ import { verifyTokenCheck } from '../lib/verify-token.js';
 import { RATE_LIMITS_COUNTED, RATE_LIMITS_OFF } from '../lib/rate-limits.js';
 import { onFreshPostgres } from '../lib/postgres.js';
 
-/** Issue 2 §7: client_credentials with JWTs and the real store, >= 1/3 of bare Fastify (15,000/s there). */
+/** Target: client_credentials with JWTs and the real store, >= 1/3 of bare Fastify (15,000/s there). */
 const MIN_RATIO = 1 / 3;
 const REFERENCE_RPS = 15_000;
 
@@ -48,8 +48,8 @@ async function measureClientCredentials(
 }
 
 /**
- * The SQLite runs of this bench run, by setting, kept for the PostgreSQL scenario that follows (issue 5
- * §6 asks for PostgreSQL "next to SQLite").
+ * The SQLite runs of this bench run, by setting, kept for the PostgreSQL scenario that follows (its
+ * target reads PostgreSQL "next to SQLite").
  */
 const sqliteRuns = new Map<string, Measured>();
 
@@ -137,7 +137,7 @@ export const clientCredentialsScenario: Scenario = {
   },
 };
 
-/** (c) The same on PostgreSQL (issue 5 §6: "client credentials on PostgreSQL next to SQLite"). */
+/** (c) The same on PostgreSQL (target: "client credentials on PostgreSQL next to SQLite"). */
 export const clientCredentialsPostgresScenario: Scenario = {
   id: 'cc-pg',
   title: 'client_credentials, Basic auth, PostgreSQL, JWT (ES256)',

@@ -23,7 +23,7 @@ import type {
 import { createBenchUsers, type BenchUser } from '../lib/users.js';
 import { verifyTokenCheck } from '../lib/verify-token.js';
 
-/** Issue 5 §6: the full code flow with remembered consent at >= 1,000 flows/s, <= 10 statements each. */
+/** Target: the full code flow with remembered consent at >= 1,000 flows/s, <= 10 statements each. */
 const MIN_FLOWS_PER_SECOND = 1000;
 const MAX_STATEMENTS_PER_FLOW = 10;
 const REDIRECT_URI = 'https://app.bench.test/cb';
@@ -179,7 +179,7 @@ interface FlowTarget {
 }
 
 /**
- * Issue 5 §6: the authorization-code flow with remembered consent, as a browser and its client run it,
+ * Target: the authorization-code flow with remembered consent, as a browser and its client run it,
  * on a Gatehouse pinned to one core (rate limits counted). Each connection signs in once as its own
  * user and consents once; then each flow is GET /authorize -> 302 Location with the code -> POST
  * /token -> 200. SQL statements are counted by the server itself (/metrics), before and after the

@@ -2,9 +2,9 @@ import { ARGON2_PEER, runNodeJson } from '../lib/processes.js';
 import { clientCredentialsRequest, passwordRequest } from '../lib/token-requests.js';
 import type { Check, Measured, Scenario } from '../lib/types.js';
 
-/** Issue 2 §7: >= 100 password requests/s per core where one argon2id verify took 8 ms (125/s). */
+/** Target: >= 100 password requests/s per core where one argon2id verify took 8 ms (125/s). */
 const REFERENCE_SHARE = 100 / 125;
-/** Issue 2 §7: client_credentials p99 under 50 ms while a password flood runs. */
+/** Target: client_credentials p99 under 50 ms while a password flood runs. */
 const MAX_PROBE_P99_MS = 50;
 /** The probe is a light, fixed-rate client_credentials load: it measures latency, not throughput. */
 const PROBE_CONNECTIONS = 10;
@@ -39,7 +39,7 @@ interface Argon2Peer {
 
 /**
  * (d) password grant alone, pinned Gatehouse on one core, next to its own peer: Gatehouse's
- * verifyPassword in a bare loop on the same core, measured just before. Issue 2 sets 100/s per core where
+ * verifyPassword in a bare loop on the same core, measured just before. The target sets 100/s per core where
  * a verification took 8 ms (125/s), i.e. the grant must keep 80% of the raw argon2id rate; on a slower or
  * busier core the absolute figure scales down with the peer, the ratio does not.
  */

@@ -12,7 +12,7 @@ import { clientCredentialsRequest } from '../lib/token-requests.js';
 import type { BenchContext, Check, Measured, Scenario, ScenarioOutcome } from '../lib/types.js';
 import { verifyTokenCheck } from '../lib/verify-token.js';
 
-/** Issue 5 §3: token-endpoint p99 within 20% while a million expired rows are purged. */
+/** Target: token-endpoint p99 within 20% while a million expired rows are purged. */
 const MAX_P99_RATIO = 1.2;
 /** Connections of the fixed-rate probe: enough that one slow response does not stall the rate. */
 const PROBE_CONNECTIONS = 20;
@@ -243,7 +243,7 @@ interface PurgeWindow {
 }
 
 /**
- * Issue 5 §3 on one store holding a million expired rows: a fixed-rate client_credentials probe
+ * The target on one store holding a million expired rows: a fixed-rate client_credentials probe
  * against a server with the purge off, then against one purging them, alternately, ROUNDS times each.
  * The only difference between the two is the purge at work: same store, same rows, same machine
  * minutes. `databaseUrl` is a fresh, empty store.

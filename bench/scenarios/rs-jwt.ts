@@ -5,7 +5,7 @@ import { RS_JWT_PEER, runNodeJson } from '../lib/processes.js';
 import { clientCredentialsRequest } from '../lib/token-requests.js';
 import type { BenchContext, Measured, Scenario } from '../lib/types.js';
 
-/** Issue 5 §6: resource-server JWT validation in the library at >= 10,000/s per core. */
+/** Target: resource-server JWT validation in the library at >= 10,000/s per core. */
 const MIN_PER_CPU_SECOND = 10_000;
 
 interface PathResult {
@@ -77,7 +77,7 @@ async function issueToken(context: BenchContext): Promise<string> {
 const perCpu = (result: PathResult) => `${Math.round(result.perCpuSecond).toLocaleString('en')}/CPU-s`;
 
 /**
- * Issue 5 §6: local JWT validation by the resource-server library (src/resource-server/), per core. A
+ * Target: local JWT validation by the resource-server library (src/resource-server/), per core. A
  * child process pinned to the servers' core validates one token per algorithm in a loop with the
  * library's ResourceServer, in rounds interleaved with jose's `jwtVerify` alone on the same token (the
  * peer) and the bare node:crypto signature check (the floor). ES256 is a Gatehouse-issued token (the JWKS

@@ -3,7 +3,7 @@ import { clientCredentialsRequest } from '../lib/token-requests.js';
 import type { Scenario } from '../lib/types.js';
 
 /**
- * (e) `serve --workers 2` next to 1 worker (issue 5 §6), client_credentials on SQLite. Neither is pinned:
+ * (e) `serve --workers 2` next to 1 worker (a target in docs/benchmarks.md), client_credentials on SQLite. Neither is pinned:
  * the two workers need both cores, so they share core 1 with the load driver; the figure to read is
  * the 2-vs-1 ratio, measured under the same handicap. Rate limits are off here: counted on SQLite, every
  * request waits for an fsync'd write that both workers serialise on, which would hide the CPU scaling.

@@ -35,7 +35,7 @@ export class OAuthError extends Error {
 
 export const invalidRequest = (description: string): OAuthError =>
   new OAuthError('invalid_request', description);
-// Design decision 2: bad client credentials answer 401 with WWW-Authenticate: Basic.
+// docs/decisions.md, decision 1: bad client credentials answer 401 with WWW-Authenticate: Basic.
 export const invalidClient = (description: string): OAuthError =>
   new OAuthError('invalid_client', description, 401);
 export const invalidGrant = (description: string, status = 400): OAuthError =>

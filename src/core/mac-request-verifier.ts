@@ -27,7 +27,7 @@ export interface MacRequestVerifierOptions {
 }
 
 /**
- * Gatehouse as a resource server for MAC tokens (design.md "MAC tokens"): the token is validated
+ * Gatehouse as a resource server for MAC tokens (docs/decisions.md, decision 3): the token is validated
  * like a bearer token, its key re-derived from the server secret, then the request's signature,
  * body hash, time window and nonce are checked, in that order, so only authentic requests spend a
  * nonce row.

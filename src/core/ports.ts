@@ -162,7 +162,7 @@ export interface PurgedBatch {
   otherMillis?: number;
 }
 
-/** Nonces of MAC-signed requests (design.md "MAC tokens"), kept until their timestamp window passes. */
+/** Nonces of MAC-signed requests (docs/decisions.md, decision 3), kept until their timestamp window passes. */
 export interface MacNonceStore {
   /**
    * Records (jti, nonce) until `expiresAt`; true the first time, false when it was seen before (a

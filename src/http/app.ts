@@ -85,7 +85,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   installDrain(app);
 
   app.addHook('onRequest', function securityHeaders(_request, reply, done) {
-    // HTTPS always (design decision 8), also behind a proxy.
+    // HTTPS always (docs/decisions.md, decision 6), also behind a proxy.
     reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
     reply.header('x-content-type-options', 'nosniff');
     reply.header('referrer-policy', 'no-referrer');

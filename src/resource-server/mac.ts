@@ -1,5 +1,5 @@
 /**
- * MAC access authentication (seed §2, §5.5; design.md "MAC tokens"), framework-free: parsing the
+ * MAC access authentication (docs/decisions.md, decision 3), framework-free: parsing the
  * Authorization header, the normalized request string of both drafts, the signature, the body hash
  * and the timestamp. Compatible with Python oauthlib's prepare_mac_header (draft=0 and draft=1) and
  * Debian's ruby-rack-oauth2.
@@ -62,7 +62,7 @@ export function parseMacHeader(header: string): MacCredentials {
   return { id, nonce, mac, ext: params.get('ext'), bodyhash: params.get('bodyhash'), ts };
 }
 
-/** The lines that are signed, each ended by a newline (design.md). */
+/** The lines that are signed, each ended by a newline (docs/api.md, "MAC tokens"). */
 export function normalizedRequestString(credentials: MacCredentials, request: MacRequest): string {
   const lines =
     credentials.ts !== undefined

@@ -31,7 +31,7 @@ export class TokenError extends Error {
     this.status = code === 'invalid_request' ? 400 : code === 'insufficient_scope' ? 403 : 401;
   }
 
-  /** The WWW-Authenticate challenge (RFC 6750 §3; for MAC, design.md). */
+  /** The WWW-Authenticate challenge (RFC 6750 §3; for MAC, docs/decisions.md, decision 3). */
   challenge(realm: string): string {
     return formatChallenge(this.options.scheme ?? 'bearer', realm, this);
   }
@@ -44,7 +44,7 @@ function quotedValue(value: string): string {
 
 export function formatChallenge(scheme: CredentialScheme, realm: string, error?: TokenError): string {
   const params: string[] = [];
-  // The MAC drafts define no realm parameter; design.md answers `MAC error="invalid_token"`.
+  // The MAC drafts define no realm parameter; Gatehouse answers `MAC error="invalid_token"` (decision 3).
   if (scheme === 'bearer') params.push(`realm="${quotedValue(realm)}"`);
   // RFC 6750 §3.1: a request without any authentication gets no error code.
   if (error?.code !== undefined) {

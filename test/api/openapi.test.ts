@@ -6,7 +6,7 @@ import { assertProblem, expectStatus } from './support.js';
 
 type Json = Record<string, unknown>;
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
-/** Verbs that may open an action segment (seed §4.4 rule 6: only where no HTTP method fits). */
+/** Verbs that may open an action segment (only where no HTTP method fits, docs/api.md). */
 const ACTION_VERBS = new Set(['rotate', 'publish', 'search', 'reset', 'verify', 'revoke']);
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8';
 
@@ -133,7 +133,7 @@ for (const backend of backends()) {
       }
     });
 
-    it('has paths that obey the seed’s naming rules, segment by segment', () => {
+    it('has paths that obey the API’s naming rules, segment by segment', () => {
       const paths = document.paths as Record<string, Json>;
       assert.ok(Object.keys(paths).length > 10);
       assert.deepEqual(namingViolations(paths), []);

@@ -11,7 +11,7 @@ const REDIRECT_URI = 'https://app.example/cb';
 const off = { perAddress: 0, perClient: 0 };
 
 /**
- * Issue 5 §6 counts the SQL statements of a code flow with remembered consent (at most 10; Hydra's
+ * The benchmark budget counts the SQL statements of a code flow with remembered consent (at most 10; Hydra's
  * benchmark reports about 81). This pins Gatehouse's count per request, so a change that adds a
  * statement to the hot path has to say so here.
  */

@@ -116,7 +116,7 @@ for (const backend of backends()) {
       assertTokenSuccess(await redeem(code, credentials));
     });
 
-    it('requires redirect_uri (seed §4.2), and changes nothing when it is missing', async () => {
+    it('requires redirect_uri, and changes nothing when it is missing', async () => {
       const { client, secret } = await codeClient();
       const { code } = await server.seedCode({ client, user });
       const res = await server.http.token(

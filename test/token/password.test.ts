@@ -52,7 +52,7 @@ for (const backend of backends()) {
       assertOAuthError(widened, 400, 'invalid_scope');
     });
 
-    it('answers a wrong password with 401 invalid_grant (design decision 1)', async () => {
+    it('answers a wrong password with 401 invalid_grant (docs/decisions.md, decision 1)', async () => {
       const credentials = await passwordClient();
       const { user } = await server.user();
       assertOAuthError(await login(credentials, user.username, 'wrong password!'), 401, 'invalid_grant');

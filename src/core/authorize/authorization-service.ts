@@ -95,7 +95,7 @@ export class AuthorizationService {
    * request.
    */
   async approve(request: AuthorizationRequest, userId: string, decision: ConsentDecision): Promise<string> {
-    // The consent page may only narrow what was asked for (RFC 6749 §3.3, seed §5.6).
+    // The consent page may only narrow what was asked for (RFC 6749 §3.3: the user chooses what they grant).
     if (!isSubset(decision.scope, request.scope)) throw new Error('consent widened the requested scope');
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
     const { storage, clock } = this.options;

@@ -55,7 +55,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
       // Set below per reply: form-action must name the client a page redirects to.
       contentSecurityPolicy: false,
       frameguard: { action: 'deny' },
-      // Sent by the app for every route already (design decision 8).
+      // Sent by the app for every route already (docs/decisions.md, decision 6).
       strictTransportSecurity: false,
       referrerPolicy: { policy: 'no-referrer' },
     });

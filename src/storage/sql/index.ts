@@ -56,7 +56,7 @@ export interface SqlStorage extends Storage {
 }
 
 /**
- * How long a client record read by a process stays in its memory (README, decision 12). Client
+ * How long a client record read by a process stays in its memory (docs/decisions.md, decision 7). Client
  * authentication reads it on every token request: a PostgreSQL round trip, or on SQLite a read that
  * costs a tenth of a client_credentials request.
  */

@@ -55,7 +55,7 @@ function refuseProtoKeys(key: string, value: unknown): unknown {
 }
 
 /**
- * The REST API, version 1 (seed §9): JSON in and out, problem+json errors, RFC 6750 token checks.
+ * The REST API, version 1 (docs/api.md): JSON in and out, problem+json errors, RFC 6750 token checks.
  * Registered with the prefix `<base path>/v1`; an encapsulated plugin, so its parsers, validator
  * and error handler apply to /v1 only.
  */

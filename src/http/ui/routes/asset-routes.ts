@@ -9,7 +9,7 @@ export interface StaticAsset {
 
 /**
  * Serves the pages' own CSS and scripts from the package: no CDN, works offline. No format suffix in
- * the paths (seed §4.4 rule 5); the content type says what each is, and nosniff makes browsers trust it.
+ * the paths (no format suffix on any path, docs/api.md); the content type says what each is, and nosniff makes browsers trust it.
  */
 export function registerAssetRoutes(app: FastifyInstance, assets: readonly StaticAsset[]): void {
   for (const asset of assets) {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 
 // Frozen in time: later changes go into new migration files, never here.
 // Browser sessions live in the store, not in process memory, so that several processes on one
-// PostgreSQL share them (design decision 9). Only the SHA-256 of the cookie value is kept.
+// PostgreSQL share them (docs/deployment.md: nothing shared lives in one process). Only the SHA-256 of the cookie value is kept.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('browser_sessions')

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 // Frozen in time: later changes go into new migration files, never here.
-// Nonces of MAC-signed requests (design.md "MAC tokens"). The primary key (jti, nonce) makes
+// Nonces of MAC-signed requests (docs/decisions.md, decision 3). The primary key (jti, nonce) makes
 // "insert if absent" atomic in the shared store, so a replay is refused by every process.
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema

@@ -21,7 +21,7 @@ const CSP = [
 
 /**
  * GET /v1/openapi: the OpenAPI 3.1 document of /v1 as JSON, or as a reference page for a browser,
- * chosen by Accept (seed §4.4 rule 5: no format suffix). Public: reading the manual needs no token.
+ * chosen by Accept (no format suffix on any path). Public: reading the manual needs no token.
  */
 export function registerOpenApiRoute(api: FastifyInstance): void {
   let document: Record<string, unknown> | undefined;
