@@ -127,9 +127,7 @@ export async function createGatehouse(
     issuer,
     clock,
     policy: {
-      authorizationCodeTtl: config.authorizationCodeTtl,
       refreshReuseGraceSeconds: config.refreshReuseGraceSeconds,
-      allowPlainPkce: config.allowPlainPkce,
       passwordFailuresPerUsername: config.passwordFailuresPerUsername,
       passwordFailuresPerSource: config.passwordFailuresPerSource,
       passwordFailureWindowSeconds: config.passwordFailureWindowSeconds,

@@ -111,8 +111,6 @@ export interface BrowserSessionStore {
   delete(hash: string): Promise<boolean>;
   /** Signs the user out of every browser (a password reset); returns how many sessions ended. */
   deleteByUser(userId: string): Promise<number>;
-  /** Deletes up to `limit` sessions that expired at or before `at`; returns how many. */
-  purgeExpired(at: number, limit: number): Promise<number>;
 }
 
 /** Fixed-window request counters shared by every process (abuse limits). */

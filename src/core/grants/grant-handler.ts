@@ -12,9 +12,7 @@ export interface TokenRequest {
 }
 
 export interface GrantPolicy {
-  authorizationCodeTtl: number;
   refreshReuseGraceSeconds: number;
-  allowPlainPkce: boolean;
   passwordFailuresPerUsername: number;
   /** Failed passwords per source address across user names (the per-(user name, source) count aside). */
   passwordFailuresPerSource: number;

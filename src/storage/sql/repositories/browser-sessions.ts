@@ -57,15 +57,5 @@ export function createBrowserSessionRepository(
       const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
       return Number(result.numDeletedRows);
     },
-    async purgeExpired(at: number, limit: number) {
-      // Small batches by primary key, so a purge never holds a long lock (operations floor).
-      const expired = db
-        .selectFrom('browser_sessions')
-        .select('hash')
-        .where('expires_at', '<=', at)
-        .limit(limit);
-      const result = await db.deleteFrom('browser_sessions').where('hash', 'in', expired).executeTakeFirst();
-      return Number(result.numDeletedRows);
-    },
   };
 }
