@@ -143,7 +143,7 @@ export async function updateClient(
   const now = clock.now();
   const updated: Client = { ...client, ...fields, updatedAt: now };
   await registerScopesOf(storage, updated.scopes, now);
-  if (!(await storage.clients.update(updated)))
+  if (!(await storage.clients.update(updated, 'keep')))
     throw new NotFoundError('client_id', `no client with id ${client.id}`);
   return updated;
 }
@@ -152,7 +152,7 @@ export async function updateClient(
 export async function rotateClientSecret(storage: Storage, clock: Clock, client: Client): Promise<string> {
   if (client.isPublic) throw new ConflictError('public', 'a public client has no secret');
   const { secret, hash } = newClientSecret();
-  if (!(await storage.clients.update({ ...client, secretHash: hash, updatedAt: clock.now() }))) {
+  if (!(await storage.clients.update({ ...client, secretHash: hash, updatedAt: clock.now() }, 'replace'))) {
     throw new NotFoundError('client_id', `no client with id ${client.id}`);
   }
   return secret;

@@ -20,7 +20,12 @@ export interface ClientStore {
   insert(client: Client): Promise<void>;
   get(id: string): Promise<Client | undefined>;
   list(filter: ClientFilter): Promise<{ items: Client[]; total: number }>;
-  update(client: Client): Promise<boolean>;
+  /**
+   * Writes the client's settings. With `secret: 'keep'` the stored secret stays whatever the caller
+   * read, so a settings change racing a secret rotation (two operators, two processes) never writes
+   * the old secret back over the new one; `'replace'` writes `client.secretHash`.
+   */
+  update(client: Client, secret: 'keep' | 'replace'): Promise<boolean>;
   delete(id: string): Promise<boolean>;
 }
 

@@ -43,7 +43,7 @@ for (const backend of backends()) {
     }
 
     async function withScopes(client: Client, scopes: string[]): Promise<void> {
-      assert.ok(await server.store.storage.clients.update({ ...client, scopes }));
+      assert.ok(await server.store.storage.clients.update({ ...client, scopes }, 'keep'));
     }
 
     it('issues only the scopes the client still has, in the access token and the next refresh', async () => {

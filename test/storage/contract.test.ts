@@ -256,12 +256,24 @@ for (const backend of backends()) {
         const client = makeClient();
         await storage.clients.insert(client);
         const changed = { ...client, name: 'renamed', scopes: ['read'], updatedAt: NOW + 10 };
-        assert.equal(await storage.clients.update(changed), true);
+        assert.equal(await storage.clients.update(changed, 'keep'), true);
         assert.deepEqual(await other.clients.get(client.id), changed);
-        assert.equal(await storage.clients.update(makeClient()), false);
+        assert.equal(await storage.clients.update(makeClient(), 'keep'), false);
         assert.equal(await storage.clients.delete(client.id), true);
         assert.equal(await storage.clients.get(client.id), undefined);
         assert.equal(await storage.clients.delete(client.id), false);
+      });
+
+      it('keeps a secret rotated meanwhile when settings read before it are written', async () => {
+        const client = makeClient();
+        await storage.clients.insert(client);
+        // Another process rotates the secret between this one's read and its write of new settings.
+        const rotated = { ...client, secretHash: sha256('the new secret'), updatedAt: NOW + 5 };
+        assert.equal(await other.clients.update(rotated, 'replace'), true);
+        assert.equal(await storage.clients.update({ ...client, name: 'renamed' }, 'keep'), true);
+        const stored = await other.clients.get(client.id);
+        assert.equal(stored?.name, 'renamed');
+        assert.equal(stored?.secretHash, sha256('the new secret'), 'the rotated secret survives');
       });
 
       it('deleting a client removes its grants, codes and refresh tokens', async () => {
@@ -645,7 +657,7 @@ describe('client reads cached on PostgreSQL', () => {
       const client = confidentialClient('cached');
       await a.clients.insert(client);
       assert.equal((await b.clients.get(client.id))?.name, 'cached');
-      await a.clients.update({ ...client, name: 'renamed' });
+      await a.clients.update({ ...client, name: 'renamed' }, 'keep');
       assert.equal((await a.clients.get(client.id))?.name, 'renamed', 'own write seen at once');
       assert.equal((await b.clients.get(client.id))?.name, 'cached', 'the other process still has it cached');
       advanceMs(1100);
@@ -665,7 +677,7 @@ describe('client reads cached on PostgreSQL', () => {
       const client = confidentialClient('old');
       await a.clients.insert(client);
       assert.equal((await b.clients.get(client.id))?.name, 'old');
-      await a.clients.update({ ...client, name: 'new' });
+      await a.clients.update({ ...client, name: 'new' }, 'keep');
       advanceMs(2100);
       assert.equal((await b.clients.get(client.id))?.name, 'new', 'too stale to serve: read first');
 
@@ -702,7 +714,7 @@ describe('client reads cached on PostgreSQL', () => {
       // is awaited rather than run behind the stale entry).
       advanceMs(2100);
       const before = b.clients.get(client.id);
-      await b.clients.update({ ...client, name: 'second' });
+      await b.clients.update({ ...client, name: 'second' }, 'keep');
       assert.equal((await b.clients.get(client.id))?.name, 'second');
       await before;
       assert.equal(

@@ -218,7 +218,7 @@ for (const backend of backends()) {
 
     it('refuses a client no longer registered for the refresh_token grant (unauthorized_client)', async () => {
       const { refreshToken, client, credentials } = await session();
-      await server.store.storage.clients.update({ ...client, grantTypes: ['authorization_code'] });
+      await server.store.storage.clients.update({ ...client, grantTypes: ['authorization_code'] }, 'keep');
       assertOAuthError(await refresh(credentials, refreshToken), 400, 'unauthorized_client');
     });
   });

@@ -100,10 +100,14 @@ export function createClientRepository(
         .execute();
       return { items: rows.map(clientFromRow), total: Number(total.n) };
     },
-    async update(client: Client) {
+    async update(client: Client, secret: 'keep' | 'replace') {
       forget(client.id);
-      const { id, ...rest } = clientToRow(client);
-      const result = await db.updateTable('clients').set(rest).where('id', '=', id).executeTakeFirst();
+      const { id, secret_hash, ...rest } = clientToRow(client);
+      const result = await db
+        .updateTable('clients')
+        .set(secret === 'replace' ? { ...rest, secret_hash } : rest)
+        .where('id', '=', id)
+        .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
     async delete(id: string) {

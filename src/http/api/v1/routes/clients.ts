@@ -59,7 +59,9 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       updatedAt: now,
     };
     await registerScopesOf(storage, updated.scopes, now);
-    if (!(await storage.clients.update(updated))) throw notFound('client');
+    const secretChanges = updated.secretHash !== client.secretHash;
+    if (!(await storage.clients.update(updated, secretChanges ? 'replace' : 'keep')))
+      throw notFound('client');
     return { ...viewClient(updated), ...(fresh ? { client_secret: fresh.secret } : {}) };
   }
 
@@ -205,7 +207,9 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       const client = await existing(request.params.id);
       if (client.isPublic) throw new Problem(409, 'a public client has no secret', { field: 'public' });
       const { secret, hash } = newClientSecret();
-      if (!(await storage.clients.update({ ...client, secretHash: hash, updatedAt: clock.now() }))) {
+      if (
+        !(await storage.clients.update({ ...client, secretHash: hash, updatedAt: clock.now() }, 'replace'))
+      ) {
         throw notFound('client');
       }
       reply.code(201).header('location', locationOf(context, 'clients', client.id));
