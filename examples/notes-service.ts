@@ -13,8 +13,9 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-// In an application that installed Gatehouse: import { ... } from 'gatehouse/resource-server';
-import { expressResourceServer, type ResourceServerOptions } from '../src/resource-server/index.js';
+// The library is its own package (npm install gatehouse-oauth-resource-server); in this repository,
+// an npm workspace under packages/resource-server.
+import { expressResourceServer, type ResourceServerOptions } from 'gatehouse-oauth-resource-server';
 
 export interface NotesServiceOptions {
   resourceServer: ResourceServerOptions;

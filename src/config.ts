@@ -47,6 +47,8 @@ export interface GatehouseConfig {
   secret: Buffer;
   signingAlgorithm: SigningAlgorithm;
   accessTokenTtl: number;
+  /** ID token lifetime, seconds (OpenID Connect Core §2 `exp`). */
+  idTokenTtl: number;
   refreshTokenTtl: number;
   authorizationCodeTtl: number;
   /** Seconds during which a rotated refresh token presented again is refused without killing the grant. */
@@ -302,6 +304,7 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_TRUST_PROXY',
   'GATEHOUSE_SIGNING_ALG',
   'GATEHOUSE_ACCESS_TOKEN_TTL',
+  'GATEHOUSE_ID_TOKEN_TTL',
   'GATEHOUSE_REFRESH_TOKEN_TTL',
   'GATEHOUSE_ALLOW_PLAIN_PKCE',
   'GATEHOUSE_BODY_LIMIT_BYTES',
@@ -454,6 +457,7 @@ export function loadConfig(
     signingAlgorithm: input.signingAlgorithm ?? signingAlgorithm(env.GATEHOUSE_SIGNING_ALG),
     accessTokenTtl:
       input.accessTokenTtl ?? integer(env, 'GATEHOUSE_ACCESS_TOKEN_TTL', 1, DAY, 'seconds') ?? 3600,
+    idTokenTtl: input.idTokenTtl ?? integer(env, 'GATEHOUSE_ID_TOKEN_TTL', 1, DAY, 'seconds') ?? 3600,
     refreshTokenTtl:
       input.refreshTokenTtl ??
       integer(env, 'GATEHOUSE_REFRESH_TOKEN_TTL', 1, 3650 * DAY, 'seconds') ??

@@ -32,6 +32,11 @@ describe('configuration from the environment', () => {
       { GATEHOUSE_REFRESH_TOKEN_TTL: '30d' },
       /GATEHOUSE_REFRESH_TOKEN_TTL must be a whole number of seconds/,
     );
+    refused(
+      { GATEHOUSE_ID_TOKEN_TTL: '86401' },
+      /^GATEHOUSE_ID_TOKEN_TTL must be a whole number of seconds between 1 and 86400, got "86401"$/,
+    );
+    refused({ GATEHOUSE_ID_TOKEN_TTL: '0' }, /GATEHOUSE_ID_TOKEN_TTL/);
     refused({ PORT: '99999' }, /^PORT must be a whole number between 1 and 65535, got "99999"$/);
     refused({ GATEHOUSE_LOCKOUT_ATTEMPTS: '-1' }, /GATEHOUSE_LOCKOUT_ATTEMPTS/);
     refused({ GATEHOUSE_RATE_LIMIT_TOKEN_PER_ADDRESS: 'many' }, /GATEHOUSE_RATE_LIMIT_TOKEN_PER_ADDRESS/);
@@ -39,6 +44,14 @@ describe('configuration from the environment', () => {
       { GATEHOUSE_MAX_PARAMETERS: 'x' },
       /GATEHOUSE_MAX_PARAMETERS must be a whole number of parameters/,
     );
+  });
+
+  it('GATEHOUSE_ID_TOKEN_TTL: an hour by default, or the seconds given (OpenID Connect ID tokens)', () => {
+    const load = (env: NodeJS.ProcessEnv) =>
+      loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env }).idTokenTtl;
+    assert.equal(load({}), 3600);
+    assert.equal(load({ GATEHOUSE_ID_TOKEN_TTL: '300' }), 300);
+    assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_ID_TOKEN_TTL: '300' }), []);
   });
 
   it('booleans are true or false, nothing else; enumerations name their values', () => {

@@ -1,35 +1,270 @@
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { describe, it } from 'node:test';
+import { execFile } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 
-describe('the npm package', () => {
-  it('imports by its own name: the server factory and the resource-server library', async () => {
-    // Package self-reference resolves through package.json "exports", as an installed package would.
-    const main = (await import('gatehouse' as string)) as Record<string, unknown>;
+const run = promisify(execFile);
+const ROOT = process.cwd();
+const SERVER = 'gatehouse-oauth';
+const LIBRARY = 'gatehouse-oauth-resource-server';
+const LIBRARY_DIR = join(ROOT, 'packages', 'resource-server');
+
+interface PackageJson {
+  name: string;
+  version: string;
+  engines?: { node?: string };
+  dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+  peerDependenciesMeta?: Record<string, { optional?: boolean }>;
+}
+
+const readJson = (path: string) => JSON.parse(readFileSync(path, 'utf8')) as PackageJson;
+
+// The npm that runs `npm test` passes its own settings down as npm_* variables (its prefix among
+// them); the npm commands below must act on the directory they are given, as a user's would.
+const npmEnv = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+const npm = (args: string[], cwd: string) =>
+  run('npm', args, { cwd, env: npmEnv, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+
+describe('the npm packages', () => {
+  it('import by their own names: the server factory, the library, and the library under the server', async () => {
+    // Package self-reference and the workspace link resolve through "exports", as installed packages would.
+    const main = (await import(SERVER as string)) as Record<string, unknown>;
     assert.equal(typeof main.createGatehouse, 'function');
     assert.equal(typeof main.loadConfig, 'function');
-    const library = (await import('gatehouse/resource-server' as string)) as Record<string, unknown>;
+    const library = (await import(LIBRARY as string)) as Record<string, unknown>;
     assert.equal(typeof library.ResourceServer, 'function');
+    const short = (await import(`${SERVER}/resource-server` as string)) as Record<string, unknown>;
+    assert.equal(short.ResourceServer, library.ResourceServer, 'the subpath re-exports the library');
   });
 
-  it('packs the built code, its types and the command, not the tests or benchmarks', () => {
-    const output = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    const [pack] = JSON.parse(output) as [{ files: { path: string }[] }];
-    const paths = pack.files.map((file) => file.path);
+  it('declare Node.js versions that every installed package supports (docs/decisions.md, decision 16)', () => {
+    const server = readJson(join(ROOT, 'package.json'));
+    const library = readJson(join(LIBRARY_DIR, 'package.json'));
+    assert.equal(library.engines?.node, server.engines?.node, 'both packages declare the same range');
+    assert.equal(
+      server.dependencies?.[LIBRARY],
+      library.version,
+      'the server depends on this library version',
+    );
+    const semver = createRequire(import.meta.url)('semver') as {
+      minVersion(range: string): { version: string } | null;
+      satisfies(version: string, range: string): boolean;
+    };
+    // The lowest version of each line the range admits (20.19.0, 22.13.0, 24.0.0), and the one running.
+    const floors = (server.engines?.node ?? '').split('||').map((part) => semver.minVersion(part)?.version);
+    const versions = [...new Set([...floors, process.versions.node])].filter((v): v is string => !!v);
+    assert.ok(floors.length >= 1 && versions.length >= 2, `engines.node is a range: ${server.engines?.node}`);
+    const refused: string[] = [];
+    const visit = (dir: string) => {
+      if (!existsSync(dir)) return;
+      for (const name of readdirSync(dir)) {
+        if (name.startsWith('.')) continue;
+        const path = join(dir, name);
+        if (name.startsWith('@')) {
+          visit(path);
+          continue;
+        }
+        const manifest = join(path, 'package.json');
+        if (existsSync(manifest)) {
+          const pkg = readJson(manifest);
+          const wanted = pkg.engines?.node;
+          if (typeof wanted === 'string') {
+            for (const version of versions) {
+              if (!semver.satisfies(version, wanted))
+                refused.push(`${pkg.name}@${pkg.version} (${wanted}) refuses ${version}`);
+            }
+          }
+        }
+        visit(join(path, 'node_modules'));
+      }
+    };
+    visit(join(ROOT, 'node_modules'));
+    assert.deepEqual(refused, []);
+  });
+});
+
+describe('the published tarballs', { timeout: 240_000 }, () => {
+  let dir: string;
+  const packed = new Map<string, { filename: string; files: string[] }>();
+  const tarball = (name: string) => join(dir, packed.get(name)?.filename ?? `missing-${name}`);
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gatehouse-pack-'));
+    // Built already (`npm test` builds first), so the prepare scripts are skipped.
+    const { stdout } = await npm(
+      [
+        'pack',
+        '--json',
+        '--ignore-scripts',
+        '--workspaces',
+        '--include-workspace-root',
+        '--pack-destination',
+        dir,
+      ],
+      ROOT,
+    );
+    for (const entry of JSON.parse(stdout) as {
+      name: string;
+      filename: string;
+      files: { path: string }[];
+    }[]) {
+      packed.set(entry.name, { filename: entry.filename, files: entry.files.map((file) => file.path) });
+    }
+  });
+  after(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the server ships the command, the built code and its types, not the tests, benchmarks or library', () => {
+    const paths = packed.get(SERVER)?.files ?? [];
     for (const needed of [
       'bin/gatehouse.js',
       'dist/src/index.js',
       'dist/src/index.d.ts',
-      'dist/src/resource-server/index.js',
+      'dist/src/resource-server.js',
+      'dist/src/resource-server.d.ts',
       'dist/src/cli/main.js',
       'package.json',
     ]) {
       assert.ok(paths.includes(needed), `${needed} is packed`);
     }
-    const stray = paths.filter((path) => /^(dist\/)?(test|bench)\//.test(path) || path.startsWith('src/'));
-    assert.deepEqual(stray, [], 'no tests, benchmarks or TypeScript sources');
+    const stray = paths.filter(
+      (path) =>
+        /^(dist\/)?(test|bench|packages)\//.test(path) ||
+        path.startsWith('src/') ||
+        path.endsWith('.tsbuildinfo'),
+    );
+    assert.deepEqual(stray, [], 'no tests, benchmarks, TypeScript sources or the library');
+  });
+
+  it('the library ships its built code and types, and depends on jose alone', () => {
+    const paths = packed.get(LIBRARY)?.files ?? [];
+    for (const needed of [
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/mac.d.ts',
+      'dist/rfc6750.d.ts',
+      'README.md',
+    ]) {
+      assert.ok(paths.includes(needed), `${needed} is packed`);
+    }
+    const stray = paths.filter(
+      (path) =>
+        !['package.json', 'README.md'].includes(path) &&
+        !(path.startsWith('dist/') && /\.(js|d\.ts|js\.map)$/.test(path)),
+    );
+    assert.deepEqual(stray, [], 'only dist, the manifest and the README');
+    const manifest = readJson(join(LIBRARY_DIR, 'package.json'));
+    assert.deepEqual(Object.keys(manifest.dependencies ?? {}), ['jose']);
+    // Fastify's types only, for the plugin: never installed on the library's account.
+    assert.deepEqual(manifest.peerDependenciesMeta, { fastify: { optional: true } });
+  });
+
+  it('the library installs alone with jose and nothing of the server', async () => {
+    const app = join(dir, 'library-only');
+    mkdirSync(app);
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'rs-app', private: true, type: 'module' }),
+    );
+    await npm(['install', '--no-audit', '--no-fund', '--prefer-offline', tarball(LIBRARY)], app);
+    const installed = readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.'));
+    assert.deepEqual(installed.sort(), [LIBRARY, 'jose']);
+    writeFileSync(
+      join(app, 'check.mjs'),
+      `import { ResourceServer, expressResourceServer, gatehouseResourceServer } from '${LIBRARY}';
+       import { TokenError } from '${LIBRARY}/rfc6750';
+       import { parseMacHeader } from '${LIBRARY}/mac';
+       console.log([ResourceServer, expressResourceServer, gatehouseResourceServer, TokenError, parseMacHeader].map((f) => typeof f).join());`,
+    );
+    const { stdout } = await run(process.execPath, ['check.mjs'], { cwd: app, encoding: 'utf8' });
+    assert.equal(stdout.trim(), 'function,function,function,function,function');
+  });
+
+  it('both install from their tarballs and import by name, with types', async () => {
+    const app = join(dir, 'app');
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    // --ignore-scripts: better-sqlite3 would compile its native addon here (minutes on this machine);
+    // it is loaded only when a SQLite store opens, which importing does not do.
+    await npm(
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefer-offline',
+        '--ignore-scripts',
+        tarball(LIBRARY),
+        tarball(SERVER),
+      ],
+      app,
+    );
+    assert.ok(
+      !existsSync(join(app, 'node_modules', SERVER, 'node_modules', LIBRARY)),
+      'one copy of the library',
+    );
+    writeFileSync(
+      join(app, 'check.ts'),
+      `import { createGatehouse, loadConfig, type GatehouseConfig } from '${SERVER}';
+       import { ResourceServer as Short } from '${SERVER}/resource-server';
+       import { ResourceServer, type VerifiedToken } from '${LIBRARY}';
+       const config: (input: Parameters<typeof loadConfig>[0]) => GatehouseConfig = loadConfig;
+       const token: VerifiedToken | undefined = undefined;
+       console.log([typeof createGatehouse, typeof config, ResourceServer === Short, token].join());`,
+    );
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          strict: true,
+          skipLibCheck: true,
+          types: ['node'],
+        },
+        files: ['check.ts'],
+      }),
+    );
+    // Type-checked against the packed .d.ts files, with the repository's compiler and Node types.
+    await run(
+      process.execPath,
+      [
+        join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'),
+        '-p',
+        '.',
+        '--typeRoots',
+        join(ROOT, 'node_modules', '@types'),
+      ],
+      {
+        cwd: app,
+        encoding: 'utf8',
+      },
+    );
+    const { stdout } = await run(process.execPath, ['check.js'], { cwd: app, encoding: 'utf8' });
+    assert.equal(stdout.trim(), 'function,function,true,');
+    // The installed command finds its own package's version (it looks the package up by name).
+    const version = await run(
+      process.execPath,
+      [join(app, 'node_modules', SERVER, 'bin', 'gatehouse.js'), '--version'],
+      {
+        cwd: app,
+        encoding: 'utf8',
+      },
+    );
+    assert.equal(version.stdout, `gatehouse ${readJson(join(ROOT, 'package.json')).version}\n`);
   });
 });

@@ -9,7 +9,7 @@ export function repoRoot(): string {
     const manifest = join(dir, 'package.json');
     if (existsSync(manifest)) {
       const { name } = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string };
-      if (name === 'gatehouse') return dir;
+      if (name === 'gatehouse-oauth') return dir;
     }
     const parent = dirname(dir);
     if (parent === dir) return process.cwd();

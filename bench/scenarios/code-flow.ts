@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { costRatio, throughputRatio } from '../lib/cost.js';
 import { FlowClient, pkcePair, runFlowLoad, type Exchange, type FlowOutcome } from '../lib/flow-load.js';
 import { BACKEND_NAME, onFreshPostgres, type StoreBackend } from '../lib/postgres.js';
@@ -10,6 +11,7 @@ import {
   totalStatements,
   type StatementCounts,
 } from '../lib/store-statements.js';
+import { httpsRequest } from '../lib/https.js';
 import { basicAuth } from '../lib/token-requests.js';
 import type {
   BenchContext,
@@ -26,8 +28,17 @@ import { verifyTokenCheck } from '../lib/verify-token.js';
 /** Target: the full code flow with remembered consent at >= 1,000 flows/s, <= 10 statements each. */
 const MIN_FLOWS_PER_SECOND = 1000;
 const MAX_STATEMENTS_PER_FLOW = 10;
+/** Target: an OpenID Connect code flow costs at most one statement more than the plain one (5). */
+const MAX_OPENID_STATEMENTS_PER_FLOW = 6;
 const REDIRECT_URI = 'https://app.bench.test/cb';
-const SCOPE = 'read';
+
+/**
+ * What a flow asks for: the plain OAuth 2.0 code flow (scope `read`), or an OpenID Connect one (scope
+ * `openid`, a fresh `nonce` per flow, Core §3.1.2.1) whose token response carries an ID token signed
+ * with the client's `id_token_signed_response_alg`.
+ */
+type Variant = { openid: false; scope: 'read' } | { openid: true; scope: 'openid'; alg: 'RS256' | 'ES256' };
+const PLAIN: Variant = { openid: false, scope: 'read' };
 const FORM = 'application/x-www-form-urlencoded';
 /** Seconds of idle server, to tell the background statements (rate-counter merges, purge) apart. */
 const IDLE_SECONDS = 3;
@@ -54,17 +65,26 @@ function hidden(page: Exchange, name: string): string {
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
-function authorizePath(clientId: string, challenge: string, state: string): string {
+function authorizePath(
+  variant: Variant,
+  clientId: string,
+  challenge: string,
+  state: string,
+  nonce: string | undefined,
+): string {
   return `/authorize?${form({
     response_type: 'code',
     client_id: clientId,
     redirect_uri: REDIRECT_URI,
-    scope: SCOPE,
+    scope: variant.scope,
     state,
     code_challenge: challenge,
     code_challenge_method: 'S256',
+    ...(nonce === undefined ? {} : { nonce }),
   })}`;
 }
+
+const nonceFor = (variant: Variant) => (variant.openid ? randomBytes(12).toString('base64url') : undefined);
 
 /** The code of a §4.1.2 redirect to our redirect URI with our state; a reason when it is not one. */
 function codeFrom(exchange: Exchange, state: string): { code: string } | { failure: string } {
@@ -89,6 +109,7 @@ function codeFrom(exchange: Exchange, state: string): { code: string } | { failu
  */
 async function signInAndConsent(
   http: FlowClient,
+  variant: Variant,
   client: Credentials,
   user: { username: string; password: string },
 ): Promise<Browser> {
@@ -111,7 +132,14 @@ async function signInAndConsent(
 
   const pkce = pkcePair();
   const state = randomBytes(8).toString('base64url');
-  const consentPage = await http.send('GET', authorizePath(client.id, pkce.challenge, state), { cookie });
+  const nonce = nonceFor(variant);
+  const consentPage = await http.send(
+    'GET',
+    authorizePath(variant, client.id, pkce.challenge, state, nonce),
+    {
+      cookie,
+    },
+  );
   if (consentPage.status !== 200) throw new Error(`first GET /authorize answered ${consentPage.status}`);
   const consented = await http.send(
     'POST',
@@ -120,24 +148,29 @@ async function signInAndConsent(
     form({
       csrf_token: hidden(consentPage, 'csrf_token'),
       request: hidden(consentPage, 'request'),
-      scope: SCOPE,
+      scope: variant.scope,
       lifetime: '2592000',
       decision: 'allow',
     }),
   );
   const first = codeFrom(consented, state);
   if ('failure' in first) throw new Error(`POST /consent: ${first.failure}`);
-  const outcome = await redeem(http, client, first.code, pkce.verifier);
+  const outcome = await redeem(http, client, first.code, pkce.verifier, nonce);
   if (!outcome.ok) throw new Error(`first code: ${outcome.failure}`);
   return { cookie };
 }
 
-/** RFC 6749 §4.1.3 with RFC 7636 §4.5: the code, our redirect URI and the verifier, client in Basic. */
+/**
+ * RFC 6749 §4.1.3 with RFC 7636 §4.5: the code, our redirect URI and the verifier, client in Basic. An
+ * OpenID Connect flow's response must carry an ID token with this flow's nonce (Core §3.1.3.7 item 11;
+ * its signature is checked on a sample after the run, not per flow: that is the client's cost).
+ */
 async function redeem(
   http: FlowClient,
   client: Credentials,
   code: string,
   verifier: string,
+  nonce: string | undefined,
 ): Promise<FlowOutcome> {
   const token = await http.send(
     'POST',
@@ -147,19 +180,66 @@ async function redeem(
   );
   if (token.status !== 200) return { ok: false, failure: `POST /token answered ${token.status}` };
   if (!token.body.includes('"access_token"')) return { ok: false, failure: 'token response without token' };
+  if (nonce !== undefined) {
+    const { id_token: idToken } = JSON.parse(token.body) as { id_token?: string };
+    const payload = idToken?.split('.')[1];
+    if (payload === undefined) return { ok: false, failure: 'token response without an ID token' };
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as { nonce?: string };
+    if (claims.nonce !== nonce) return { ok: false, failure: 'ID token with another nonce' };
+  }
   return { ok: true, sample: token.body };
 }
 
-/** One flow: GET /authorize (PKCE S256, state) -> 302 with the code -> POST /token -> 200. */
-async function flow(http: FlowClient, client: Credentials, browser: Browser): Promise<FlowOutcome> {
+/** One flow: GET /authorize (PKCE S256, state, nonce) -> 302 with the code -> POST /token -> 200. */
+async function flow(
+  http: FlowClient,
+  variant: Variant,
+  client: Credentials,
+  browser: Browser,
+): Promise<FlowOutcome> {
   const pkce = pkcePair();
   const state = randomBytes(8).toString('base64url');
-  const authorized = await http.send('GET', authorizePath(client.id, pkce.challenge, state), {
+  const nonce = nonceFor(variant);
+  const authorized = await http.send('GET', authorizePath(variant, client.id, pkce.challenge, state, nonce), {
     cookie: browser.cookie,
   });
   const code = codeFrom(authorized, state);
   if ('failure' in code) return { ok: false, failure: code.failure };
-  return redeem(http, client, code.code, pkce.verifier);
+  return redeem(http, client, code.code, pkce.verifier, nonce);
+}
+
+/** Core §3.1.3.7: a sampled ID token verifies against /jwks with the client's algorithm, iss and aud. */
+async function idTokenCheck(options: {
+  name: string;
+  serverUrl: string;
+  issuer: string;
+  ca: string;
+  responseBody: string | undefined;
+  clientId: string;
+  alg: 'RS256' | 'ES256';
+}): Promise<Check> {
+  try {
+    if (options.responseBody === undefined) throw new Error('no successful response was sampled');
+    const { id_token: idToken } = JSON.parse(options.responseBody) as { id_token?: string };
+    if (typeof idToken !== 'string') throw new Error('response has no id_token');
+    const jwks = await httpsRequest(`${options.serverUrl}/jwks`, { ca: options.ca });
+    if (jwks.status !== 200) throw new Error(`/jwks answered ${jwks.status}`);
+    const { payload, protectedHeader } = await jwtVerify(
+      idToken,
+      createLocalJWKSet(JSON.parse(jwks.body) as JSONWebKeySet),
+      { issuer: options.issuer, audience: options.clientId, algorithms: [options.alg] },
+    );
+    if (typeof payload.nonce !== 'string') throw new Error('ID token without a nonce');
+    return {
+      name: options.name,
+      pass: true,
+      detail:
+        `${protectedHeader.alg} ID token verified with jose against /jwks (kid ${protectedHeader.kid ?? '-'}); ` +
+        'every flow checked its nonce',
+    };
+  } catch (err) {
+    return { name: options.name, pass: false, detail: (err as Error).message };
+  }
 }
 
 const describeCounts = (counts: StatementCounts, per: number) =>
@@ -168,8 +248,8 @@ const describeCounts = (counts: StatementCounts, per: number) =>
     .map(([operation, count]) => `${operation} ${(count / per).toFixed(2)}`)
     .join(', ');
 
-/** The SQLite run of this bench run, for the PostgreSQL one that follows. */
-let sqliteRun: Measured | undefined;
+/** The SQLite run of this bench run, for the PostgreSQL one that follows and the OpenID ones. */
+let sqliteRun: { measured: Measured; perFlow: number } | undefined;
 
 /** The Gatehouse a code-flow run drives, the store its CLI commands write to, and its users. */
 interface FlowTarget {
@@ -190,6 +270,7 @@ async function measureCodeFlow(
   id: string,
   backend: StoreBackend,
   target: FlowTarget,
+  variant: Variant = PLAIN,
 ): Promise<ScenarioOutcome> {
   const { server } = target;
   const store = BACKEND_NAME[backend];
@@ -198,13 +279,14 @@ async function measureCodeFlow(
     'clients',
     'create',
     '--name',
-    'bench-code',
+    variant.openid ? `bench-openid-${variant.alg}` : 'bench-code',
     '--redirect-uri',
     REDIRECT_URI,
     '--grant-types',
     'authorization_code',
     '--scopes',
-    SCOPE,
+    variant.scope,
+    ...(variant.openid ? ['--id-token-signed-response-alg', variant.alg] : []),
   ]);
   const client = { id: created.client_id, secret: created.client_secret };
   const http = new FlowClient(server.url, context.ca, workers);
@@ -212,7 +294,7 @@ async function measureCodeFlow(
     context.log(`  signing in ${workers} browsers and consenting once each`);
     const browsers = await Promise.all(
       Array.from({ length: workers }, (_, i) =>
-        signInAndConsent(http, client, target.users[i % target.users.length]!),
+        signInAndConsent(http, variant, client, target.users[i % target.users.length]!),
       ),
     );
 
@@ -229,7 +311,7 @@ async function measureCodeFlow(
       const result = await runFlowLoad({
         workers,
         duration: seconds,
-        flow: (worker) => flow(http, client, browsers[worker]!),
+        flow: (worker) => flow(http, variant, client, browsers[worker]!),
         onFirstSuccess: (body) => (sample ??= body),
       });
       if (before !== undefined) {
@@ -259,12 +341,87 @@ async function measureCodeFlow(
         responseBody: sample,
         clientId: client.id,
       }),
+      ...(variant.openid
+        ? [
+            await idTokenCheck({
+              name: `${id}: an ID token from the run verifies (${variant.alg})`,
+              serverUrl: server.url,
+              issuer: server.url.replace('127.0.0.1', 'localhost'),
+              ca: context.ca,
+              responseBody: sample,
+              clientId: client.id,
+              alg: variant.alg,
+            }),
+          ]
+        : []),
     ];
     const statementDetail =
       `${perFlow.toFixed(1)} per flow (${describeCounts(statements, Math.max(flows, 1))}; ` +
       `of which ~${backgroundPerFlow.toFixed(2)} background: ${idlePerSecond.toFixed(1)}/s while idle)`;
-    const sqlite = backend === 'postgres' ? sqliteRun : undefined;
-    if (backend === 'sqlite') sqliteRun = measured;
+    const notes = [
+      `${id}: flows driven by a custom keep-alive HTTPS loop (bench/lib/flow-load.ts: the code of one ` +
+        'response goes into the next request, which autocannon cannot chain); each browser signed in once ' +
+        'and consented once before the measured seconds; latency columns are per whole flow. ' +
+        (backend === 'postgres'
+          ? 'A fresh PostgreSQL database (not pinned), its own Gatehouse on the pinned core. '
+          : '') +
+        (variant.openid
+          ? `Scope openid and a fresh nonce per flow; the client registered id_token_signed_response_alg ${variant.alg}; ` +
+            'each token response carries an ID token whose nonce the driver checks. '
+          : '') +
+        'Statements: ' +
+        `gatehouse_store_query_duration_seconds_count from /metrics around the measured seconds, ${statementDetail}.`,
+    ];
+    const requestsPerSecond = `${Math.round(measured.rps * 2).toLocaleString('en')} requests/s`;
+    if (variant.openid) {
+      // Measured after the plain flow of the same run (code-flow), on the same Gatehouse and store.
+      const plain = backend === 'sqlite' ? sqliteRun : undefined;
+      const nextToPlain = (runs: { measured: Measured; perFlow: number }) =>
+        `${(measured.rps / runs.measured.rps).toFixed(2)} x plain code flows/s ` +
+        `(${Math.round(measured.rps).toLocaleString('en')} vs ${Math.round(runs.measured.rps).toLocaleString('en')}/s), ` +
+        `${perFlow.toFixed(1)} vs ${runs.perFlow.toFixed(1)} SQL/flow`;
+      return {
+        rows: [
+          {
+            scenario: id,
+            label:
+              `OpenID Connect code flows/s (scope openid, nonce, ID token ${variant.alg}; GET /authorize 302 + ` +
+              `POST /token 200), ${store}, 1 core, ${workers} browsers`,
+            result: measured,
+            compare:
+              `${requestsPerSecond}; ${perFlow.toFixed(1)} SQL/flow` +
+              (plain === undefined ? '' : `; ${(measured.rps / plain.measured.rps).toFixed(2)} x plain flow`),
+          },
+        ],
+        checks,
+        targets: [
+          ...(plain === undefined
+            ? []
+            : [
+                {
+                  name: `OpenID Connect code flow (${variant.alg}) next to the plain code flow, ${store}`,
+                  target: 'reported (no threshold)',
+                  judge: () => ({ measured: nextToPlain(plain), pass: true, reported: true }),
+                },
+              ]),
+          {
+            name: `OpenID Connect code flow (${variant.alg}, ${store}): <= ${MAX_OPENID_STATEMENTS_PER_FLOW} SQL statements per flow`,
+            target:
+              `<= ${MAX_OPENID_STATEMENTS_PER_FLOW} statements to one decimal (the plain flow's 5 and the ` +
+              "sign-in's auth_time and sid; background merges are counted in)",
+            // The flow runs exactly 6 (test/ops/statement-budget.test.ts); the background statements
+            // counted with it add a few thousandths per flow.
+            judge: () => ({
+              measured: statementDetail,
+              pass: Math.round(perFlow * 10) / 10 <= MAX_OPENID_STATEMENTS_PER_FLOW,
+            }),
+          },
+        ],
+        notes,
+      };
+    }
+    const sqlite = backend === 'postgres' ? sqliteRun?.measured : undefined;
+    if (backend === 'sqlite') sqliteRun = { measured, perFlow };
     const nextToSqlite: Target[] =
       sqlite === undefined
         ? []
@@ -288,7 +445,7 @@ async function measureCodeFlow(
           label: `authorization-code flows/s (GET /authorize 302 + POST /token 200), ${store}, 1 core, ${workers} browsers`,
           result: measured,
           compare:
-            `${Math.round(measured.rps * 2).toLocaleString('en')} requests/s; ${perFlow.toFixed(1)} SQL/flow` +
+            `${requestsPerSecond}; ${perFlow.toFixed(1)} SQL/flow` +
             (sqlite === undefined ? '' : `; ${(measured.rps / sqlite.rps).toFixed(2)} x SQLite`),
         },
       ],
@@ -312,16 +469,7 @@ async function measureCodeFlow(
           judge: () => ({ measured: statementDetail, pass: perFlow <= MAX_STATEMENTS_PER_FLOW }),
         },
       ],
-      notes: [
-        `${id}: flows driven by a custom keep-alive HTTPS loop (bench/lib/flow-load.ts: the code of one ` +
-          'response goes into the next request, which autocannon cannot chain); each browser signed in once ' +
-          'and consented once before the measured seconds; latency columns are per whole flow. ' +
-          (backend === 'postgres'
-            ? 'A fresh PostgreSQL database (not pinned), its own Gatehouse on the pinned core. '
-            : '') +
-          'Statements: ' +
-          `gatehouse_store_query_duration_seconds_count from /metrics around the measured seconds, ${statementDetail}.`,
-      ],
+      notes,
     };
   } finally {
     http.close();
@@ -362,5 +510,36 @@ export const codeFlowPostgresScenario: Scenario = {
         await server.stop();
       }
     });
+  },
+};
+
+/**
+ * OpenID Connect sign-in, the same flow with scope openid and a nonce (Core §3.1.2.1), on the SQLite
+ * Gatehouse: two clients, one with RS256 ID tokens (the default, Core §15.1) and one registered with
+ * id_token_signed_response_alg ES256. Run with code-flow (`--only code-flow,code-flow-oidc`) for the
+ * plain flow beside it in the same run.
+ */
+export const codeFlowOpenIdScenario: Scenario = {
+  id: 'code-flow-oidc',
+  title: 'OpenID Connect code flow (nonce, ID token RS256 and ES256), remembered consent, PKCE S256, SQLite',
+  async run(context) {
+    const target = { server: context.gatehouse, store: { dataDir: context.dataDir }, users: context.users };
+    const outcomes: ScenarioOutcome[] = [];
+    for (const alg of ['RS256', 'ES256'] as const) {
+      context.log(`  ID tokens signed ${alg}`);
+      outcomes.push(
+        await measureCodeFlow(context, `code-flow-oidc-${alg.toLowerCase()}`, 'sqlite', target, {
+          openid: true,
+          scope: 'openid',
+          alg,
+        }),
+      );
+    }
+    return {
+      rows: outcomes.flatMap((outcome) => outcome.rows),
+      checks: outcomes.flatMap((outcome) => outcome.checks ?? []),
+      targets: outcomes.flatMap((outcome) => outcome.targets ?? []),
+      notes: outcomes.flatMap((outcome) => outcome.notes ?? []),
+    };
   },
 };

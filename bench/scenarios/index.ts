@@ -1,6 +1,6 @@
 import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
-import { codeFlowPostgresScenario, codeFlowScenario } from './code-flow.js';
+import { codeFlowOpenIdScenario, codeFlowPostgresScenario, codeFlowScenario } from './code-flow.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
 import { purgePostgresScenario, purgeScenario } from './purge.js';
 import { rsJwtScenario } from './rs-jwt.js';
@@ -17,6 +17,7 @@ export const SCENARIOS: Scenario[] = [
   passwordFloodScenario,
   workersScenario,
   codeFlowScenario,
+  codeFlowOpenIdScenario,
   codeFlowPostgresScenario,
   rsJwtScenario,
   purgeScenario,

@@ -77,7 +77,7 @@ async function issueToken(context: BenchContext): Promise<string> {
 const perCpu = (result: PathResult) => `${Math.round(result.perCpuSecond).toLocaleString('en')}/CPU-s`;
 
 /**
- * Target: local JWT validation by the resource-server library (src/resource-server/), per core. A
+ * Target: local JWT validation by the resource-server library (packages/resource-server/), per core. A
  * child process pinned to the servers' core validates one token per algorithm in a loop with the
  * library's ResourceServer, in rounds interleaved with jose's `jwtVerify` alone on the same token (the
  * peer) and the bare node:crypto signature check (the floor). ES256 is a Gatehouse-issued token (the JWKS

@@ -5,7 +5,7 @@ export class UsageError extends Error {
   override name = 'UsageError';
 }
 
-export const GLOBAL_OPTIONS = {
+const GLOBAL_OPTIONS = {
   'data-dir': { type: 'string' },
   'database-url': { type: 'string' },
   json: { type: 'boolean' },
@@ -42,6 +42,44 @@ function plainUsageError(error: unknown, command: string): UsageError {
 }
 
 /**
+ * Ids drawn from base64url may begin with "-" (a signing key's id is its JWK thumbprint, RFC 7638), and
+ * node's parser would read `gatehouse keys revoke -Iq…` as an unknown option. An argument of one dash
+ * and two or more id characters that are not all known short flags is taken as a positional argument,
+ * as if written after `--`; options keep their places and values.
+ */
+function dashedIdsAsPositionals(argv: string[], options: Options): string[] {
+  const shortFlags = new Map<string, 'string' | 'boolean'>();
+  const longWithValue = new Set<string>();
+  for (const [name, option] of Object.entries(options)) {
+    if (option.short !== undefined) shortFlags.set(option.short, option.type);
+    if (option.type === 'string') longWithValue.add(`--${name}`);
+  }
+  const kept: string[] = [];
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith('--')) {
+      kept.push(arg);
+      if (longWithValue.has(arg) && i + 1 < argv.length) kept.push(argv[++i] as string);
+    } else if (arg.startsWith('-') && arg.length > 1) {
+      const letters = arg.slice(1);
+      if ([...letters].every((letter) => shortFlags.has(letter))) {
+        kept.push(arg);
+        if (shortFlags.get(letters.at(-1) as string) === 'string' && i + 1 < argv.length) {
+          kept.push(argv[++i] as string);
+        }
+      } else if (letters.length >= 2 && /^[A-Za-z0-9_-]+$/.test(letters)) positionals.push(arg);
+      else kept.push(arg);
+    } else positionals.push(arg);
+  }
+  return positionals.some((arg) => arg.startsWith('-')) ? [...kept, '--', ...positionals] : argv;
+}
+
+/**
  * Parses one command's arguments. `command` names it in messages ("clients create"); at most
  * `maxPositionals` arguments that are not options are allowed.
  */
@@ -54,7 +92,7 @@ export function parseCommandArgs<T extends Options>(
   let parsed: Parsed<T>;
   try {
     parsed = parseArgs({
-      args: argv,
+      args: dashedIdsAsPositionals(argv, { ...GLOBAL_OPTIONS, ...options }),
       options: { ...GLOBAL_OPTIONS, ...options },
       allowPositionals: true,
       strict: true,
@@ -90,7 +128,7 @@ export function integerFlag(
 }
 
 /** Reads all of standard input (for --password-stdin), without the final newline. */
-export async function readStdin(): Promise<string> {
+async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks)
@@ -102,7 +140,7 @@ export async function readStdin(): Promise<string> {
  * Reads one line from the terminal without echoing it: the terminal goes to raw mode and each key is
  * handled here (backspace, Ctrl-C, Ctrl-D), so the password never appears on screen or in scrollback.
  */
-export function promptHidden(prompt: string): Promise<string> {
+function promptHidden(prompt: string): Promise<string> {
   const input = process.stdin;
   const output = process.stderr;
   return new Promise((resolve, reject) => {

@@ -1,18 +1,17 @@
 import type { GatehouseConfig } from '../config.js';
+import type { Engine } from '../core/engine.js';
 import { NotFoundError } from '../core/validation.js';
-import type { Clock } from '../shared/clock.js';
-import type { SqlStorage } from '../storage/sql/index.js';
 
 export interface CommandContext {
   config: GatehouseConfig;
-  storage: SqlStorage;
+  /** Every operation a command performs; every time it stamps comes from the engine's clock. */
+  engine: Engine;
   json: boolean;
   out: NodeJS.WritableStream;
-  /** Every time a command stamps (created_at, revoked_at, …) comes from here. */
-  clock: Clock;
 }
 
-export type WithStorage = <T>(
+/** Runs a command on an engine over the existing store (compose's openEngine), closed after it. */
+export type WithEngine = <T>(
   values: Record<string, unknown>,
   run: (context: CommandContext) => Promise<T>,
 ) => Promise<T>;

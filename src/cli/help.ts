@@ -65,11 +65,15 @@ issuer is https. Changes nothing. Exit 1 when any check fails.
 
 export const CLIENTS_HELP = `Usage:
   gatehouse clients create --name NAME [--redirect-uri URI]... [--grant-types LIST]
-                           [--scopes "a b"] [--public] [--token-type bearer|mac] [--json]
+                           [--scopes "a b"] [--public] [--token-type bearer|mac]
+                           [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
+                           [--json]
   gatehouse clients list [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
-                           [--scopes "a b"] [--token-type bearer|mac] [--json]
+                           [--scopes "a b"] [--token-type bearer|mac]
+                           [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
+                           [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
@@ -78,23 +82,34 @@ export const CLIENTS_HELP = `Usage:
                        with a redirect URI, client_credentials without.
   --public             No secret (native and browser apps); PKCE S256 required.
   --token-type         bearer (default) or mac.
+  --post-logout-redirect-uri URI
+                       Where OpenID Connect RP-initiated logout may send the browser back to;
+                       repeatable, exact match, the same rules as --redirect-uri. Given alone as ''
+                       on update, clears the list.
+  --id-token-signed-response-alg ALG
+                       RS256 (default) or ES256: how the client's OpenID Connect ID tokens are signed.
 
-update changes the settings given and keeps the others (--redirect-uri given replaces the list).
+update changes the settings given and keeps the others (--redirect-uri or --post-logout-redirect-uri
+given replaces that list).
 The client secret is printed once, at creation and by rotate-secret (the old one stops working at
 once); only its hash is stored.
 `;
 
 export const USERS_HELP = `Usage:
-  gatehouse users create --username NAME --password-stdin [--json]
+  gatehouse users create --username NAME --password-stdin [--email ADDRESS] [--name NAME] [--json]
   gatehouse users list [--json]
-  gatehouse users update USER_ID --username NEW [--json]
-  gatehouse users update --username NAME --new-username NEW [--json]
+  gatehouse users update USER_ID [--username NEW] [--email ADDRESS] [--name NAME] [--json]
+  gatehouse users update --username NAME [--new-username NEW] [--email ADDRESS] [--name NAME] [--json]
   gatehouse users set-password (USER_ID | --username NAME) --password-stdin [--json]
   gatehouse users delete (USER_ID | --username NAME)
 
 --password-stdin reads the password from a pipe (printf '%s' "$PW" | gatehouse users create ...),
 or on a terminal asks for it twice without showing it. A new password ends the user's browser
 sessions and refresh tokens.
+
+--email and --name are the user's OpenID Connect claims (UserInfo and ID tokens, under the email
+and profile scopes); optional, and an empty value ('') removes them. Gatehouse does not verify
+addresses: email_verified is always false.
 `;
 
 export const GRANTS_HELP = `Usage:
@@ -110,14 +125,18 @@ export const SCOPES_HELP = `Usage:
   gatehouse scopes list [--json]
   gatehouse scopes delete NAME
 
-The built-in scopes profile and admin cannot be deleted.
+The built-in scopes profile, admin, openid, email and offline_access cannot be deleted.
 `;
 
 export const KEYS_HELP = `Usage:
-  gatehouse keys rotate [--json]       New active signing key; retired keys stay in /jwks for a week
+  gatehouse keys rotate [--json]       New active signing keys; retired keys stay in /jwks for a week
   gatehouse keys list [--json]
   gatehouse keys revoke KID [--json]   Revoke a compromised key: gone from /jwks, its tokens refused;
-                                       the active key is replaced by a new one first
+                                       an active key is replaced by a new one first
+
+The ring keeps one active key per algorithm: GATEHOUSE_SIGNING_ALG's for access tokens, and RS256
+and ES256 for OpenID Connect ID tokens (each client's id_token_signed_response_alg). Rotation makes
+a new key of each.
 `;
 
 export const MIGRATE_HELP = `Usage: gatehouse migrate   Apply pending database migrations (serve does this too)

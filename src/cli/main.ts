@@ -3,13 +3,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serveClusterMetrics } from '../compose/cluster-metrics.js';
-import { BUILT_IN_SCOPES, createGatehouse, deriveServerKeys, openStorage } from '../compose/gatehouse.js';
-import {
-  migrateVerified,
-  openExistingVerified,
-  SecretMismatchError,
-  StoreStateError,
-} from '../compose/secret-check.js';
+import { createGatehouse, initStore, openEngine } from '../compose/gatehouse.js';
+import { SecretMismatchError, StoreStateError } from '../compose/secret-check.js';
+import { describeStore, migrateStore, sqliteFileOf } from '../compose/store-admin.js';
 import {
   ConfigError,
   loadConfig,
@@ -18,10 +14,7 @@ import {
   type ConfigInput,
   type GatehouseConfig,
 } from '../config.js';
-import { KeyRing } from '../core/key-ring.js';
 import { ConflictError, NotFoundError, ValidationError } from '../core/validation.js';
-import { systemClock } from '../shared/clock.js';
-import { isPostgresUrl, sqliteFilename } from '../storage/sql/index.js';
 import { UsageError, integerFlag, parseCommandArgs } from './args.js';
 import { runCheckCommand } from './commands/check.js';
 import { runClientsCommand } from './commands/clients.js';
@@ -47,18 +40,12 @@ function warn(message: string): void {
   );
 }
 
-/** The SQLite file of a store, or undefined for PostgreSQL. */
-function sqliteFileOf(input: ConfigInput): string | undefined {
-  const { dataDir, databaseUrl } = storeLocation(input);
-  return isPostgresUrl(databaseUrl) ? undefined : sqliteFilename(databaseUrl, dataDir);
-}
-
 /**
  * The configuration of a command. `mayCreate`: serve, init and migrate, which may create a SQLite
  * store and, with it, its development secret; every other command needs both to exist already.
  */
-export function cliConfig(input: ConfigInput, mayCreate: boolean): GatehouseConfig {
-  const file = sqliteFileOf(input);
+function cliConfig(input: ConfigInput, mayCreate: boolean): GatehouseConfig {
+  const file = sqliteFileOf(storeLocation(input));
   if (!mayCreate && file !== undefined && !existsSync(file)) {
     throw new StoreStateError(
       'store_missing',
@@ -76,26 +63,19 @@ export function cliConfig(input: ConfigInput, mayCreate: boolean): GatehouseConf
 }
 
 /**
- * Opens an existing, current store after checking the secret is its secret; never creates or
- * migrates one (only serve, init and migrate do).
+ * Runs a command on an engine over an existing, current store whose secret is the configured one
+ * (compose's openEngine); never creates or migrates one (only serve, init and migrate do).
  */
-async function withStorage<T>(
+async function withEngine<T>(
   values: Record<string, unknown>,
   run: (context: CommandContext) => Promise<T>,
 ): Promise<T> {
   const config = cliConfig(globalConfigInput(values), false);
-  const storage = openStorage(config);
+  const opened = await openEngine(config);
   try {
-    await openExistingVerified(storage, config.secret, systemClock);
-    return await run({
-      config,
-      storage,
-      json: values.json === true,
-      out: process.stdout,
-      clock: systemClock,
-    });
+    return await run({ config, engine: opened.engine, json: values.json === true, out: process.stdout });
   } finally {
-    await storage.close();
+    await opened.close();
   }
 }
 
@@ -173,12 +153,6 @@ async function serve(argv: string[]): Promise<void> {
   process.once('SIGINT', () => shutdown('SIGINT'));
 }
 
-function describeStore(config: GatehouseConfig): string {
-  return isPostgresUrl(config.databaseUrl)
-    ? 'the PostgreSQL database'
-    : sqliteFilename(config.databaseUrl, config.dataDir);
-}
-
 async function migrate(argv: string[]): Promise<void> {
   const { values } = parseCommandArgs(argv, {}, 'migrate', 0);
   if (values.help) {
@@ -186,19 +160,14 @@ async function migrate(argv: string[]): Promise<void> {
     return;
   }
   const config = cliConfig(globalConfigInput(values), true);
-  const storage = openStorage(config);
-  try {
-    const applied = await migrateVerified(storage, config.secret, systemClock);
-    process.stdout.write(
-      values.json
-        ? JSON.stringify({ applied }) + '\n'
-        : applied.length > 0
-          ? `Applied: ${applied.join(', ')}\n`
-          : 'Database schema is already current.\n',
-    );
-  } finally {
-    await storage.close();
-  }
+  const applied = await migrateStore(config);
+  process.stdout.write(
+    values.json
+      ? JSON.stringify({ applied }) + '\n'
+      : applied.length > 0
+        ? `Applied: ${applied.join(', ')}\n`
+        : 'Database schema is already current.\n',
+  );
 }
 
 /** Creates a store: schema, secret check, built-in scopes, first signing key. Says so when it exists. */
@@ -209,50 +178,25 @@ async function init(argv: string[]): Promise<void> {
     return;
   }
   const config = cliConfig(globalConfigInput(values), true);
-  const storage = openStorage(config);
-  try {
-    const pending = await storage.pendingMigrations();
-    const exists = !pending.includes('0001-initial');
-    if (exists && pending.length > 0) {
-      throw new StoreStateError(
-        'migrations_pending',
-        `a store exists here and its schema is not current (pending: ${pending.join(', ')}): run "gatehouse migrate"`,
-      );
-    }
-    const applied = await migrateVerified(storage, config.secret, systemClock);
-    const now = systemClock.now();
-    await storage.scopes.ensure(BUILT_IN_SCOPES.map((scope) => ({ ...scope, createdAt: now })));
-    const keyRing = new KeyRing({
-      store: storage.signingKeys,
-      keyEncryptionKey: deriveServerKeys(config.secret).keyEncryptionKey,
-      clock: systemClock,
-      algorithm: config.signingAlgorithm,
-      retiredKeyRetentionSeconds: config.retiredKeyRetentionSeconds,
-      refreshIntervalSeconds: config.keyRefreshIntervalSeconds,
-    });
-    await keyRing.init();
-    await keyRing.close();
-    const where = describeStore(config);
-    process.stdout.write(
-      values.json
-        ? JSON.stringify({ created: !exists, store: where, applied, kid: keyRing.activeKid }) + '\n'
-        : exists
-          ? `A Gatehouse store already exists in ${where}; nothing to do.\n`
-          : `Created a Gatehouse store in ${where} (signing key ${keyRing.activeKid}).\n`,
-    );
-  } finally {
-    await storage.close();
-  }
+  const { created, applied, kid } = await initStore(config);
+  const where = describeStore(config);
+  process.stdout.write(
+    values.json
+      ? JSON.stringify({ created, store: where, applied, kid }) + '\n'
+      : created
+        ? `Created a Gatehouse store in ${where} (signing key ${kid}).\n`
+        : `A Gatehouse store already exists in ${where}; nothing to do.\n`,
+  );
 }
 
-/** The version in package.json: the nearest one upward named gatehouse. */
+/** The version in package.json: the nearest one upward named gatehouse-oauth (the npm package). */
 function version(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');
     if (existsSync(manifest)) {
       const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; version?: string };
-      if (parsed.name === 'gatehouse' && parsed.version !== undefined) return parsed.version;
+      if (parsed.name === 'gatehouse-oauth' && parsed.version !== undefined) return parsed.version;
     }
     const parent = dirname(dir);
     if (parent === dir) return 'unknown';
@@ -337,19 +281,19 @@ export async function main(argv: string[]): Promise<number> {
       case 'check':
         return await runCheckCommand(rest);
       case 'clients':
-        await runClientsCommand(rest, withStorage);
+        await runClientsCommand(rest, withEngine);
         return 0;
       case 'users':
-        await runUsersCommand(rest, withStorage);
+        await runUsersCommand(rest, withEngine);
         return 0;
       case 'scopes':
-        await runScopesCommand(rest, withStorage);
+        await runScopesCommand(rest, withEngine);
         return 0;
       case 'keys':
-        await runKeysCommand(rest, withStorage);
+        await runKeysCommand(rest, withEngine);
         return 0;
       case 'grants':
-        await runGrantsCommand(rest, withStorage);
+        await runGrantsCommand(rest, withEngine);
         return 0;
       case 'version':
         process.stdout.write(

@@ -1,39 +1,23 @@
 import cluster from 'node:cluster';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
-import { KeyRing } from '../core/key-ring.js';
-import type { Scope } from '../core/model.js';
-import { DEFAULT_PURGE_POLICY, POSTGRES_PURGE_PACING, Purger, PurgeScheduler } from '../core/purge.js';
-import { TokenEndpoint } from '../core/token-endpoint.js';
-import { TokenIssuer } from '../core/token-issuer.js';
+import { createEngine, type Engine } from '../core/engine.js';
+import { deriveServerKeys, enginePolicy } from './engine-policy.js';
+import type { KeyRing } from '../core/key-ring.js';
+import { DEFAULT_PURGE_PACING, Purger, PurgeScheduler, type PurgePolicy } from '../core/purge.js';
 import { buildApp } from '../http/app.js';
 import { createMetrics, type GatehouseMetrics } from '../http/metrics.js';
 import { clusterMetrics, localMetrics } from './cluster-metrics.js';
-import { deriveKey } from '../shared/crypto.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import {
   createSqlStorage,
-  sqliteFilename,
+  storeOpensFromOtherProcesses,
   type SqlStorage,
   type SqlStorageOptions,
 } from '../storage/sql/index.js';
 import { startPurgeProcess, type PurgeProcess } from './purge-process.js';
-import { migrateVerified } from './secret-check.js';
+import { migrateVerified, openExistingVerified, StoreStateError } from './secret-check.js';
 import { loadTls, type TlsFiles } from './dev-certificate.js';
-
-export const BUILT_IN_SCOPES: ReadonlyArray<Omit<Scope, 'createdAt'>> = [
-  { name: 'profile', description: 'See your user name and account details' },
-  { name: 'admin', description: 'Manage Gatehouse: clients, users, grants and keys' },
-];
-
-/** The purpose-bound keys derived from the one server secret. */
-export function deriveServerKeys(secret: Buffer) {
-  return {
-    keyEncryptionKey: deriveKey(secret, 'signing-key-encryption'),
-    macSecret: deriveKey(secret, 'mac-keys'),
-    cookieSecret: deriveKey(secret, 'cookies'),
-  };
-}
 
 export function openStorage(config: GatehouseConfig, extra: Partial<SqlStorageOptions> = {}): SqlStorage {
   return createSqlStorage({
@@ -46,7 +30,11 @@ export function openStorage(config: GatehouseConfig, extra: Partial<SqlStorageOp
 
 export interface Gatehouse {
   app: FastifyInstance;
+  /** Everything the server does, over `storage`. */
+  engine: Engine;
+  /** For operators' and tests' own reads and set-up; the server itself goes through `engine`. */
   storage: SqlStorage;
+  /** The engine's key ring. */
   keyRing: KeyRing;
   /**
    * Deletes dead rows in this process (operators' and tests' runs). Once listening, the timed purge
@@ -98,44 +86,8 @@ export async function createGatehouse(
     if (options.storage === undefined) await storage.close();
     throw error;
   }
-  const now = clock.now();
-  await storage.scopes.ensure(BUILT_IN_SCOPES.map((scope) => ({ ...scope, createdAt: now })));
-
-  const keys = deriveServerKeys(config.secret);
-  const keyRing = new KeyRing({
-    store: storage.signingKeys,
-    keyEncryptionKey: keys.keyEncryptionKey,
-    clock,
-    algorithm: config.signingAlgorithm,
-    retiredKeyRetentionSeconds: config.retiredKeyRetentionSeconds,
-    refreshIntervalSeconds: config.keyRefreshIntervalSeconds,
-  });
-  await keyRing.init();
-
-  const issuer = new TokenIssuer({
-    keyRing,
-    clock,
-    refreshTokens: storage.refreshTokens,
-    issuer: config.issuer,
-    audience: config.issuer,
-    accessTokenTtl: config.accessTokenTtl,
-    refreshTokenTtl: config.refreshTokenTtl,
-    macSecret: keys.macSecret,
-  });
-  const tokenEndpoint = new TokenEndpoint({
-    storage,
-    issuer,
-    clock,
-    policy: {
-      refreshReuseGraceSeconds: config.refreshReuseGraceSeconds,
-      passwordFailuresPerUsername: config.passwordFailuresPerUsername,
-      passwordFailuresPerSource: config.passwordFailuresPerSource,
-      passwordFailureWindowSeconds: config.passwordFailureWindowSeconds,
-      accessTokenTtl: config.accessTokenTtl,
-      refreshTokenTtl: config.refreshTokenTtl,
-      allowPublicPasswordGrant: config.allowPublicPasswordGrant,
-    },
-  });
+  const engine = createEngine({ storage, clock, policy: enginePolicy(config) });
+  await engine.prepare();
 
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
   const stopObservingQueries = storage.observeQueries((event) =>
@@ -143,13 +95,11 @@ export async function createGatehouse(
   );
   const tls = config.trustProxy && config.tlsCert === undefined ? undefined : await loadTls(config);
   const app = await buildApp({
+    engine,
     config,
-    storage,
-    keyRing,
-    tokenEndpoint,
-    issuer,
-    clock,
-    serverKeys: keys,
+    health: { ping: () => storage.ping(), pendingMigrations: () => storage.pendingMigrations() },
+    rateLimitCounters: storage.rateLimits,
+    cookieSecret: deriveServerKeys(config.secret).cookieSecret,
     tls: tls && { key: tls.key, cert: tls.cert },
     logger: options.logger,
     metrics,
@@ -167,9 +117,8 @@ export async function createGatehouse(
     purged: (table: string, rows: number) => metrics.purged(table, rows),
     failed: (err: unknown) => app.log.warn({ err }, 'purge failed; retrying at the next interval'),
   };
-  const purgePolicy = {
-    ...DEFAULT_PURGE_POLICY,
-    ...(storage.dialect === 'postgres' ? POSTGRES_PURGE_PACING : {}),
+  const purgePolicy: PurgePolicy = {
+    ...DEFAULT_PURGE_PACING,
     batchSize: config.purgeBatchSize,
     maxRowsPerSecond: config.purgeMaxRowsPerSecond,
     accessTokenTtl: config.accessTokenTtl,
@@ -184,7 +133,7 @@ export async function createGatehouse(
     options.purgeProcess ??
     (options.storage === undefined &&
       options.clock === undefined &&
-      (storage.dialect === 'postgres' || sqliteFilename(config.databaseUrl, config.dataDir) !== ':memory:'));
+      storeOpensFromOtherProcesses(config.databaseUrl, config.dataDir));
   let purgeProcess: PurgeProcess | undefined;
   let closing = false;
   const startPurge = () => {
@@ -208,11 +157,9 @@ export async function createGatehouse(
             app.log.warn({ err: { message } }, 'purge failed; retrying at the next interval');
           }
         },
-        lost(reason) {
+        lost(reason, restartInMs) {
           if (closing) return;
-          app.log.warn({ reason }, 'the purge process is gone; purging in this process instead');
-          purgeProcess = undefined;
-          purgeScheduler.start();
+          app.log.warn({ reason, restartInMs }, 'the purge process is gone; starting another');
         },
       },
     );
@@ -223,13 +170,15 @@ export async function createGatehouse(
   // counters are merged one last time by their own hook, registered in buildApp, which runs after this).
   app.addHook('onClose', async function stopBackgroundWork() {
     closing = true;
-    await Promise.all([purgeScheduler.stop(), purgeProcess?.stop(), keyRing.close()]);
+    await Promise.all([purgeScheduler.stop(), purgeProcess?.stop(), engine.close()]);
     stopObservingQueries();
     stopObservingConnectionErrors();
   });
 
+  const { keyRing } = engine;
   return {
     app,
+    engine,
     storage,
     keyRing,
     purger,
@@ -254,4 +203,73 @@ export async function createGatehouse(
       await storage.close();
     },
   };
+}
+
+/** An engine over an existing store, for one command; close() closes the engine, then the store. */
+export interface OpenEngine {
+  engine: Engine;
+  close(): Promise<void>;
+}
+
+/**
+ * The command line's engine: an existing, current store whose secret is the configured one
+ * (openExistingVerified); it never creates or migrates a store (only serve, init and migrate do).
+ */
+export async function openEngine(
+  config: GatehouseConfig,
+  options: { clock?: Clock } = {},
+): Promise<OpenEngine> {
+  const clock = options.clock ?? systemClock;
+  const storage = openStorage(config);
+  try {
+    await openExistingVerified(storage, config.secret, clock);
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+  const engine = createEngine({ storage, clock, policy: enginePolicy(config) });
+  return {
+    engine,
+    async close() {
+      await engine.close();
+      await storage.close();
+    },
+  };
+}
+
+/** What initStore did. */
+export interface StoreInitialization {
+  /** False when a current store was there already (then nothing but a missing built-in was added). */
+  created: boolean;
+  applied: string[];
+  /** The active signing key. */
+  kid: string | undefined;
+}
+
+/**
+ * `gatehouse init`: creates a store (schema, secret check value, built-in scopes, first signing key). A
+ * store that exists with pending migrations is refused: upgrading is `gatehouse migrate`'s decision.
+ */
+export async function initStore(
+  config: GatehouseConfig,
+  clock: Clock = systemClock,
+): Promise<StoreInitialization> {
+  const storage = openStorage(config);
+  try {
+    const pending = await storage.pendingMigrations();
+    const exists = !pending.includes('0001-initial');
+    if (exists && pending.length > 0) {
+      throw new StoreStateError(
+        'migrations_pending',
+        `a store exists here and its schema is not current (pending: ${pending.join(', ')}): run "gatehouse migrate"`,
+      );
+    }
+    const applied = await migrateVerified(storage, config.secret, clock);
+    const engine = createEngine({ storage, clock, policy: enginePolicy(config) });
+    await engine.prepare();
+    await engine.close();
+    return { created: !exists, applied, kid: engine.keyRing.activeKid };
+  } finally {
+    await storage.close();
+  }
 }

@@ -2,49 +2,14 @@
  * The purge process (started by purge-process.ts): opens the store and runs the automatic purge on
  * it at nice 19, reporting its work to the server once a second.
  */
-import { sql } from 'kysely';
 import { Purger, PurgeScheduler } from '../core/purge.js';
-import type { PurgeCutoffs, PurgeStore } from '../core/ports.js';
 import { systemClock } from '../shared/clock.js';
-import { cpuMillisSince, lowerProcessPriority } from '../shared/background-process.js';
-import { PURGE_CHECKPOINT_INTERVAL_MS } from '../storage/sql/dialects/sqlite-purge-process.js';
-import { createSqlStorage, type SqlStorage } from '../storage/sql/index.js';
+import { lowerProcessPriority } from '../shared/background-process.js';
+import { createSqlStorage } from '../storage/sql/index.js';
 import type { PurgeProcessMessage, PurgeProcessSetup, PurgeReport } from './purge-process.js';
 
 /** How often the process sends what it did. */
 const REPORT_INTERVAL_MS = 1000;
-
-/**
- * SQLite's purge store as this process runs it: each batch timed by this process's CPU, not by the
- * clock (at nice 19 the statement is preempted whenever a request wants the core, and that wait
- * costs the requests nothing; timed by the clock, a busy server made every batch look slow and the
- * purger shrank them to 10 rows), and a checkpoint of the WAL pages it wrote after it when one is due
- * (PURGE_CHECKPOINT_INTERVAL_MS), its CPU time reported apart (the purger pauses for it, but does not
- * shrink batches for it).
- */
-function sqlitePurgeStore(storage: SqlStorage): PurgeStore {
-  let lastCheckpoint = performance.now();
-  return {
-    tables: storage.purge.tables,
-    async purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number) {
-      const cpu = process.cpuUsage();
-      const { rows } = await storage.purge.purgeBatch(table, cutoffs, limit);
-      const millis = cpuMillisSince(cpu);
-      let otherMillis = 0;
-      if (rows > 0 && performance.now() - lastCheckpoint >= PURGE_CHECKPOINT_INTERVAL_MS) {
-        const checkpointCpu = process.cpuUsage();
-        try {
-          await sql`PRAGMA wal_checkpoint(PASSIVE)`.execute(storage.db);
-        } catch {
-          // Busy or failed: SQLite's own checkpoint at 1,000 pages, or the server's thread, still runs.
-        }
-        otherMillis = cpuMillisSince(checkpointCpu);
-        lastCheckpoint = performance.now();
-      }
-      return { rows, millis, otherMillis };
-    },
-  };
-}
 
 function start(setup: PurgeProcessSetup): void {
   const storage = createSqlStorage({
@@ -73,9 +38,8 @@ function start(setup: PurgeProcessSetup): void {
       pending.failures.push(error instanceof Error ? error.message : String(error));
     },
   };
-  const store = storage.dialect === 'sqlite' ? sqlitePurgeStore(storage) : storage.purge;
   const scheduler = new PurgeScheduler(
-    new Purger(store, systemClock, setup.policy, observer),
+    new Purger(storage.purge, systemClock, setup.policy, observer),
     { intervalSeconds: setup.intervalSeconds },
     observer,
   );

@@ -30,62 +30,119 @@ export interface PurgeProcessMessage {
 
 export interface PurgeProcessEvents {
   report(report: PurgeReport): void;
-  /** The process ended without being stopped (it crashed, or could not start). */
-  lost(reason: string): void;
+  /**
+   * The process ended without being stopped (it crashed, was killed, or could not start); another
+   * is started in `restartInMs`.
+   */
+  lost(reason: string, restartInMs: number): void;
 }
 
 export interface PurgeProcess {
+  /** The running process's id; undefined while one is being restarted. */
   readonly pid: number | undefined;
   /** Ends the purge after its current batch, waits for the process's last report, and for its exit. */
   stop(): Promise<void>;
 }
+
+/** When a lost purge process is started again. */
+export interface RestartBackoff {
+  /** The wait before the first restart, doubled after each loss that follows soon after a start. */
+  firstMs: number;
+  /** The longest wait. */
+  maxMs: number;
+  /** A process that ran this long before it was lost counts as healthy: the wait starts over. */
+  healthyMs: number;
+}
+
+/**
+ * A process that dies at once (a bad install, a store it cannot open) is not started in a loop that
+ * would take the core from the requests; one killed after running a while (the OOM killer, an
+ * operator) is back within a second.
+ */
+export const PURGE_RESTART_BACKOFF: RestartBackoff = { firstMs: 1000, maxMs: 60_000, healthyMs: 60_000 };
 
 /** How long a stopping purge process may take (a batch, the last report, closing the store). */
 const STOP_TIMEOUT_MS = 5000;
 
 /**
  * The automatic purge, in a process of its own (`purge-process-entry.ts`) at nice 19 (see
- * lowerProcessPriority). Run in the server's own process, the purge's code shared the request thread:
- * its statements, its timers and its promises ran between requests, and the requests ran slower for
- * it, on PostgreSQL too where the deletes themselves run in the database. The purge bench measured
- * the token endpoint's p99 at 1.76-1.96 x with the purge in the server, 1.29 x with it here
- * (PostgreSQL, uncapped, 5 s runs; docs/benchmarks.md).
+ * lowerProcessPriority): the one place the timed purge runs once the server listens (docs/decisions.md,
+ * decision 5). Run in the server's own process, the purge's code shared the request thread: its
+ * statements, its timers and its promises ran between requests, and the requests ran slower for it,
+ * on PostgreSQL too where the deletes themselves run in the database. The purge bench measured the
+ * token endpoint's p99 at 1.76-1.96 x with the purge in the server, 1.29 x with it here (PostgreSQL,
+ * uncapped, 5 s runs; docs/benchmarks.md).
  *
  * The process opens its own connection to the store and runs the same Purger and schedule; it only
  * reports to this one, so that `gatehouse_purged_rows_total` and the store-latency metric still count
- * its work. It ends when stopped, or when this process dies and its channel closes.
+ * its work. It ends when stopped, or when this process dies and its channel closes. When it is lost
+ * otherwise, another is started after `backoff`.
  */
-export function startPurgeProcess(setup: PurgeProcessSetup, events: PurgeProcessEvents): PurgeProcess {
+export function startPurgeProcess(
+  setup: PurgeProcessSetup,
+  events: PurgeProcessEvents,
+  backoff: RestartBackoff = PURGE_RESTART_BACKOFF,
+): PurgeProcess {
   let stopping = false;
-  const child: ChildProcess = forkBackgroundProcess(ENTRY, []);
-  // It must not keep this process alive (a server that closes exits; a CLI never waits for it).
-  child.unref();
-  child.channel?.unref();
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.on('message', (message: PurgeProcessMessage) => {
-    events.report(message.report);
-  });
-  child.on('error', (error) => {
-    if (!stopping) events.lost(`the purge process failed: ${error.message}`);
-  });
-  child.on('exit', (code, signal) => {
-    if (!stopping) events.lost(`the purge process ended (${signal ?? `exit code ${code}`})`);
-  });
-  child.send({ setup });
+  let stopped: Promise<void> | undefined;
+  let child: ChildProcess | undefined;
+  let exited: Promise<void> = Promise.resolve();
+  let restartTimer: NodeJS.Timeout | undefined;
+  /** Losses in a row, each soon after its start. */
+  let losses = 0;
+
+  const start = () => {
+    restartTimer = undefined;
+    const started = performance.now();
+    const current = forkBackgroundProcess(ENTRY, []);
+    child = current;
+    // It must not keep this process alive (a server that closes exits; a CLI never waits for it).
+    current.unref();
+    current.channel?.unref();
+    exited = new Promise<void>((resolve) => current.once('exit', () => resolve()));
+    let lost = false;
+    const onLost = (reason: string) => {
+      if (stopping || lost) return;
+      lost = true;
+      if (child === current) child = undefined;
+      // A process that failed to start may have no exit to come: make sure it is gone.
+      if (current.exitCode === null && current.signalCode === null) current.kill('SIGKILL');
+      if (performance.now() - started >= backoff.healthyMs) losses = 0;
+      const delay = Math.min(backoff.maxMs, backoff.firstMs * 2 ** losses);
+      losses += 1;
+      events.lost(reason, delay);
+      restartTimer = setTimeout(start, delay);
+      restartTimer.unref();
+    };
+    current.on('message', (message: PurgeProcessMessage) => {
+      events.report(message.report);
+    });
+    current.on('error', (error) => onLost(`the purge process failed: ${error.message}`));
+    current.on('exit', (code, signal) =>
+      onLost(`the purge process ended (${signal ?? `exit code ${code}`})`),
+    );
+    current.send({ setup });
+  };
+  start();
 
   return {
     get pid() {
-      return child.pid;
+      return child?.pid;
     },
-    async stop() {
-      if (stopping) return exited;
+    stop() {
+      if (stopped !== undefined) return stopped;
       stopping = true;
-      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (restartTimer !== undefined) clearTimeout(restartTimer);
+      const current = child;
+      // None running (lost, and not started again yet), or it has just ended: nothing to wait for.
+      if (current === undefined || current.exitCode !== null || current.signalCode !== null) {
+        return (stopped = Promise.resolve());
+      }
       // Waited for: the last report and the exit must arrive even once the server has closed.
-      child.ref();
-      child.channel?.ref();
-      if (child.connected) child.send({ stop: true });
-      await awaitExitOrKill(child, exited, STOP_TIMEOUT_MS);
+      current.ref();
+      current.channel?.ref();
+      if (current.connected) current.send({ stop: true });
+      return (stopped = awaitExitOrKill(current, exited, STOP_TIMEOUT_MS));
     },
   };
 }

@@ -13,7 +13,7 @@ import type { SqlStorage } from '../storage/sql/index.js';
  * signing key, and then gets the value.
  */
 
-export const SECRET_MISMATCH_MESSAGE =
+const SECRET_MISMATCH_MESSAGE =
   "the secret does not open this database's signing keys: set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE " +
   'to the secret the deployment was created with';
 

@@ -1,5 +1,6 @@
 import { errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Clock } from '../shared/clock.js';
+import { grantState } from './grants/liveness.js';
 import type { KeyRing } from './key-ring.js';
 import type { Grant } from './model.js';
 import type { Storage } from './ports.js';
@@ -73,10 +74,11 @@ export class AccessTokenValidator {
     let grant: Grant | undefined;
     if (claims.gid !== undefined) {
       grant = await storage.grants.get(claims.gid);
-      if (grant === undefined || grant.revokedAt !== null) {
+      const state = grant === undefined ? 'revoked' : grantState(grant, clock.now());
+      if (state === 'revoked') {
         throw new InvalidAccessTokenError('the grant behind the access token was revoked');
       }
-      if (grant.expiresAt !== null && grant.expiresAt <= clock.now()) {
+      if (state === 'expired') {
         throw new InvalidAccessTokenError('the grant behind the access token has expired');
       }
     } else if ((await storage.clients.get(claims.client_id)) === undefined) {

@@ -1,5 +1,6 @@
 import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
+import type { Authentication } from './authorize/authorization-service.js';
 import type { User } from './model.js';
 import type { BrowserSessionStore } from './ports.js';
 
@@ -41,7 +42,28 @@ export class BrowserSessions {
     return this.sessions.signedInUser(sha256(browserId), this.clock.now());
   }
 
+  /**
+   * The sign-in behind a browser id, as OpenID Connect reports it: the user, when the password was
+   * entered (the session starts then; Core §2 `auth_time`), and the session's `sid` (sessionId).
+   */
+  async authentication(browserId: string | undefined): Promise<Authentication | undefined> {
+    if (browserId === undefined || browserId === '') return undefined;
+    const hash = sha256(browserId);
+    const session = await this.sessions.get(hash, this.clock.now());
+    if (session === undefined) return undefined;
+    return { userId: session.userId, authTime: session.createdAt, sid: sessionId(hash) };
+  }
+
   async end(browserId: string | undefined): Promise<void> {
     if (browserId !== undefined && browserId !== '') await this.sessions.delete(sha256(browserId));
   }
+}
+
+/**
+ * A browser session's `sid` (OpenID Connect Front-Channel Logout 1.0 §3, carried by ID tokens): stable
+ * for the session and safe to publish. It is a hash of the stored hash of the cookie, so it leads
+ * neither to the cookie nor to the stored row's key.
+ */
+export function sessionId(sessionHash: string): string {
+  return sha256(`sid:${sessionHash}`);
 }

@@ -2,7 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
 import { GRANT_TYPES, TOKEN_TYPES, type Client, type GrantType, type TokenType } from './model.js';
-import type { Storage } from './ports.js';
+import type { ClientFilter, ClientStore, ScopeStore } from './ports.js';
+import {
+  DEFAULT_ID_TOKEN_SIGNING_ALGORITHM,
+  ID_TOKEN_SIGNING_ALGORITHMS,
+  isIdTokenSigningAlgorithm,
+  type IdTokenSigningAlgorithm,
+} from './oidc/id-token.js';
 import { canonicalRedirectUri } from './redirect-uri.js';
 import { isValidScopeName } from './scopes.js';
 import { ConflictError, NotFoundError, ValidationError } from './validation.js';
@@ -15,6 +21,10 @@ export interface ClientInput {
   scopes?: string[];
   token_type?: string;
   public?: boolean;
+  /** Where RP-initiated logout may return the browser (exact match, the redirect URIs' rules). */
+  post_logout_redirect_uris?: string[];
+  /** OpenID Connect Registration §2; RS256 when absent. */
+  id_token_signed_response_alg?: string;
 }
 
 /** A client as shown to operators: never the secret hash. */
@@ -26,6 +36,8 @@ export interface ClientView {
   scopes: string[];
   token_type: TokenType;
   public: boolean;
+  post_logout_redirect_uris: string[];
+  id_token_signed_response_alg: IdTokenSigningAlgorithm;
   created_at: string;
   updated_at: string;
 }
@@ -39,6 +51,8 @@ export function viewClient(client: Client): ClientView {
     scopes: client.scopes,
     token_type: client.tokenType,
     public: client.isPublic,
+    post_logout_redirect_uris: client.postLogoutRedirectUris,
+    id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
   };
@@ -60,13 +74,16 @@ export function validateClientInput(
   if (CONTROL_CHARACTERS.test(name)) {
     throw new ValidationError('name', 'must not contain control or bidirectional formatting characters');
   }
-  // Stored in canonical form: what /authorize compares and redirects to is what a browser parses.
-  const redirectUris: string[] = [];
-  for (const uri of input.redirect_uris ?? []) {
-    const canonical = canonicalRedirectUri(uri);
-    if (canonical.uri === undefined)
-      throw new ValidationError('redirect_uris', `${uri} ${canonical.problem}`);
-    if (!redirectUris.includes(canonical.uri)) redirectUris.push(canonical.uri);
+  const redirectUris = canonicalUris('redirect_uris', input.redirect_uris);
+  // RP-Initiated Logout §3.1 (and §5: an open redirector otherwise): registered, matched exactly,
+  // and held to the redirect URIs' rules.
+  const postLogoutRedirectUris = canonicalUris('post_logout_redirect_uris', input.post_logout_redirect_uris);
+  const idTokenAlg = input.id_token_signed_response_alg ?? DEFAULT_ID_TOKEN_SIGNING_ALGORITHM;
+  if (!isIdTokenSigningAlgorithm(idTokenAlg)) {
+    throw new ValidationError(
+      'id_token_signed_response_alg',
+      `must be one of ${ID_TOKEN_SIGNING_ALGORITHMS.join(', ')}`,
+    );
   }
   const grantTypes = [
     ...new Set(
@@ -106,7 +123,20 @@ export function validateClientInput(
     scopes,
     tokenType: tokenType as TokenType,
     isPublic,
+    idTokenSignedResponseAlg: idTokenAlg,
+    postLogoutRedirectUris,
   };
+}
+
+/** Redirect URIs in canonical form: what /authorize compares and redirects to is what a browser parses. */
+function canonicalUris(field: string, uris: readonly string[] | undefined): string[] {
+  const canonicalised: string[] = [];
+  for (const uri of uris ?? []) {
+    const canonical = canonicalRedirectUri(uri);
+    if (canonical.uri === undefined) throw new ValidationError(field, `${uri} ${canonical.problem}`);
+    if (!canonicalised.includes(canonical.uri)) canonicalised.push(canonical.uri);
+  }
+  return canonicalised;
 }
 
 /** A new client secret: 256 bits, shown once, stored only as its SHA-256. */
@@ -115,7 +145,14 @@ export function newClientSecret(): { secret: string; hash: string } {
   return { secret, hash: sha256(secret) };
 }
 
-export async function registerScopesOf(storage: Storage, scopes: string[], now: number): Promise<void> {
+/** What the client registry reads and writes. */
+type ClientStorage = { readonly clients: ClientStore; readonly scopes: ScopeStore };
+
+export async function registerScopesOf(
+  storage: Pick<ClientStorage, 'scopes'>,
+  scopes: string[],
+  now: number,
+): Promise<void> {
   // A scope first named by a client gets a readable description until an operator writes one.
   await storage.scopes.ensure(
     scopes.map((name) => ({ name, description: `Access “${name}”`, createdAt: now })),
@@ -123,52 +160,100 @@ export async function registerScopesOf(storage: Storage, scopes: string[], now: 
 }
 
 /**
- * Changes the fields given and keeps the others (the command line's `clients update`); the result is
- * validated as a whole, as at creation.
+ * 128 random bits, base64url. Drawn again when the first character is "-": an id like "-Kx…" would be
+ * read as an option by every command line that takes it (`gatehouse clients show ID`, curl, shells'
+ * own tools), one client in 64 otherwise.
  */
-export async function updateClient(
-  storage: Storage,
+function newClientId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+const noSuchClient = (id: string) => new NotFoundError('client_id', `no client with id ${id}`);
+
+/** A client and, when the operation made one, its new secret (shown once, stored only as a hash). */
+export interface ClientWithSecret {
+  client: Client;
+  secret: string | undefined;
+}
+
+/**
+ * Replaces a client's settings with `input`, validated in full as at creation (PUT /v1/clients/{id}).
+ * Turning a public client confidential makes it a secret, returned once; the reverse drops it.
+ */
+export async function replaceClient(
+  storage: ClientStorage,
   clock: Clock,
   client: Client,
-  changes: Omit<Partial<ClientInput>, 'public'>,
-): Promise<Client> {
-  const fields = validateClientInput({
+  input: ClientInput,
+): Promise<ClientWithSecret> {
+  const fields = validateClientInput(input);
+  const now = clock.now();
+  const fresh = !fields.isPublic && client.secretHash === null ? newClientSecret() : undefined;
+  const updated: Client = {
+    ...client,
+    ...fields,
+    secretHash: fields.isPublic ? null : (fresh?.hash ?? client.secretHash),
+    updatedAt: now,
+  };
+  await registerScopesOf(storage, updated.scopes, now);
+  // 'keep' unless the secret itself changes: a rotation racing this write is not undone (ClientStore.update).
+  const secretChanges = updated.secretHash !== client.secretHash;
+  if (!(await storage.clients.update(updated, secretChanges ? 'replace' : 'keep'))) {
+    throw noSuchClient(client.id);
+  }
+  return { client: updated, secret: fresh?.secret };
+}
+
+/**
+ * Changes the fields given and keeps the others (PATCH /v1/clients/{id}, `gatehouse clients update`);
+ * the result is validated as a whole, and the secret follows `public` as in replaceClient.
+ */
+export async function updateClient(
+  storage: ClientStorage,
+  clock: Clock,
+  client: Client,
+  changes: Partial<ClientInput>,
+): Promise<ClientWithSecret> {
+  return replaceClient(storage, clock, client, {
     name: changes.name ?? client.name,
     redirect_uris: changes.redirect_uris ?? client.redirectUris,
     grant_types: changes.grant_types ?? client.grantTypes,
     scopes: changes.scopes ?? client.scopes,
     token_type: changes.token_type ?? client.tokenType,
-    public: client.isPublic,
+    public: changes.public ?? client.isPublic,
+    post_logout_redirect_uris: changes.post_logout_redirect_uris ?? client.postLogoutRedirectUris,
+    id_token_signed_response_alg: changes.id_token_signed_response_alg ?? client.idTokenSignedResponseAlg,
   });
-  const now = clock.now();
-  const updated: Client = { ...client, ...fields, updatedAt: now };
-  await registerScopesOf(storage, updated.scopes, now);
-  if (!(await storage.clients.update(updated, 'keep')))
-    throw new NotFoundError('client_id', `no client with id ${client.id}`);
-  return updated;
 }
 
 /** A new secret for a confidential client, returned once; the old one stops working at once. */
-export async function rotateClientSecret(storage: Storage, clock: Clock, client: Client): Promise<string> {
+export async function rotateClientSecret(
+  storage: Pick<ClientStorage, 'clients'>,
+  clock: Clock,
+  client: Client,
+): Promise<string> {
   if (client.isPublic) throw new ConflictError('public', 'a public client has no secret');
   const { secret, hash } = newClientSecret();
   if (!(await storage.clients.update({ ...client, secretHash: hash, updatedAt: clock.now() }, 'replace'))) {
-    throw new NotFoundError('client_id', `no client with id ${client.id}`);
+    throw noSuchClient(client.id);
   }
   return secret;
 }
 
 export async function createClient(
-  storage: Storage,
+  storage: ClientStorage,
   clock: Clock,
   input: ClientInput,
-): Promise<{ client: Client; secret: string | undefined }> {
+): Promise<ClientWithSecret> {
   const fields = validateClientInput(input);
   const now = clock.now();
   const credentials = fields.isPublic ? undefined : newClientSecret();
   const client: Client = {
     ...fields,
-    id: randomBytes(16).toString('base64url'),
+    id: newClientId(),
     secretHash: credentials?.hash ?? null,
     createdAt: now,
     updatedAt: now,
@@ -176,4 +261,48 @@ export async function createClient(
   await registerScopesOf(storage, client.scopes, now);
   await storage.clients.insert(client);
   return { client, secret: credentials?.secret };
+}
+
+/** The client registry: what /v1/clients, `gatehouse clients` and the playground read and change. */
+export class ClientRegistry {
+  constructor(
+    private readonly storage: ClientStorage,
+    private readonly clock: Clock,
+  ) {}
+
+  get(id: string): Promise<Client | undefined> {
+    return this.storage.clients.get(id);
+  }
+
+  /** The client, or a NotFoundError. */
+  async require(id: string): Promise<Client> {
+    const client = await this.storage.clients.get(id);
+    if (client === undefined) throw noSuchClient(id);
+    return client;
+  }
+
+  list(filter: ClientFilter): Promise<{ items: Client[]; total: number }> {
+    return this.storage.clients.list(filter);
+  }
+
+  create(input: ClientInput): Promise<ClientWithSecret> {
+    return createClient(this.storage, this.clock, input);
+  }
+
+  replace(client: Client, input: ClientInput): Promise<ClientWithSecret> {
+    return replaceClient(this.storage, this.clock, client, input);
+  }
+
+  update(client: Client, changes: Partial<ClientInput>): Promise<ClientWithSecret> {
+    return updateClient(this.storage, this.clock, client, changes);
+  }
+
+  rotateSecret(client: Client): Promise<string> {
+    return rotateClientSecret(this.storage, this.clock, client);
+  }
+
+  /** Deletes the client; its grants go with it (and so every token it holds). False when unknown. */
+  delete(id: string): Promise<boolean> {
+    return this.storage.clients.delete(id);
+  }
 }

@@ -1,4 +1,7 @@
-/** RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750 and RFC 7009 ones used by Gatehouse. */
+/**
+ * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750 and RFC 7009 ones used by Gatehouse, and the
+ * authorization endpoint's OpenID Connect errors (Core §3.1.2.6).
+ */
 export type OAuthErrorCode =
   | 'invalid_request'
   | 'invalid_client'
@@ -13,7 +16,12 @@ export type OAuthErrorCode =
   | 'unsupported_token_type'
   | 'invalid_token'
   | 'insufficient_scope'
-  | 'rate_limited';
+  | 'rate_limited'
+  | 'login_required'
+  | 'consent_required'
+  | 'interaction_required'
+  | 'request_not_supported'
+  | 'request_uri_not_supported';
 
 /** An error the client is meant to see, with the HTTP status it travels with. */
 export class OAuthError extends Error {

@@ -12,14 +12,31 @@ interface ActiveKey {
   alg: SigningAlgorithm;
   /** Signs the JWS signing input with this key's algorithm. */
   sign: (signingInput: Buffer) => Buffer;
-  /** base64url of the JOSE header, computed once per key rather than once per token. */
-  encodedHeader: string;
+  /** base64url of the JOSE header per `typ`, computed once per key rather than once per token. */
+  encodedHeaders: Map<string, string>;
+}
+
+/**
+ * The `typ` of access tokens (RFC 9068 §2.1) and of ID tokens (OpenID Connect Core §2 recommends none,
+ * or "JWT"): a validator checking `typ` never takes one for the other.
+ */
+const ACCESS_TOKEN_TYP = 'at+jwt';
+export const ID_TOKEN_TYP = 'JWT';
+
+/**
+ * The algorithms the ring keeps an active key for: the access tokens' (configured), RS256 because
+ * OpenID Connect Core §15.1 requires ID tokens to be signable with it, and ES256, the other ID-token
+ * algorithm a client may register (`id_token_signed_response_alg`).
+ */
+function ringAlgorithms(accessTokenAlgorithm: SigningAlgorithm): SigningAlgorithm[] {
+  return [...new Set<SigningAlgorithm>([accessTokenAlgorithm, 'RS256', 'ES256'])];
 }
 
 export interface KeyRingOptions {
   store: SigningKeyStore;
   keyEncryptionKey: Buffer;
   clock: Clock;
+  /** The access tokens' algorithm; the ring also keeps RS256 and ES256 keys (ringAlgorithms). */
   algorithm: SigningAlgorithm;
   /** How long a retired key stays in the JWKS, so tokens it signed still verify. */
   retiredKeyRetentionSeconds: number;
@@ -48,7 +65,9 @@ const SEAL_CONTEXT = 'gatehouse:signing-key';
  * revocation made anywhere reaches every process within that interval, whether it has traffic or not.
  */
 export class KeyRing {
-  private active: ActiveKey | undefined;
+  /** The key each algorithm signs with, as last loaded. */
+  private active = new Map<SigningAlgorithm, ActiveKey>();
+  private readonly algorithms: SigningAlgorithm[];
   /** The public keys that verify this server's tokens: not revoked, active or retired recently. */
   private verification: { kids: string; getKey: JWTVerifyGetKey } | undefined;
   private loadedAt = -Infinity;
@@ -61,7 +80,9 @@ export class KeyRing {
   private onRefreshError: (error: unknown) => void = () => undefined;
   private closed = false;
 
-  constructor(private readonly options: KeyRingOptions) {}
+  constructor(private readonly options: KeyRingOptions) {
+    this.algorithms = ringAlgorithms(options.algorithm);
+  }
 
   /**
    * Re-reads the keys in the background for as long as the process runs (the timer does not keep it
@@ -86,12 +107,26 @@ export class KeyRing {
     await this.loading?.catch(() => undefined);
   }
 
-  /** Loads the keys, creating the first one when the store has none. */
+  /**
+   * Loads the keys, creating a key for each of the ring's algorithms the store has none of (the first
+   * start, or a store from before the ring kept ID-token keys), without retiring any other key.
+   */
   async init(): Promise<void> {
     await this.reload();
-    if (this.active === undefined) {
-      await this.rotate();
+    // A new store: rotation's rule, so that first starts racing on it leave one active key per algorithm.
+    if (this.active.size === 0) {
+      await this.rotateAll();
+      return;
     }
+    const missing = this.algorithms.filter((alg) => !this.active.has(alg));
+    if (missing.length === 0) return;
+    const now = this.options.clock.now();
+    for (const record of await Promise.all(
+      missing.map((alg) => generateSigningKey(alg, this.options.keyEncryptionKey, now)),
+    )) {
+      await this.options.store.insert(record);
+    }
+    await this.reload();
   }
 
   /** Re-reads the store now; concurrent callers share one read. Rejects when the read fails. */
@@ -108,49 +143,102 @@ export class KeyRing {
     return this.loading;
   }
 
-  /** Creates a new active key and retires the others; returns the new key id. */
+  /**
+   * Creates a new active key for each of the ring's algorithms and retires every other key; returns
+   * the new access-token key's id (rotated().kids has them all).
+   */
   async rotate(): Promise<string> {
-    const record = await generateSigningKey(
-      this.options.algorithm,
-      this.options.keyEncryptionKey,
+    const rotated = await this.rotateAll();
+    return rotated.kid;
+  }
+
+  /** rotate(), answering every new key: the access-token key's id and one per algorithm. */
+  async rotateAll(): Promise<{ kid: string; kids: { kid: string; alg: SigningAlgorithm }[] }> {
+    const kids = await this.rotateAlgorithms(this.algorithms);
+    return { kid: kids[0]!.kid, kids };
+  }
+
+  /**
+   * New active keys for `algorithms`; every other key is retired but the active key of each of the
+   * ring's other algorithms, which keeps signing.
+   */
+  private async rotateAlgorithms(
+    algorithms: readonly SigningAlgorithm[],
+  ): Promise<{ kid: string; alg: SigningAlgorithm }[]> {
+    const now = this.options.clock.now();
+    const records = await Promise.all(
+      algorithms.map((alg) => generateSigningKey(alg, this.options.keyEncryptionKey, now)),
+    );
+    for (const record of records) await this.options.store.insert(record);
+    const stored = await this.options.store.list();
+    const kept = this.algorithms
+      .filter((alg) => !algorithms.includes(alg))
+      .map((alg) => activeRecord(stored, alg)?.kid)
+      .filter((kid): kid is string => kid !== undefined);
+    await this.options.store.retireAllExcept(
+      [...records.map((record) => record.kid), ...kept],
       this.options.clock.now(),
     );
-    await this.options.store.insert(record);
-    await this.options.store.retireAllExcept(record.kid, this.options.clock.now());
     await this.reload();
-    return record.kid;
+    return records.map((record) => ({ kid: record.kid, alg: record.alg }));
   }
 
   /**
    * Revokes a key (a compromised one): it leaves the JWKS, never signs again, and the tokens it
    * signed no longer verify. The active key is replaced by a new one first, so that signing never
-   * stops. Undefined when no key has this id.
+   * stops; the keys of other algorithms stay as they are. Undefined when no key has this id.
    */
   async revoke(kid: string): Promise<KeyRevocation | undefined> {
     const target = (await this.options.store.list()).find((record) => record.kid === kid);
     if (target === undefined) return undefined;
     const replacement =
-      target.retiredAt === null && target.revokedAt === null ? await this.rotate() : undefined;
+      target.retiredAt === null && target.revokedAt === null
+        ? (await this.rotateAlgorithms([target.alg]))[0]?.kid
+        : undefined;
     if (!(await this.options.store.revoke(kid, this.options.clock.now()))) return undefined;
     await this.reload();
     return { kid, replacement, alreadyRevoked: target.revokedAt !== null };
   }
 
-  /** Signs a JWT with the active key, re-reading the keys first when this process's view is stale. */
+  /**
+   * Signs an access token (typ at+jwt) with the active access-token key, re-reading the keys first
+   * when this process's view is stale.
+   */
   async sign(claims: Record<string, unknown>): Promise<string> {
     await this.fresh();
     return this.signJwt(claims);
   }
 
   /**
-   * Signs a JWT with the active key as last loaded, synchronously. For callers that keep the ring
-   * fresh themselves (benchmarks, tests); the server signs through sign().
+   * Signs a JWT with the active key of `alg` and the given `typ` (an ID token: ID_TOKEN_TYP), after
+   * re-reading a stale view. `alg` must be one of the ring's algorithms (ringAlgorithms).
    */
-  signJwt(claims: Record<string, unknown>): string {
-    const key = this.active;
-    if (key === undefined) throw new Error('key ring not initialised');
+  async signWith(alg: SigningAlgorithm, claims: Record<string, unknown>, typ: string): Promise<string> {
+    await this.fresh();
+    return this.signJwt(claims, alg, typ);
+  }
+
+  /**
+   * Signs a JWT with the active key as last loaded, synchronously: by default an access token with
+   * the access-token key. For callers that keep the ring fresh themselves (benchmarks, tests); the
+   * server signs through sign() and signWith().
+   */
+  signJwt(
+    claims: Record<string, unknown>,
+    alg: SigningAlgorithm = this.options.algorithm,
+    typ: string = ACCESS_TOKEN_TYP,
+  ): string {
+    const key = this.active.get(alg);
+    if (key === undefined) {
+      throw new Error(this.active.size === 0 ? 'key ring not initialised' : `no active ${alg} key`);
+    }
+    let header = key.encodedHeaders.get(typ);
+    if (header === undefined) {
+      header = Buffer.from(JSON.stringify({ alg: key.alg, typ, kid: key.kid })).toString('base64url');
+      key.encodedHeaders.set(typ, header);
+    }
     const payload = Buffer.from(JSON.stringify(claims)).toString('base64url');
-    const signingInput = `${key.encodedHeader}.${payload}`;
+    const signingInput = `${header}.${payload}`;
     const signature = key.sign(Buffer.from(signingInput));
     return `${signingInput}.${signature.toString('base64url')}`;
   }
@@ -166,8 +254,14 @@ export class KeyRing {
     return this.verification.getKey;
   }
 
+  /** The access-token key's id. */
   get activeKid(): string | undefined {
-    return this.active?.kid;
+    return this.active.get(this.options.algorithm)?.kid;
+  }
+
+  /** The id of the key `alg` signs with, as last loaded. */
+  activeKidFor(alg: SigningAlgorithm): string | undefined {
+    return this.active.get(alg)?.kid;
   }
 
   /**
@@ -217,22 +311,36 @@ export class KeyRing {
       this.verification = { kids, getKey: createLocalJWKSet(jwks) };
     }
     const usable = records.filter((record) => record.revokedAt === null);
-    const current = usable.find((record) => record.retiredAt === null) ?? usable[0];
-    if (current === undefined) {
-      this.active = undefined;
-    } else if (this.active?.kid !== current.kid) {
+    const active = new Map<SigningAlgorithm, ActiveKey>();
+    for (const alg of this.algorithms) {
+      const current = activeRecord(usable, alg);
+      if (current === undefined) continue;
+      const loaded = this.active.get(alg);
+      if (loaded?.kid === current.kid) {
+        active.set(alg, loaded);
+        continue;
+      }
       const der = open(this.options.keyEncryptionKey, current.privateKeySealed, SEAL_CONTEXT);
       const privateKey = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-      const header = { alg: current.alg, typ: 'at+jwt', kid: current.kid };
-      this.active = {
+      active.set(alg, {
         kid: current.kid,
         alg: current.alg,
         sign: signerFor(current.alg, privateKey),
-        encodedHeader: Buffer.from(JSON.stringify(header)).toString('base64url'),
-      };
+        encodedHeaders: new Map(),
+      });
     }
+    this.active = active;
     this.loadedAt = now;
   }
+}
+
+/**
+ * The key `alg` signs with, of `records` (newest first): its newest key neither retired nor revoked,
+ * else its newest retired one, so that signing never stops.
+ */
+function activeRecord(records: SigningKeyRecord[], alg: SigningAlgorithm): SigningKeyRecord | undefined {
+  const ofAlg = records.filter((record) => record.alg === alg && record.revokedAt === null);
+  return ofAlg.find((record) => record.retiredAt === null) ?? ofAlg[0];
 }
 
 /** The JWS signature of each algorithm (RFC 7518 §3), with node:crypto's synchronous sign. */

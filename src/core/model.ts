@@ -22,6 +22,10 @@ export interface Client {
   scopes: string[];
   tokenType: TokenType;
   isPublic: boolean;
+  /** The JWS algorithm of the client's ID tokens (OpenID Connect Registration §2); RS256 by default. */
+  idTokenSignedResponseAlg: 'RS256' | 'ES256';
+  /** Where RP-initiated logout may send the browser back to (exact match, like redirect URIs). */
+  postLogoutRedirectUris: string[];
   createdAt: number;
   updatedAt: number;
 }
@@ -31,7 +35,12 @@ export interface User {
   username: string;
   /** PHC string: algorithm and cost parameters travel with each hash. */
   passwordHash: string;
+  /** OpenID Connect Core §5.1 `email`; never verified by Gatehouse. */
+  email: string | null;
+  /** OpenID Connect Core §5.1 `name`: the full name to display. */
+  name: string | null;
   createdAt: number;
+  /** Also UserInfo's `updated_at` (Core §5.1). */
   updatedAt: number;
 }
 
@@ -65,6 +74,12 @@ export interface AuthorizationCode {
   scope: string[];
   codeChallenge: string | null;
   codeChallengeMethod: 'S256' | 'plain' | null;
+  /** The OpenID Connect request's `nonce`, for the ID token (Core §3.1.2.1); null when none was sent. */
+  nonce: string | null;
+  /** When the user authenticated, for the ID token's `auth_time` (Core §2); null outside OpenID Connect. */
+  authTime: number | null;
+  /** The browser session of that authentication, the ID token's `sid`; null outside OpenID Connect. */
+  sid: string | null;
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;
@@ -80,6 +95,14 @@ export interface RefreshToken {
   expiresAt: number | null;
   /** Set when the token was rotated or revoked; a retired token never issues again. */
   retiredAt: number | null;
+  /**
+   * The authentication the token descends from, for the ID token a refresh issues (OpenID Connect
+   * Core §12.2: the original `auth_time`, the same `sid`); copied on rotation, null outside OpenID
+   * Connect. Kept on the token, not the grant: a grant outlives sign-ins (a remembered consent, a
+   * standing grant answers later requests), each of which has its own time and session.
+   */
+  authTime: number | null;
+  sid: string | null;
 }
 
 /** A signed-in browser. The cookie holds a random id; only its SHA-256 is stored. */

@@ -14,7 +14,7 @@ let decoyHash: Promise<string> | undefined;
  * cgroup cpusets). The threads run at nice 10: when logins and other requests want the same core, the
  * event loop (every other request) is served first, and a login still gets about a tenth of the core.
  */
-export const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism() - 1);
+const MAX_CONCURRENT_HASHES = Math.max(1, availableParallelism() - 1);
 export const PASSWORD_THREAD_NICE = 10;
 const threads = new PasswordThreads(MAX_CONCURRENT_HASHES, PASSWORD_THREAD_NICE);
 

@@ -94,8 +94,8 @@ export interface SigningKeyStore {
   insert(key: SigningKeyRecord): Promise<void>;
   /** Newest first. */
   list(): Promise<SigningKeyRecord[]>;
-  /** Retires every key but `kid`. */
-  retireAllExcept(kid: string, at: number): Promise<void>;
+  /** Retires every key but those in `kids` (the new key of each algorithm the ring keeps). */
+  retireAllExcept(kids: readonly string[], at: number): Promise<void>;
   /** Marks `kid` revoked (and retired, if it was not); false when no such key exists. Idempotent. */
   revoke(kid: string, at: number): Promise<boolean>;
 }
@@ -139,30 +139,22 @@ export interface PurgeCutoffs {
   grantsRevokedBefore: number;
 }
 
-/** Deletes dead rows in small batches (operations floor). */
+/** Deletes dead rows in small batches (operations floor; docs/decisions.md, decision 5). */
 export interface PurgeStore {
   /** The tables purged, in the order to purge them: children before the grants they belong to. */
   readonly tables: readonly string[];
   /**
-   * Deletes at most `limit` dead rows of `table` in one statement. Concurrent callers (other
-   * processes) never work on the same rows at once.
+   * How long one purge statement should take, by the purger's own time (the clock less its waits for
+   * a CPU): what one statement may hold up of the requests beside it on this store. The purger sizes
+   * its batches to it (core/purge.ts).
    */
-  purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<PurgedBatch>;
-}
-
-export interface PurgedBatch {
-  rows: number;
+  readonly statementMillis: number;
   /**
-   * What the statement cost, as the store measured it: the round trip on a server database, the
-   * statement's CPU time in SQLite's purge process (not the wait for that low-priority process).
-   * Sizes the next batch.
+   * Deletes at most `limit` dead rows of `table` in one statement, with whatever upkeep the store's
+   * own deletes call for; returns how many rows went. Concurrent callers (other processes) never
+   * work on the same rows at once.
    */
-  millis: number;
-  /**
-   * Other work the store did for the purge since the last batch (SQLite: the purge process's WAL
-   * checkpoint). Counted in the pacing, not in the batch size: it holds no lock a request waits for.
-   */
-  otherMillis?: number;
+  purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<number>;
 }
 
 /** Nonces of MAC-signed requests (docs/decisions.md, decision 3), kept until their timestamp window passes. */
@@ -172,12 +164,9 @@ export interface MacNonceStore {
    * replay). Atomic in the store, so a replay is refused across processes.
    */
   remember(jti: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
-  /** Deletes a small batch of nonces whose window has passed; returns how many. */
-  deleteExpired(now: number): Promise<number>;
 }
 
 export interface Storage {
-  readonly dialect: 'sqlite' | 'postgres';
   readonly clients: ClientStore;
   readonly users: UserStore;
   readonly scopes: ScopeStore;

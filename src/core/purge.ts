@@ -1,77 +1,83 @@
 import type { Clock } from '../shared/clock.js';
+import { ownTimeMillis } from '../shared/own-time.js';
 import type { PurgeCutoffs, PurgeStore } from './ports.js';
 
-export interface PurgePolicy {
-  /** Most rows deleted per statement: small, so no statement holds locks (or SQLite's writer) for long. */
+/**
+ * How the purge paces itself beside requests (docs/decisions.md, decision 5): statements of the
+ * length the store asks for (PurgeStore.statementMillis), a share of the time, a cap and a floor in
+ * rows a second, each applied after every batch by the time that batch took. Time is the purger's own
+ * (ownTimeMillis: the clock less the time it waited for a CPU): on SQLite the statement's CPU time in
+ * the purge process, on PostgreSQL the database's answer. Timed by the clock, a purge process at nice
+ * 19 preempted by a busy server saw every batch as slow, shrank them to 10 rows and had to be floored.
+ *
+ * Gone, and why: a longest pause (the floor bounds every pause to what the batch's rows allow at its
+ * rate); a longest run (it was the unit the cap and floor were counted over, letting a run bank a
+ * deficit and then delete at full speed to make it up; counted per batch nothing is banked, and a run
+ * ends when the tables are clean or the scheduler stops it); a per-store pacing table in compose (the
+ * store states its statement length); the revoked-token clock leeway as a setting (CLOCK_SKEW_SECONDS,
+ * which no configuration ever set).
+ */
+export interface PurgePacing {
+  /**
+   * Most rows deleted per statement. A statement that took longer than the store's statementMillis
+   * halves the next one, one that took under half of it grows the next by half, up to this.
+   */
   batchSize: number;
   /**
-   * The longest an access token can live. A revoked grant is kept this long (plus a margin) after its
-   * revocation, so that every token issued under it has expired before its record goes.
-   */
-  accessTokenTtl: number;
-  /** Revoked access-token ids are kept this long past their expiry, for resource servers with clock leeway. */
-  clockSkewSeconds: number;
-  /**
-   * How long one statement should take. A batch that took longer halves the next one, one that took
-   * under half of it grows the next by half (up to `batchSize`): on SQLite a statement holds the one
-   * write lock while it runs, so its length is what a writing request may have to wait behind it.
-   */
-  targetBatchMillis: number;
-  /**
-   * The share of time a purge working through a backlog spends deleting (by the store's own measure:
-   * on SQLite the purge process's CPU time, its checkpoints included); between batches it pauses for
-   * the rest, so requests get the store 19 times out of 20. At a tenth, the purge bench's probe p99
-   * rose 1.4-2.2 x on SQLite; a million rows still go in about a minute at a twentieth.
+   * The share of time a purge working through a backlog spends deleting: after a batch it pauses
+   * (1 - dutyCycle) / dutyCycle times as long as the batch took, so requests get the store 19 times
+   * out of 20. At a tenth, the purge bench's probe p99 rose 1.4-2.2 x on SQLite.
    */
   dutyCycle: number;
   /**
-   * The most rows a second this process deletes (0: no cap). The duty cycle bounds the purge's share
-   * of time, not its rows: on a fast machine a twentieth of the time deleted 38,000 rows a second on
-   * SQLite and 14,000 on PostgreSQL, and the requests beside it ran slower for the work each row
-   * makes (pages evicted from the core's caches, the log written, the database's own CPU). The cap
-   * spaces batches out by the rows they deleted.
+   * The most rows a second (0: no cap). The duty cycle bounds the purge's share of time, not its
+   * rows: on a fast machine a twentieth of the time deleted 38,000 rows a second on SQLite and 14,000
+   * on PostgreSQL, and the requests beside it ran slower for the work each row makes (pages evicted
+   * from the core's caches, the log written, the database's own CPU).
    */
   maxRowsPerSecond: number;
   /**
-   * The fewest rows a second a run working through a backlog deletes, as far as the store and the CPU
-   * allow (capped by `maxRowsPerSecond`). The duty cycle and the batch target pace the purge by how
-   * long its statements take, and on a saturated machine every statement looks slow: batches shrank
-   * to 10 rows and the pauses grew, 10 rows a second beside two busy loops, while a busy server makes
-   * dead rows faster than that. Below this pace the purge stops pausing and stops shrinking batches
-   * until it has caught up; the priority it runs at (nice 19) still puts requests first.
+   * The fewest rows a second while working through a backlog, as far as the store and the CPU allow
+   * (never over `maxRowsPerSecond`): a batch that took longer than its rows allow at this rate is
+   * followed by no pause. On a slow machine or store every batch is slow, and by the duty cycle alone
+   * the purge fell behind the dead rows a busy server makes; the priority the purge process runs at
+   * (nice 19) still puts requests first.
    */
   minRowsPerSecond: number;
-  /**
-   * The longest pause between batches. One slow batch (a cold cache, a wait for another writer, a
-   * background thread that yields to requests) shrinks the next; at 19 x its time, the pause after a
-   * 0.7 s first batch idled the purge for 13 s. The duty cycle bounds the share over many batches.
-   */
-  maxPauseMillis: number;
-  /** A run ends after this long; the next run carries on where it stopped. */
-  maxRunMillis: number;
 }
 
-export const DEFAULT_PURGE_POLICY: Omit<PurgePolicy, 'accessTokenTtl'> = {
+export interface PurgePolicy extends PurgePacing {
+  /**
+   * The longest an access token can live. A revoked grant is kept this long (plus CLOCK_SKEW_SECONDS)
+   * after its revocation, so that every token issued under it has expired before its record goes.
+   */
+  accessTokenTtl: number;
+}
+
+export const DEFAULT_PURGE_PACING: PurgePacing = {
   batchSize: 500,
-  clockSkewSeconds: 300,
-  targetBatchMillis: 1,
   dutyCycle: 0.05,
-  maxPauseMillis: 1000,
-  maxRunMillis: 20_000,
   maxRowsPerSecond: 0,
   minRowsPerSecond: 1000,
 };
 
-/**
- * On PostgreSQL a statement waits on a socket, not on this event loop, and its floor is the round trip
- * (about 1 ms here; a 500-row batch takes 3-4 ms). The 1 ms target kept every batch at 10 rows there:
- * the purge-pg bench deleted 742 rows a second, fewer than a busy server makes; at 5 ms, 8,400-9,200,
- * with the probe's p99 unchanged (11-12 ms either way). Batches still shrink when the database is slow,
- * and the duty cycle still bounds the share of a connection, and of the database, the purge takes.
- */
-export const POSTGRES_PURGE_PACING: Pick<PurgePolicy, 'targetBatchMillis'> = { targetBatchMillis: 5 };
-
 const SMALLEST_BATCH = 10;
+
+/**
+ * Revoked access-token ids are kept this long past their expiry, for resource servers that accept a
+ * token this late (clock leeway).
+ */
+export const CLOCK_SKEW_SECONDS = 300;
+
+/** The pause after a batch of `rows` that took `tookMillis`, by `pacing`. */
+export function pauseAfterBatch(pacing: PurgePacing, rows: number, tookMillis: number): number {
+  const { dutyCycle, maxRowsPerSecond, minRowsPerSecond } = pacing;
+  let pause = dutyCycle < 1 ? tookMillis * (1 / dutyCycle - 1) : 0;
+  if (minRowsPerSecond > 0) pause = Math.min(pause, (rows * 1000) / minRowsPerSecond - tookMillis);
+  // The cap last: the floor never takes the purge over it.
+  if (maxRowsPerSecond > 0) pause = Math.max(pause, (rows * 1000) / maxRowsPerSecond - tookMillis);
+  return Math.max(0, pause);
+}
 
 export interface PurgeObserver {
   /** Called after every batch that deleted rows. */
@@ -100,16 +106,16 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
  * purgers never pick the same rows.
  */
 export class Purger {
-  /** The size of the next batch, adapted to how long batches take on this store (see targetBatchMillis). */
+  /** The size of the next batch, adapted to how long batches take on this store (see PurgePacing). */
   private size: number;
-  /** Whether the last run stopped at its time limit with dead rows left (the scheduler comes back soon). */
-  backlog = false;
 
   constructor(
     private readonly store: PurgeStore,
     private readonly clock: Clock,
     private readonly policy: PurgePolicy,
     private readonly observer: PurgeObserver = {},
+    /** Times each batch; the purge's own time by default (tests give a manual one). */
+    private readonly stopwatch: () => number = ownTimeMillis,
   ) {
     this.size = policy.batchSize;
   }
@@ -118,59 +124,32 @@ export class Purger {
     const now = this.clock.now();
     return {
       now,
-      revokedAccessTokensExpiredBefore: now - this.policy.clockSkewSeconds,
-      grantsRevokedBefore: now - this.policy.accessTokenTtl - this.policy.clockSkewSeconds,
+      revokedAccessTokensExpiredBefore: now - CLOCK_SKEW_SECONDS,
+      grantsRevokedBefore: now - this.policy.accessTokenTtl - CLOCK_SKEW_SECONDS,
     };
   }
 
   /**
-   * One pass over every table, in the store's order (children before parents). Returns rows deleted per
-   * table. An aborted `signal` ends the pass after the batch in progress (the scheduler's stop), leaving
-   * `backlog` set so the next run carries on.
+   * One pass over every table, in the store's order (children before parents), until each has no
+   * dead rows left. Returns rows deleted per table. An aborted `signal` ends the pass after the batch
+   * in progress (the scheduler's stop); the next pass carries on.
    */
   async runOnce(signal?: AbortSignal): Promise<Record<string, number>> {
-    const { dutyCycle, maxPauseMillis, maxRunMillis, maxRowsPerSecond } = this.policy;
-    const floor =
-      maxRowsPerSecond > 0
-        ? Math.min(this.policy.minRowsPerSecond, maxRowsPerSecond)
-        : this.policy.minRowsPerSecond;
-    const started = performance.now();
-    const deadline = started + maxRunMillis;
-    let rowsInRun = 0;
     const deleted: Record<string, number> = {};
     for (const table of this.store.tables) deleted[table] = 0;
-    this.backlog = false;
     for (const table of this.store.tables) {
       for (;;) {
-        if (signal?.aborted) {
-          this.backlog = true;
-          return deleted;
-        }
+        if (signal?.aborted) return deleted;
         const size = this.size;
+        const started = this.stopwatch();
         // Fresh cutoffs per batch: a long run must not delete by a stale clock reading either way.
-        const {
-          rows,
-          millis: took,
-          otherMillis = 0,
-        } = await this.store.purgeBatch(table, this.cutoffs(), size);
-        const behind = floor > 0 && rowsInRun + rows < ((performance.now() - started) / 1000) * floor;
-        if (behind) this.size = Math.min(this.policy.batchSize, Math.ceil(this.size * 1.5));
-        else this.adapt(took);
+        const rows = await this.store.purgeBatch(table, this.cutoffs(), size);
+        const took = this.stopwatch() - started;
+        this.adapt(took);
         deleted[table] = (deleted[table] ?? 0) + rows;
         if (rows > 0) this.observer.purged?.(table, rows);
         if (rows < size) break;
-        if (performance.now() >= deadline) {
-          this.backlog = true;
-          return deleted;
-        }
-        rowsInRun += rows;
-        let wait =
-          dutyCycle < 1 && !behind
-            ? Math.min(maxPauseMillis, ((took + otherMillis) * (1 - dutyCycle)) / dutyCycle)
-            : 0;
-        // The cap over the whole run: the next batch starts no sooner than the rows so far allow.
-        if (maxRowsPerSecond > 0)
-          wait = Math.max(wait, started + (rowsInRun * 1000) / maxRowsPerSecond - performance.now());
+        const wait = pauseAfterBatch(this.policy, rows, took);
         if (wait > 0) await pause(wait, signal);
       }
     }
@@ -178,9 +157,9 @@ export class Purger {
   }
 
   private adapt(tookMillis: number): void {
-    const { targetBatchMillis, batchSize } = this.policy;
-    if (tookMillis > targetBatchMillis) this.size = Math.max(SMALLEST_BATCH, Math.floor(this.size / 2));
-    else if (tookMillis < targetBatchMillis / 2) this.size = Math.min(batchSize, Math.ceil(this.size * 1.5));
+    const target = this.store.statementMillis;
+    if (tookMillis > target) this.size = Math.max(SMALLEST_BATCH, Math.floor(this.size / 2));
+    else if (tookMillis < target / 2) this.size = Math.min(this.policy.batchSize, Math.ceil(this.size * 1.5));
   }
 
   /** Runs until a pass deletes nothing (or `maxRuns` passes). For operators and tests. */
@@ -208,8 +187,8 @@ export interface PurgeSchedule {
 /**
  * Runs a purger every interval on an unref'd timer: it never keeps the process alive, never overlaps
  * itself, and `stop()` ends a run in progress after its current batch and waits for it, so the store
- * can be closed right after (a run working through a backlog would otherwise hold a shutdown for up
- * to `maxRunMillis`).
+ * can be closed right after (a run working through a backlog would otherwise hold a shutdown until
+ * the backlog is gone).
  */
 export class PurgeScheduler {
   private timer: NodeJS.Timeout | undefined;
@@ -240,11 +219,7 @@ export class PurgeScheduler {
   private arm(): void {
     if (this.stopped) return;
     const jitter = this.schedule.jitter ?? 0.2;
-    // A run cut short by its time limit left a backlog: the next one starts after a breath, not an interval.
-    const intervalMs = this.purger.backlog
-      ? Math.min(1000, this.schedule.intervalSeconds * 1000)
-      : this.schedule.intervalSeconds * 1000;
-    const delayMs = intervalMs * (1 + Math.random() * jitter);
+    const delayMs = this.schedule.intervalSeconds * 1000 * (1 + Math.random() * jitter);
     this.timer = setTimeout(() => this.tick(), delayMs);
     this.timer.unref();
   }

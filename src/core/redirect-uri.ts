@@ -54,11 +54,6 @@ export function canonicalRedirectUri(value: string): CanonicalRedirectUri {
     : { problem: 'has an unsupported scheme' };
 }
 
-/** Whether a URI may be registered as a redirect URI; undefined when it may (see canonicalRedirectUri). */
-export function redirectUriProblem(value: string): string | undefined {
-  return canonicalRedirectUri(value).problem;
-}
-
 /**
  * Whether `requested` is one of the client's redirect URIs: an exact string match (RFC 6749
  * §3.1.2.3, RFC 9700 §4.1.3) of canonical forms. The request must itself be in canonical form, so the

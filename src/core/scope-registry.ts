@@ -1,39 +1,102 @@
 import type { Clock } from '../shared/clock.js';
-import type { Storage } from './ports.js';
+import type { Scope } from './model.js';
+import type { ScopeStore } from './ports.js';
 import { isValidScopeName } from './scopes.js';
 import { ConflictError, NotFoundError, ValidationError } from './validation.js';
 
+/** The scopes every store has: registered at every start (and by `gatehouse init`). */
+export const BUILT_IN_SCOPES: ReadonlyArray<Omit<Scope, 'createdAt'>> = [
+  { name: 'profile', description: 'See your user name and account details' },
+  { name: 'admin', description: 'Manage Gatehouse: clients, users, grants and keys' },
+  // OpenID Connect Core §3.1.2.1, §5.4 and §11: the scope values the provider gives meaning to.
+  { name: 'openid', description: 'Sign you in with your Gatehouse account' },
+  { name: 'email', description: 'Your email address' },
+  { name: 'offline_access', description: 'Keep access while you are signed out' },
+];
+
 /**
- * Scopes Gatehouse itself depends on: /v1 is guarded by `admin`, and `profile` is re-registered at every
- * start. Deleting one would lock callers out, or look done while it is not; the same rule holds on the
+ * Scopes Gatehouse itself depends on: /v1 is guarded by `admin`, OpenID Connect gives `openid`,
+ * `email` and `offline_access` their meaning, and each is re-registered at every start. Deleting one would lock callers out, or look done while it is not; the same rule holds on the
  * command line and in the API.
  */
-export const PROTECTED_SCOPES: readonly string[] = ['profile', 'admin'];
+export const PROTECTED_SCOPES: readonly string[] = BUILT_IN_SCOPES.map((scope) => scope.name);
 
 export function isProtectedScope(name: string): boolean {
   return PROTECTED_SCOPES.includes(name);
 }
 
+type ScopeStorage = { readonly scopes: ScopeStore };
+
 /** Deletes a scope; a built-in one is refused (ConflictError), an unknown one is a NotFoundError. */
-export async function deleteScope(storage: Storage, name: string): Promise<void> {
+export async function deleteScope(storage: ScopeStorage, name: string): Promise<void> {
   if (isProtectedScope(name)) throw new ConflictError('name', `built-in scope ${name} cannot be deleted`);
   if (!(await storage.scopes.delete(name))) throw new NotFoundError('name', `no scope named ${name}`);
 }
 
-/** Registers a scope or changes its description. */
+/** Registers a scope or changes its description; without one, an existing description is kept. */
 export async function describeScope(
-  storage: Storage,
+  storage: ScopeStorage,
   clock: Clock,
   name: string,
   description: string | undefined,
-): Promise<{ name: string; description: string }> {
+): Promise<Scope> {
   if (!isValidScopeName(name)) throw new ValidationError('name', 'not a valid scope name');
   const existing = await storage.scopes.get(name);
-  const scope = {
+  const scope: Scope = {
     name,
     description: description ?? existing?.description ?? name,
     createdAt: existing?.createdAt ?? clock.now(),
   };
   await storage.scopes.upsert(scope);
-  return { name: scope.name, description: scope.description };
+  return scope;
+}
+
+/** The scope registry: what the consent page, /v1/scopes and `gatehouse scopes` read and change. */
+export class ScopeRegistry {
+  constructor(
+    private readonly storage: ScopeStorage,
+    private readonly clock: Clock,
+  ) {}
+
+  list(): Promise<Scope[]> {
+    return this.storage.scopes.list();
+  }
+
+  get(name: string): Promise<Scope | undefined> {
+    return this.storage.scopes.get(name);
+  }
+
+  /** The scope, or a NotFoundError. */
+  async require(name: string): Promise<Scope> {
+    const scope = await this.storage.scopes.get(name);
+    if (scope === undefined) throw new NotFoundError('name', `no scope named ${name}`);
+    return scope;
+  }
+
+  /** Registers a new scope; a name in use is a ConflictError. Without a description, the name stands. */
+  async create(name: string, description: string | undefined): Promise<Scope> {
+    if (!isValidScopeName(name)) throw new ValidationError('name', 'not a valid scope name');
+    if ((await this.storage.scopes.get(name)) !== undefined) {
+      throw new ConflictError('name', 'a scope with this name exists');
+    }
+    const scope: Scope = { name, description: description ?? name, createdAt: this.clock.now() };
+    await this.storage.scopes.upsert(scope);
+    return scope;
+  }
+
+  /** Registers a scope or changes its description (describeScope). */
+  describe(name: string, description: string | undefined): Promise<Scope> {
+    return describeScope(this.storage, this.clock, name, description);
+  }
+
+  /** Deletes a scope (deleteScope: never a built-in one). */
+  delete(name: string): Promise<void> {
+    return deleteScope(this.storage, name);
+  }
+
+  /** Adds the built-in scopes a store lacks; descriptions an operator changed are kept. */
+  async ensureBuiltIns(): Promise<void> {
+    const now = this.clock.now();
+    await this.storage.scopes.ensure(BUILT_IN_SCOPES.map((scope) => ({ ...scope, createdAt: now })));
+  }
 }

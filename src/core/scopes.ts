@@ -26,10 +26,6 @@ export function isSubset(requested: readonly string[], allowed: readonly string[
   return requested.every((name) => allowedSet.has(name));
 }
 
-export function sameScope(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && isSubset(a, b);
-}
-
 /**
  * The scope a request ends up with: the requested scope, which must lie inside `allowed`,
  * or all of `allowed` when nothing was requested (RFC 6749 §3.3 lets the server pick a default).

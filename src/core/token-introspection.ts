@@ -1,6 +1,7 @@
 import type { Clock } from '../shared/clock.js';
 import { sha256 } from '../shared/crypto.js';
 import { AccessTokenValidator, InvalidAccessTokenError } from './access-token-validation.js';
+import { isGrantLive } from './grants/liveness.js';
 import { deriveMacKey, type MacAlgorithm } from './mac.js';
 import type { Client } from './model.js';
 import type { Storage } from './ports.js';
@@ -103,8 +104,7 @@ export class TokenIntrospector {
     const now = clock.now();
     if (stored.retiredAt !== null || (stored.expiresAt !== null && stored.expiresAt <= now)) return INACTIVE;
     const grant = await storage.grants.get(stored.grantId);
-    if (grant === undefined || grant.revokedAt !== null) return INACTIVE;
-    if (grant.expiresAt !== null && grant.expiresAt <= now) return INACTIVE;
+    if (grant === undefined || !isGrantLive(grant, now)) return INACTIVE;
     const user = await storage.users.get(stored.userId);
     // token_type is left out: RFC 7662 defines it by RFC 6749 §7.1 access-token types, which a
     // refresh token has none of.

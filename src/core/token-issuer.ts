@@ -3,7 +3,7 @@ import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
 import type { KeyRing } from './key-ring.js';
 import { deriveMacKey, type MacAlgorithm } from './mac.js';
-import type { Client, Grant } from './model.js';
+import type { Client, Grant, RefreshToken } from './model.js';
 import type { RefreshTokenStore } from './ports.js';
 import { formatScope } from './scopes.js';
 
@@ -14,6 +14,8 @@ export interface TokenResponse {
   expires_in: number;
   refresh_token?: string;
   scope?: string;
+  /** OpenID Connect Core §3.1.3.3: when the grant's scope has `openid`. */
+  id_token?: string;
   mac_key?: string;
   mac_algorithm?: MacAlgorithm;
 }
@@ -52,7 +54,13 @@ export interface IssueInput {
   /** The grant the tokens live under; absent for client_credentials. */
   grant?: Grant;
   withRefreshToken: boolean;
+  /** The sign-in the refresh token descends from (OpenID Connect Core §12.2); none outside OpenID Connect. */
+  authentication?: RefreshAuthentication;
 }
+
+/** The sign-in a refresh token descends from: what its refreshes' ID tokens repeat (Core §12.2). */
+export type RefreshAuthentication = Pick<RefreshToken, 'authTime' | 'sid'>;
+const NO_AUTHENTICATION: RefreshAuthentication = { authTime: null, sid: null };
 
 /** The earlier of two expiry times, where null means "never". */
 export function earliest(a: number, b: number | null): number {
@@ -66,7 +74,12 @@ export class TokenIssuer {
   async issue(input: IssueInput): Promise<TokenResponse> {
     const response = await this.issueAccessToken(input);
     if (input.withRefreshToken && input.grant !== undefined) {
-      response.refresh_token = await this.issueRefreshToken(input.client, input.grant, input.scope);
+      response.refresh_token = await this.issueRefreshToken(
+        input.client,
+        input.grant,
+        input.scope,
+        input.authentication,
+      );
     }
     return response;
   }
@@ -102,14 +115,27 @@ export class TokenIssuer {
     return response;
   }
 
-  async issueRefreshToken(client: Client, grant: Grant, scope: string[]): Promise<string> {
-    const { token, record } = this.newRefreshToken(client, grant, scope);
+  async issueRefreshToken(
+    client: Client,
+    grant: Grant,
+    scope: string[],
+    authentication: RefreshAuthentication = NO_AUTHENTICATION,
+  ): Promise<string> {
+    const { token, record } = this.newRefreshToken(client, grant, scope, authentication);
     await this.options.refreshTokens.insert(record);
     return token;
   }
 
-  /** A refresh token and the record to store for it, without storing it (rotation stores it atomically). */
-  newRefreshToken(client: Client, grant: Grant, scope: string[]) {
+  /**
+   * A refresh token and the record to store for it, without storing it (rotation stores it
+   * atomically). `authentication` is the sign-in it descends from (OpenID Connect Core §12.2).
+   */
+  newRefreshToken(
+    client: Client,
+    grant: Grant,
+    scope: string[],
+    authentication: RefreshAuthentication = NO_AUTHENTICATION,
+  ): { token: string; record: RefreshToken } {
     const now = this.options.clock.now();
     const token = randomToken('rt_');
     return {
@@ -123,6 +149,8 @@ export class TokenIssuer {
         createdAt: now,
         expiresAt: earliest(now + this.options.refreshTokenTtl, grant.expiresAt),
         retiredAt: null,
+        authTime: authentication.authTime,
+        sid: authentication.sid,
       },
     };
   }

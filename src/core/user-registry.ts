@@ -2,12 +2,14 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import type { User } from './model.js';
 import { hashPassword } from './passwords.js';
-import type { Storage } from './ports.js';
+import type { BrowserSessionStore, GrantStore, UserStore } from './ports.js';
 import { ConflictError, NotFoundError, ValidationError } from './validation.js';
 
 export interface UserView {
   id: string;
   username: string;
+  email: string | null;
+  name: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -16,6 +18,8 @@ export function viewUser(user: User): UserView {
   return {
     id: user.id,
     username: user.username,
+    email: user.email,
+    name: user.name,
     created_at: new Date(user.createdAt * 1000).toISOString(),
     updated_at: new Date(user.updatedAt * 1000).toISOString(),
   };
@@ -39,62 +43,74 @@ export function validatePassword(password: unknown): string {
   return password;
 }
 
-export async function createUser(
-  storage: Storage,
-  clock: Clock,
-  input: { username: unknown; password: unknown },
-): Promise<User> {
-  const username = validateUsername(input.username);
-  const password = validatePassword(input.password);
-  const now = clock.now();
-  const user: User = {
-    id: randomUUID(),
-    username,
-    passwordHash: await hashPassword(password),
-    createdAt: now,
-    updatedAt: now,
-  };
-  if (!(await storage.users.insert(user))) {
-    throw new ConflictError('username', `user name already taken: ${username}`);
+// RFC 5321 §4.5.3.1.1 and §4.5.3.1.3: a local part of at most 64 octets, a path of at most 256
+// (254 for the address between its angle brackets).
+export const EMAIL_MAX_LENGTH = 254;
+const EMAIL_LOCAL_MAX_LENGTH = 64;
+// RFC 5322 §3.4.1 addr-spec in its dot-atom form (§3.2.3 atext, RFC 6531 §3.3 adds non-ASCII
+// characters), at a domain of dot-separated labels (RFC 1035 §2.3.1, letters and digits of any
+// script, hyphens inside). Quoted local parts and address literals, which no mail form asks for,
+// are refused: this is a plausibility check, not a delivery test.
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]|[^\\x00-\\x7f\\p{C}\\p{Z}]";
+const LABEL = '[\\p{L}\\p{N}](?:[\\p{L}\\p{N}-]{0,61}[\\p{L}\\p{N}])?';
+const EMAIL = new RegExp(`^(?:${ATEXT})+(?:\\.(?:${ATEXT})+)*@${LABEL}(?:\\.${LABEL})*$`, 'u');
+
+/** A plausible e-mail address (see EMAIL), or null to have none; '' means none too. */
+export function validateEmail(email: unknown): string | null {
+  if (email === null || email === '') return null;
+  if (
+    typeof email !== 'string' ||
+    email.length > EMAIL_MAX_LENGTH ||
+    !EMAIL.test(email) ||
+    Buffer.byteLength(email.slice(0, email.lastIndexOf('@'))) > EMAIL_LOCAL_MAX_LENGTH
+  ) {
+    throw new ValidationError(
+      'email',
+      `must be an e-mail address (name@domain) of at most ${EMAIL_MAX_LENGTH} characters`,
+    );
   }
-  return user;
+  return email;
 }
 
-/**
- * Ends everything a user's old password may have opened: every browser session (signed-in pages)
- * and every standing grant, which retires its refresh tokens and makes the access tokens issued under
- * it fail validation at once. A password is reset because it may be known to someone else; a session
- * or token obtained with it must not outlive it (OWASP ASVS 3.3.3, RFC 9700 §4.14.2). Revoking the
- * grants also forgets remembered consents, so the user approves each application again.
- */
-export async function endUserSignIns(storage: Storage, userId: string, at: number): Promise<void> {
-  await storage.browserSessions.deleteByUser(userId);
-  for (const grant of await storage.grants.listByUser(userId)) {
-    if (grant.revokedAt === null) await storage.grants.revoke(grant.id, at);
+export const NAME_MAX_LENGTH = 200;
+// Printable characters without surrounding spaces; control and format characters (U+202E and its
+// kind) could make a name shown to a relying party read as another (Unicode TR 36 §2.3).
+const NAME = new RegExp(`^[^\\s\\p{C}](?:[^\\p{C}]{0,${NAME_MAX_LENGTH - 2}}[^\\s\\p{C}])?$`, 'u');
+
+/** The user's full name (OpenID Connect Core §5.1 `name`), or null to have none; '' means none too. */
+export function validateName(name: unknown): string | null {
+  if (name === null || name === '') return null;
+  if (typeof name !== 'string' || !NAME.test(name)) {
+    throw new ValidationError(
+      'name',
+      `must be 1 to ${NAME_MAX_LENGTH} printable characters without surrounding spaces`,
+    );
   }
+  return name;
 }
 
-/**
- * Sets a user's password (hashed; the plain text is never stored) and ends their sessions and
- * grants (endUserSignIns). The one rule for every way of resetting a password: PATCH and PUT
- * /v1/users/{id}, and the command line. Undefined when there is no such user; ValidationError for a
- * password outside the accepted length.
- */
-export async function changePassword(
-  storage: Storage,
-  clock: Clock,
-  userId: string,
-  password: unknown,
-): Promise<User | undefined> {
-  const valid = validatePassword(password);
-  const user = await storage.users.get(userId);
-  if (user === undefined) return undefined;
-  const now = clock.now();
-  const updated: User = { ...user, passwordHash: await hashPassword(valid), updatedAt: now };
-  if (!(await storage.users.update(updated))) return undefined;
-  await endUserSignIns(storage, userId, now);
-  return updated;
+/** What a user is created with; email and name are optional. */
+export interface UserInput {
+  username: unknown;
+  password: unknown;
+  email?: unknown;
+  name?: unknown;
 }
+
+/** What an update may change; a field left out is kept, and email or name null (or '') removes it. */
+export interface UserChanges {
+  username?: unknown;
+  password?: unknown;
+  email?: unknown;
+  name?: unknown;
+}
+
+/** What the user registry reads and writes. */
+type UserStorage = {
+  readonly users: UserStore;
+  readonly grants: Pick<GrantStore, 'listByUser' | 'revoke'>;
+  readonly browserSessions: Pick<BrowserSessionStore, 'deleteByUser'>;
+};
 
 /** A unique-constraint violation, on SQLite or PostgreSQL: another writer took the name first. */
 function isUniqueViolation(error: unknown): boolean {
@@ -102,37 +118,147 @@ function isUniqueViolation(error: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
+const noSuchUser = (idOrName: string) => new NotFoundError('user', `no such user: ${idOrName}`);
+
+const nameTaken = (username: string) => new ConflictError('username', `user name already taken: ${username}`);
+
+export async function createUser(
+  storage: Pick<UserStorage, 'users'>,
+  clock: Clock,
+  input: UserInput,
+): Promise<User> {
+  const username = validateUsername(input.username);
+  const password = validatePassword(input.password);
+  const email = input.email === undefined ? null : validateEmail(input.email);
+  const name = input.name === undefined ? null : validateName(input.name);
+  const now = clock.now();
+  const user: User = {
+    id: randomUUID(),
+    username,
+    passwordHash: await hashPassword(password),
+    email,
+    name,
+    createdAt: now,
+    updatedAt: now,
+  };
+  let inserted: boolean;
+  try {
+    inserted = await storage.users.insert(user);
+  } catch (error) {
+    if (isUniqueViolation(error)) throw nameTaken(username);
+    throw error;
+  }
+  if (!inserted) throw nameTaken(username);
+  return user;
+}
+
 /**
- * Renames a user and/or sets a new password. A new password ends the user's browser sessions and
- * grants (endUserSignIns): whoever knew the old one must not stay signed in.
+ * Ends everything a user's old password may have opened: every browser session (signed-in pages)
+ * and every standing grant, which retires its refresh tokens and makes the access tokens issued under
+ * it fail validation at once. A password is reset because it may be known to someone else; a session
+ * or token obtained with it must not outlive it (docs/decisions.md, decision 12; OWASP ASVS 3.3.3,
+ * RFC 9700 §4.14.2). Revoking the grants also forgets remembered consents, so the user approves each
+ * application again.
+ */
+export async function endUserSignIns(
+  storage: Pick<UserStorage, 'grants' | 'browserSessions'>,
+  userId: string,
+  at: number,
+): Promise<void> {
+  await storage.browserSessions.deleteByUser(userId);
+  for (const grant of await storage.grants.listByUser(userId)) {
+    if (grant.revokedAt === null) await storage.grants.revoke(grant.id, at);
+  }
+}
+
+/**
+ * Renames a user, changes their e-mail address or full name, and/or sets a new password (hashed; the
+ * plain text is never stored): the one rule for PUT and PATCH /v1/users/{id} and `gatehouse users
+ * update` / `set-password`. A new password ends the user's browser sessions and grants
+ * (endUserSignIns): whoever knew the old one must not stay signed in.
  */
 export async function updateUser(
-  storage: Storage,
+  storage: UserStorage,
   clock: Clock,
   user: User,
-  changes: { username?: unknown; password?: unknown },
+  changes: UserChanges,
 ): Promise<User> {
   const username = changes.username === undefined ? user.username : validateUsername(changes.username);
   const password = changes.password === undefined ? undefined : validatePassword(changes.password);
+  const email = changes.email === undefined ? user.email : validateEmail(changes.email);
+  const name = changes.name === undefined ? user.name : validateName(changes.name);
   if (username !== user.username) {
     const holder = await storage.users.getByUsername(username);
-    if (holder !== undefined && holder.id !== user.id) {
-      throw new ConflictError('username', `user name already taken: ${username}`);
-    }
+    if (holder !== undefined && holder.id !== user.id) throw nameTaken(username);
   }
   const now = clock.now();
   const updated: User = {
     ...user,
     username,
     passwordHash: password === undefined ? user.passwordHash : await hashPassword(password),
+    email,
+    name,
+    // Also UserInfo's updated_at (OpenID Connect Core §5.1).
     updatedAt: now,
   };
   try {
-    if (!(await storage.users.update(updated))) throw new NotFoundError('user', 'no such user');
+    if (!(await storage.users.update(updated))) throw noSuchUser(user.id);
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ConflictError('username', `user name already taken: ${username}`);
+    if (isUniqueViolation(error)) throw nameTaken(username);
     throw error;
   }
   if (password !== undefined) await endUserSignIns(storage, user.id, now);
   return updated;
+}
+
+/** The user registry: what /v1/users, `gatehouse users` and `gatehouse grants` read and change. */
+export class UserRegistry {
+  constructor(
+    private readonly storage: UserStorage,
+    private readonly clock: Clock,
+  ) {}
+
+  get(id: string): Promise<User | undefined> {
+    return this.storage.users.get(id);
+  }
+
+  getByUsername(username: string): Promise<User | undefined> {
+    return this.storage.users.getByUsername(username);
+  }
+
+  /** The user with this id, or a NotFoundError. */
+  async require(id: string): Promise<User> {
+    const user = await this.storage.users.get(id);
+    if (user === undefined) throw noSuchUser(id);
+    return user;
+  }
+
+  /** The user with this user name, or a NotFoundError. */
+  async requireByUsername(username: string): Promise<User> {
+    const user = await this.storage.users.getByUsername(username);
+    if (user === undefined) throw noSuchUser(username);
+    return user;
+  }
+
+  /** The user an operator names by id or, failing that, by user name. */
+  async find(idOrName: string): Promise<User | undefined> {
+    return (await this.storage.users.get(idOrName)) ?? (await this.storage.users.getByUsername(idOrName));
+  }
+
+  list(limit: number, offset: number): Promise<{ items: User[]; total: number }> {
+    return this.storage.users.list(limit, offset);
+  }
+
+  create(input: UserInput): Promise<User> {
+    return createUser(this.storage, this.clock, input);
+  }
+
+  update(user: User, changes: UserChanges): Promise<User> {
+    return updateUser(this.storage, this.clock, user, changes);
+  }
+
+  /** Deletes the user; their grants go with them (and so every token issued for them). False when unknown. */
+  delete(id: string): Promise<boolean> {
+    return this.storage.users.delete(id);
+  }
 }

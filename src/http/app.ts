@@ -1,11 +1,8 @@
 import formBody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
-import type { KeyRing } from '../core/key-ring.js';
-import type { Storage } from '../core/ports.js';
-import type { TokenEndpoint } from '../core/token-endpoint.js';
-import type { TokenIssuer } from '../core/token-issuer.js';
-import type { Clock } from '../shared/clock.js';
+import type { Engine } from '../core/engine.js';
+import type { RateLimitStore } from '../core/ports.js';
 import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
 import { createMetrics, type GatehouseMetrics } from './metrics.js';
 import { installObservability, requestId, type MetricsCollector } from './observability.js';
@@ -13,24 +10,26 @@ import { installDrain } from './drain.js';
 import { installRateLimits } from './rate-limit.js';
 import { applyServerTimeouts, CONNECTION_CHECK_MS, installParameterLimits } from './request-limits.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
-import { registerMetadataRoute } from './oauth/metadata-route.js';
+import { registerMetadataRoute, RESPONSE_MODES, RESPONSE_TYPES } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
 import { registerTokenRoute } from './oauth/token-route.js';
+import { registerUserInfoRoute } from './oauth/userinfo-route.js';
 import { browserUi } from './ui/plugin.js';
-import { createTokenServices } from '../core/token-services.js';
 import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
 import { frameworkErrorHandler } from './api/v1/problem.js';
 
+/** Everything the HTTP application is built from (compose/gatehouse.ts assembles it). */
 export interface AppDependencies {
+  /** Every operation the routes perform. */
+  engine: Engine;
   config: GatehouseConfig;
-  storage: Storage & StoreHealth;
-  keyRing: KeyRing;
-  tokenEndpoint: TokenEndpoint;
-  issuer: TokenIssuer;
-  clock: Clock;
-  /** Purpose-bound keys derived from the server secret (see compose/gatehouse.ts). */
-  serverKeys: { keyEncryptionKey: Buffer; macSecret: Buffer; cookieSecret: Buffer };
+  /** What /readyz asks of the store. */
+  health: StoreHealth;
+  /** The shared counters the rate limits merge into (docs/decisions.md, decision 14). */
+  rateLimitCounters: RateLimitStore;
+  /** Purpose-bound key for the pages' cookies and CSRF tokens (compose/gatehouse.ts derives it). */
+  cookieSecret: Buffer;
   /** TLS key and certificate; absent only behind a trusted TLS-terminating proxy. */
   tls?: { key: string; cert: string };
   logger?: FastifyServerOptions['logger'];
@@ -54,7 +53,7 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 
 /** Builds the Fastify application; the caller listens. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config } = deps;
+  const { config, engine } = deps;
   const app = Fastify({
     // Request line plus headers beyond maxHeaderBytes get 431 from node itself (docs/limits.md).
     ...(deps.tls
@@ -106,8 +105,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     maxParameterBytes: config.maxParameterBytes,
   });
   installRateLimits(app, {
-    store: deps.storage.rateLimits,
-    clock: deps.clock,
+    store: deps.rateLimitCounters,
+    clock: engine.clock,
     limits: config.rateLimits,
     windowSeconds: config.rateLimitWindowSeconds,
     basePath: config.basePath,
@@ -126,13 +125,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     done();
   });
 
-  const tokenServices = createTokenServices({
-    keyRing: deps.keyRing,
-    storage: deps.storage,
-    clock: deps.clock,
-    issuer: config.issuer,
-    macSecret: deps.serverKeys.macSecret,
-  });
   await app.register(
     async function oauthEndpoints(oauth) {
       await oauth.register(formBody);
@@ -140,55 +132,40 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       // parser a JSON body is refused as a media type (415) instead of parsed and failing as 400.
       oauth.removeContentTypeParser(['application/json', 'text/plain']);
       oauth.setErrorHandler(oauthErrorHandler);
-      registerTokenRoute(oauth, deps.tokenEndpoint, {
+      registerTokenRoute(oauth, engine.tokenEndpoint, {
         issued(grantType, response) {
           metrics.tokenIssued(grantType, response.token_type);
           if (response.refresh_token !== undefined) metrics.tokenIssued(grantType, 'refresh');
         },
       });
-      registerJwksRoute(oauth, deps.keyRing);
-      registerTokenManagementRoutes(oauth, deps.storage.clients, tokenServices);
-      registerMetadataRoute(oauth, deps.storage.scopes, {
+      registerJwksRoute(oauth, engine.keyRing);
+      registerTokenManagementRoutes(oauth, engine);
+      registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
         // The implicit grant has no token request; /authorize serves it (response_type=token).
-        grantTypes: [...deps.tokenEndpoint.grantTypes, 'implicit'],
+        grantTypes: [...engine.tokenEndpoint.grantTypes, 'implicit'],
         allowPlainPkce: config.allowPlainPkce,
         extraEndpoints: {
           ...tokenManagementEndpoints(config.issuer),
           authorization_endpoint: `${config.issuer}/authorize`,
         },
-        responseTypes: ['code', 'token'],
+        responseTypes: RESPONSE_TYPES,
+        responseModes: RESPONSE_MODES,
       });
+      registerUserInfoRoute(oauth, engine.userInfo, { allowQuery: config.allowAccessTokenInQuery });
     },
     { prefix: config.basePath },
   );
-  await app.register(
-    apiV1({
-      config,
-      storage: deps.storage,
-      keyRing: deps.keyRing,
-      clock: deps.clock,
-      validator: tokenServices.validator,
-      macSecret: deps.serverKeys.macSecret,
-    }),
-    { prefix: `${config.basePath}/v1` },
-  );
+  await app.register(apiV1({ config, engine }), { prefix: `${config.basePath}/v1` });
   await app.register(
     async function operations(ops) {
-      registerHealthRoutes(ops, deps.storage);
+      registerHealthRoutes(ops, deps.health);
     },
     { prefix: config.basePath },
   );
-  await app.register(
-    browserUi({
-      config,
-      storage: deps.storage,
-      issuer: deps.issuer,
-      clock: deps.clock,
-      cookieSecret: deps.serverKeys.cookieSecret,
-    }),
-    { prefix: config.basePath },
-  );
+  await app.register(browserUi({ config, engine, cookieSecret: deps.cookieSecret }), {
+    prefix: config.basePath,
+  });
 
   app.setNotFoundHandler(function notFound(_request, reply) {
     reply.code(404).send({ error: 'not_found', error_description: 'no such endpoint' });

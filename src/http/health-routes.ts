@@ -5,14 +5,14 @@ export interface StoreHealth {
 }
 
 /** /healthz: the process answers. /readyz: the store answers and its schema is current. */
-export function registerHealthRoutes(app: FastifyInstance, storage: StoreHealth): void {
+export function registerHealthRoutes(app: FastifyInstance, store: StoreHealth): void {
   app.get('/healthz', async function healthz() {
     return { status: 'ok' };
   });
   app.get('/readyz', async function readyz(request, reply) {
     try {
-      await storage.ping();
-      const pending = await storage.pendingMigrations();
+      await store.ping();
+      const pending = await store.pendingMigrations();
       if (pending.length > 0) {
         reply.code(503);
         return { status: 'unavailable', reason: 'migrations pending' };

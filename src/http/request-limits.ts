@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { FORM_CONTENT_TYPE, mediaType } from './oauth/form-params.js';
+import { FORM_CONTENT_TYPE, mediaType } from './form-params.js';
 
 export interface RequestLimits {
   /** Query or form parameters per request (a repeated parameter counts once per value). */

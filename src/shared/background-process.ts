@@ -1,4 +1,4 @@
-/** Helpers for the server's background processes (the purge processes): priority, CPU time, ending. */
+/** Helpers for the server's background process (the purge process): priority, start, ending. */
 import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { setPriority } from 'node:os';
@@ -33,15 +33,6 @@ export function forkBackgroundProcess(entry: string, args: string[]): ChildProce
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     serialization: 'advanced',
   });
-}
-
-/**
- * CPU milliseconds this process spent since `since` (all threads: a background process does nothing
- * else).
- */
-export function cpuMillisSince(since: NodeJS.CpuUsage): number {
-  const { user, system } = process.cpuUsage(since);
-  return (user + system) / 1000;
 }
 
 /**

@@ -17,3 +17,8 @@ export class ManualClock implements Clock {
     this.current += seconds;
   }
 }
+
+/** Epoch seconds as RFC 3339 (the times operators and /v1 see). */
+export function isoTime(seconds: number): string {
+  return new Date(seconds * 1000).toISOString();
+}

@@ -30,7 +30,8 @@ for (const backend of backends()) {
         assert.match(String(res.headers['content-type']), /^application\/json/);
         assert.equal(res.headers['cache-control'], 'no-store');
         const body = res.json as Record<string, unknown>;
-        assert.deepEqual(Object.keys(body).sort(), ['created_at', 'id', 'updated_at', 'username']);
+        // The email address comes only with scope email (OpenID Connect Core §5.4); name with profile.
+        assert.deepEqual(Object.keys(body).sort(), ['created_at', 'id', 'name', 'updated_at', 'username']);
         assert.equal(body.id, user.id);
         assert.equal(body.username, user.username);
       }

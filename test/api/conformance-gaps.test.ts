@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BrowserSessions } from '../../src/core/browser-sessions.js';
-import { changePassword } from '../../src/core/user-registry.js';
+import { NotFoundError } from '../../src/core/validation.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
@@ -184,6 +184,8 @@ for (const backend of backends()) {
           scopes: [],
           tokenType: 'bearer',
           isPublic: true,
+          idTokenSignedResponseAlg: 'RS256',
+          postLogoutRedirectUris: [],
           secretHash: null,
           createdAt: now,
           updatedAt: now,
@@ -281,29 +283,22 @@ for (const backend of backends()) {
         await assertAllEnded(login);
       });
 
-      it('changePassword (the core rule the command line uses) does the same', async () => {
+      it('the engine’s users.update (the core rule the command line uses) does the same', async () => {
+        const users = server.gatehouse.engine.users;
         const login = await signedInUser();
-        const updated = await changePassword(
-          server.store.storage,
-          server.clock,
-          login.user.id,
-          'changed from the CLI',
-        );
-        assert.equal(updated?.id, login.user.id);
+        const updated = await users.update(login.user, { password: 'changed from the CLI' });
+        assert.equal(updated.id, login.user.id);
         await assertAllEnded(login);
         const token = await server.http.token(
           { grant_type: 'password', username: login.user.username, password: 'changed from the CLI' },
           login.credentials,
         );
         expectStatus(token, 200);
-        assert.equal(
-          await changePassword(server.store.storage, server.clock, 'no-such-user', 'long enough!'),
-          undefined,
-        );
         await assert.rejects(
-          changePassword(server.store.storage, server.clock, login.user.id, 'short'),
-          /password/,
+          users.update({ ...login.user, id: 'no-such-user' }, { password: 'long enough!' }),
+          NotFoundError,
         );
+        await assert.rejects(users.update(login.user, { password: 'short' }), /password/);
       });
     });
   });

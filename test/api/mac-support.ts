@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { signMacRequest, type MacAlgorithmName } from '../../src/resource-server/mac.js';
+import { signMacRequest, type MacAlgorithmName } from 'gatehouse-oauth-resource-server/mac';
 
 const run = promisify(execFile);
 

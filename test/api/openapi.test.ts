@@ -154,6 +154,95 @@ for (const backend of backends()) {
       }
     });
 
+    it('documents the OpenID Connect fields: users’ email and name, clients’ post_logout_redirect_uris and id_token_signed_response_alg', () => {
+      const paths = document.paths as Record<string, Record<string, Json>>;
+      const requestSchema = (path: string, method: string) =>
+        ((((paths[path]?.[method]?.requestBody as Json).content as Json)['application/json'] as Json)
+          .schema as Json) ?? {};
+      const successSchema = (path: string, method: string) => {
+        const responses = paths[path]?.[method]?.responses as Record<string, Json>;
+        const [, success] = Object.entries(responses).find(([status]) => status.startsWith('2')) ?? [];
+        const schema = ((success?.content as Json)['application/json'] as Json).schema as Json;
+        // A list answers {items: [...]}: the item is the resource.
+        const items = (schema.properties as Record<string, Json> | undefined)?.items;
+        return items?.type === 'array' ? (items.items as Json) : schema;
+      };
+      const property = (schema: Json, name: string) => (schema.properties as Record<string, Json>)[name];
+      /** The JSON types a schema admits, null included: ["null", "string"]. */
+      const types = (schema: Json | undefined): string[] =>
+        schema === undefined
+          ? []
+          : [
+              ...(typeof schema.type === 'string' ? [schema.type] : []),
+              ...((schema.anyOf as Json[] | undefined) ?? []).flatMap(types),
+            ].sort();
+      const enums = (schema: Json | undefined): unknown[] =>
+        schema === undefined
+          ? []
+          : [
+              ...((schema.enum as unknown[] | undefined) ?? []),
+              ...((schema.anyOf as Json[] | undefined) ?? []).flatMap(enums),
+            ];
+
+      // Users: email and name are written (null removes one, where the user exists) and read back.
+      for (const [path, method] of [
+        ['/v1/users', 'post'],
+        ['/v1/users/{id}', 'put'],
+        ['/v1/users/{id}', 'patch'],
+      ] as const) {
+        const body = requestSchema(path, method);
+        for (const claim of ['email', 'name']) {
+          const schema = property(body, claim);
+          assert.ok(types(schema).includes('string'), `${method} ${path}: ${claim}`);
+          assert.ok(!((body.required as string[] | undefined) ?? []).includes(claim), `${claim} is optional`);
+        }
+      }
+      assert.equal(property(requestSchema('/v1/users', 'post'), 'email')?.maxLength, 254);
+      assert.deepEqual(types(property(requestSchema('/v1/users/{id}', 'patch'), 'email')), [
+        'null',
+        'string',
+      ]);
+      for (const [path, method] of [
+        ['/v1/users', 'get'],
+        ['/v1/users', 'post'],
+        ['/v1/users/{id}', 'get'],
+        ['/v1/users/{id}', 'put'],
+        ['/v1/users/{id}', 'patch'],
+        ['/v1/users/me', 'get'],
+      ] as const) {
+        const schema = successSchema(path, method);
+        for (const claim of ['email', 'name']) {
+          assert.deepEqual(types(property(schema, claim)), ['null', 'string'], `${method} ${path}: ${claim}`);
+        }
+      }
+
+      // Clients: RP-Initiated Logout §3.1 and Registration §2, written and read back.
+      for (const [path, method] of [
+        ['/v1/clients', 'post'],
+        ['/v1/clients/{id}', 'put'],
+        ['/v1/clients/{id}', 'patch'],
+      ] as const) {
+        const body = requestSchema(path, method);
+        const logout = property(body, 'post_logout_redirect_uris');
+        assert.equal(logout?.type, 'array', `${method} ${path}`);
+        assert.equal((logout?.items as Json).type, 'string');
+        assert.deepEqual(enums(property(body, 'id_token_signed_response_alg')).sort(), ['ES256', 'RS256']);
+      }
+      for (const [path, method] of [
+        ['/v1/clients', 'get'],
+        ['/v1/clients', 'post'],
+        ['/v1/clients/{id}', 'get'],
+        ['/v1/clients/{id}', 'patch'],
+      ] as const) {
+        const schema = successSchema(path, method);
+        const required = (schema.required as string[] | undefined) ?? [];
+        for (const field of ['post_logout_redirect_uris', 'id_token_signed_response_alg']) {
+          assert.ok(required.includes(field), `${method} ${path} always answers ${field}`);
+        }
+        assert.deepEqual(enums(property(schema, 'id_token_signed_response_alg')).sort(), ['ES256', 'RS256']);
+      }
+    });
+
     it('serves a browser a self-contained reference page under a strict CSP', async () => {
       const res = await server.http.request('/v1/openapi', { headers: { accept: BROWSER_ACCEPT } });
       expectStatus(res, 200);

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { tableRows } from '../helpers/store-sql.js';
 import {
   clientCredentialsToken,
   expectStatus,
@@ -49,11 +50,7 @@ for (const backend of backends()) {
       assert.equal(await active(second.refresh_token as string), true);
 
       const { jti, exp } = decodeJwt(token.access_token);
-      const row = await server.store.storage.db
-        .selectFrom('revoked_access_tokens')
-        .selectAll()
-        .where('jti', '=', jti as string)
-        .executeTakeFirst();
+      const row = (await tableRows(server.store.storage, 'revoked_access_tokens')).find((r) => r.jti === jti);
       assert.equal(Number(row?.expires_at), exp);
     });
 

@@ -53,7 +53,14 @@ for (const backend of backends()) {
       const res = await api.post('/users', { username: 'alice', password: 'alice password' });
       expectStatus(res, 201);
       const user = res.json as UserBody;
-      assert.deepEqual(Object.keys(user).sort(), ['created_at', 'id', 'updated_at', 'username']);
+      assert.deepEqual(Object.keys(user).sort(), [
+        'created_at',
+        'email',
+        'id',
+        'name',
+        'updated_at',
+        'username',
+      ]);
       assert.equal(locationPath(res), `/v1/users/${user.id}`);
       const read = await api.get(`/users/${user.id}`);
       expectStatus(read, 200);

@@ -46,6 +46,9 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
     createdAt: clock.now(),
     expiresAt: clock.now() + 600,
     consumedAt: clock.now(),
+    nonce: null,
+    authTime: null,
+    sid: null,
   };
   const revoked: string[] = [];
   // Only what the handler reads before it refuses; anything else would throw.

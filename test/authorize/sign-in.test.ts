@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { tableRows } from '../helpers/store-sql.js';
 import { FormBrowser } from './form-browser.js';
 
 for (const backend of backends()) {
@@ -37,7 +38,7 @@ for (const backend of backends()) {
       // Session fixation: the id known before sign-in is not the session.
       assert.notEqual(cookie.split(';', 1)[0], before);
       const id = cookie.split(';', 1)[0]?.split('=')[1] ?? '';
-      const rows = await server.store.storage.db.selectFrom('browser_sessions').selectAll().execute();
+      const rows = await tableRows(server.store.storage, 'browser_sessions');
       assert.ok(
         rows.every((row) => row.hash !== id),
         'the raw id is never stored',

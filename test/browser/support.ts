@@ -24,22 +24,36 @@ export interface ClientStub {
   port: number;
   /** Every path and query the browser requested, in order (fragments never reach a server). */
   requests: string[];
+  /** Every form the browser posted (a form_post response), with its path. */
+  posts: { path: string; form: URLSearchParams }[];
   close(): Promise<void>;
 }
 
 async function startClientStub(): Promise<ClientStub> {
   const tls = await loadTls({ dataDir: mkdtempSync(join(tmpdir(), 'gatehouse-client-')) });
   const requests: string[] = [];
+  const posts: { path: string; form: URLSearchParams }[] = [];
   const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
     requests.push(req.url ?? '');
-    res.writeHead(200, { 'content-type': 'text/html' });
-    res.end('<!doctype html><title>client</title><p>client app</p>');
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      if (req.method === 'POST') {
+        posts.push({
+          path: req.url ?? '',
+          form: new URLSearchParams(Buffer.concat(chunks).toString('utf8')),
+        });
+      }
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end('<!doctype html><title>client</title><p>client app</p>');
+    });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   return {
     port: typeof address === 'object' && address !== null ? address.port : 0,
     requests,
+    posts,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

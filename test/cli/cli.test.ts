@@ -25,7 +25,7 @@ function repoRoot(): string | undefined {
     const manifest = join(dir, 'package.json');
     if (existsSync(manifest)) {
       const { name } = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string };
-      if (name === 'gatehouse') return dir;
+      if (name === 'gatehouse-oauth') return dir;
     }
     const parent = dirname(dir);
     if (parent === dir) return undefined;
@@ -393,7 +393,7 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
     assert.deepEqual(JSON.parse((await cli('users', 'list', '--json')).stdout), []);
   });
 
-  it('keys rotate retires the active key; keys list shows one active and the retired ones', async (t) => {
+  it('keys rotate retires the active keys; keys list shows one active per algorithm and the retired ones', async (t) => {
     const { cli } = workspace(t);
     const first = await cli('keys', 'rotate', '--json');
     assertOk(first);
@@ -406,9 +406,17 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
     const listed = await cli('keys', 'list', '--json');
     assertOk(listed);
     const keys = JSON.parse(listed.stdout) as { kid: string; status: string; alg: string }[];
-    assert.equal(keys.length, 3, "init's first key, then two rotations");
+    // A key per algorithm each time: ES256 for access tokens, RS256 for ID tokens.
+    assert.equal(keys.length, 6, "init's first keys, then two rotations");
     assert.equal(keys.find((k) => k.kid === secondKid)?.status, 'active');
     assert.equal(keys.find((k) => k.kid === firstKid)?.status, 'retired');
+    assert.deepEqual(
+      keys
+        .filter((k) => k.status === 'active')
+        .map((k) => k.alg)
+        .sort(),
+      ['ES256', 'RS256'],
+    );
     assert.ok(!listed.stdout.includes('sealed') && !listed.stdout.includes('"d"'), 'no private key material');
   });
 

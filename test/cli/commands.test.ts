@@ -119,6 +119,8 @@ for (const backend of backends()) {
         createdAt: now,
         expiresAt: null,
         retiredAt: null,
+        authTime: null,
+        sid: null,
       });
       const sessionHash = sha256(randomToken('bs_'));
       await storage.browserSessions.insert({
@@ -182,6 +184,120 @@ for (const backend of backends()) {
       assert.deepEqual(json(after), []);
       assert.equal(again.code, 1);
       assert.equal(JSON.parse(again.stderr.trim()).error, 'not_found');
+    });
+
+    it('OpenID Connect options: users --email/--name, clients --post-logout-redirect-uri and --id-token-signed-response-alg', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[], stdin?: string) => store.cli(args, { secret, stdin });
+      assertOk(await cli(['init']));
+      type UserJson = { id: string; username: string; email: string | null; name: string | null };
+      type OidcClientJson = ClientJson & {
+        post_logout_redirect_uris: string[];
+        id_token_signed_response_alg: string;
+      };
+      const [carol, badEmail, rp, badUri, badAlg, plain] = await Promise.all([
+        cli(
+          [
+            'users',
+            'create',
+            '--username',
+            'carol',
+            '--password-stdin',
+            '--email',
+            'carol@example.com',
+            '--name',
+            'Carol C',
+            '--json',
+          ],
+          'carol password',
+        ),
+        cli(
+          ['users', 'create', '--username', 'dave', '--password-stdin', '--email', 'dave@', '--json'],
+          'dave password',
+        ),
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'RP',
+          '--redirect-uri',
+          'https://rp.example/cb',
+          '--post-logout-redirect-uri',
+          'https://rp.example/bye',
+          '--post-logout-redirect-uri',
+          'https://rp.example/again',
+          '--id-token-signed-response-alg',
+          'ES256',
+          '--json',
+        ]),
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'X',
+          '--redirect-uri',
+          'https://x.example/cb',
+          '--post-logout-redirect-uri',
+          'https://x.example/#f',
+        ]),
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'Y',
+          '--redirect-uri',
+          'https://y.example/cb',
+          '--id-token-signed-response-alg',
+          'none',
+        ]),
+        cli(['clients', 'create', '--name', 'Plain', '--redirect-uri', 'https://p.example/cb']),
+      ]);
+      const user = json<UserJson>(carol);
+      assert.deepEqual([user.email, user.name], ['carol@example.com', 'Carol C']);
+      assertRefused(badEmail, 1, /email/);
+      const client = json<OidcClientJson>(rp);
+      assert.deepEqual(client.post_logout_redirect_uris, [
+        'https://rp.example/bye',
+        'https://rp.example/again',
+      ]);
+      assert.equal(client.id_token_signed_response_alg, 'ES256');
+      assertRefused(badUri, 1, /post_logout_redirect_uris/);
+      assertRefused(badAlg, 1, /id_token_signed_response_alg/);
+      assert.match(plain.stdout, /id_token_alg:\s+RS256/);
+
+      // One user, so one command after the other: each writes the whole record it read.
+      const renamed = await cli([
+        'users',
+        'update',
+        '--username',
+        'carol',
+        '--name',
+        'Carol Carter',
+        '--json',
+      ]);
+      const cleared = await cli(['users', 'update', user.id, '--email', '', '--json']);
+      const updatedClient = await cli([
+        'clients',
+        'update',
+        client.client_id,
+        '--post-logout-redirect-uri',
+        '',
+        '--id-token-signed-response-alg',
+        'RS256',
+        '--json',
+      ]);
+      assertOk(renamed);
+      assertOk(cleared);
+      const storage = store.open();
+      const stored = await storage.users.get(user.id);
+      assert.deepEqual([stored?.email, stored?.name, stored?.username], [null, 'Carol Carter', 'carol']);
+      const changed = json<OidcClientJson>(updatedClient);
+      assert.deepEqual(
+        [changed.post_logout_redirect_uris, changed.id_token_signed_response_alg],
+        [[], 'RS256'],
+      );
     });
   });
 }
@@ -360,14 +476,14 @@ describe('the command line itself', () => {
   );
 });
 
-/** The version in the repository's package.json (the nearest one upward named gatehouse). */
+/** The version in the repository's package.json (the nearest one upward named gatehouse-oauth). */
 function packageVersion(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const manifest = join(dir, 'package.json');
     if (existsSync(manifest)) {
       const parsed = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string; version?: string };
-      if (parsed.name === 'gatehouse') return parsed.version ?? '';
+      if (parsed.name === 'gatehouse-oauth') return parsed.version ?? '';
     }
     const parent = dirname(dir);
     assert.notEqual(parent, dir, 'package.json not found');

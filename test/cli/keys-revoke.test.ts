@@ -105,7 +105,12 @@ for (const backend of backends()) {
       const retired = kidOf(await token());
       const rotated = await runCli(server, ['keys', 'rotate', '--json']);
       assertOk(rotated);
-      const active = (JSON.parse(rotated.stdout) as { kid: string }).kid;
+      // Rotation makes one key per algorithm: the access tokens' and the ID tokens' (RS256).
+      const { kid: active, keys: rotatedKeys } = JSON.parse(rotated.stdout) as {
+        kid: string;
+        keys: Array<{ kid: string; alg: string }>;
+      };
+      assert.ok(rotatedKeys.some((key) => key.kid === active));
 
       const result = await runCli(server, ['keys', 'revoke', retired]);
       assertOk(result);
@@ -120,8 +125,11 @@ for (const backend of backends()) {
         status: string;
       }>;
       assert.deepEqual(
-        listed.filter((key) => key.status === 'active').map((key) => key.kid),
-        [active],
+        listed
+          .filter((key) => key.status === 'active')
+          .map((key) => key.kid)
+          .sort(),
+        rotatedKeys.map((key) => key.kid).sort(),
       );
     });
 

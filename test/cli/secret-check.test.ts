@@ -14,20 +14,21 @@ import { loadConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
 import { backends, createTestStore } from '../helpers/backends.js';
+import { runSql } from '../helpers/store-sql.js';
 import { assertOk, assertRefused, cliStore, newSecret } from './support/cli.js';
 
 const MISMATCH =
   /the secret does not open this database's signing keys: set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE/;
+
+/** The keys a first start makes: the access tokens' (ES256) and the ID tokens' RS256 key. */
+const FIRST_KEYS = 2;
 
 async function keyCount(storage: SqlStorage): Promise<number> {
   return (await storage.signingKeys.list()).length;
 }
 
 async function checkRows(storage: SqlStorage): Promise<{ check_value: string }[]> {
-  const { rows } = await sql<{ check_value: string }>`SELECT check_value FROM server_secret_check`.execute(
-    storage.db,
-  );
-  return rows;
+  return runSql(storage, sql<{ check_value: string }>`SELECT check_value FROM server_secret_check`);
 }
 
 function freePort(): Promise<number> {
@@ -63,14 +64,14 @@ for (const backend of backends()) {
       for (const encoding of ['base64url', 'base64', 'hex'] as const) {
         assert.ok(!stored.includes(secretA.toString(encoding)), 'the secret itself is never stored');
       }
-      assert.equal(await keyCount(store.storage), 1);
+      assert.equal(await keyCount(store.storage), FIRST_KEYS);
       const scopesBefore = await store.storage.scopes.list();
 
       await assert.rejects(
         createGatehouse(config(secretB), { storage: store.storage, clock, logger: false }),
         (error: unknown) => error instanceof SecretMismatchError && MISMATCH.test(error.message),
       );
-      assert.equal(await keyCount(store.storage), 1, 'no key was added');
+      assert.equal(await keyCount(store.storage), FIRST_KEYS, 'no key was added');
       assert.deepEqual(await checkRows(store.storage), rows, 'the check value is unchanged');
       assert.deepEqual(await store.storage.scopes.list(), scopesBefore);
       assert.equal(await verifyServerSecret(store.storage, secretA), 'check-value');
@@ -94,7 +95,7 @@ for (const backend of backends()) {
       const gatehouse = await createGatehouse(config, { storage: store.storage, clock, logger: false });
       await gatehouse.app.close();
       // As a store made before the check value existed.
-      await sql`DELETE FROM server_secret_check`.execute(store.storage.db);
+      await runSql(store.storage, sql`DELETE FROM server_secret_check`);
 
       await assert.rejects(verifyServerSecret(store.storage, Buffer.alloc(32, 4)), SecretMismatchError);
       assert.deepEqual(await checkRows(store.storage), [], 'a refusal writes nothing');
@@ -123,7 +124,7 @@ for (const backend of backends()) {
       const secretB = newSecret();
       assertOk(await store.cli(['init'], { secret: secretA }));
       const storage = store.open();
-      assert.equal(await keyCount(storage), 1);
+      assert.equal(await keyCount(storage), FIRST_KEYS);
       const rowsBefore = await checkRows(storage);
 
       const port = await freePort();
@@ -142,18 +143,18 @@ for (const backend of backends()) {
           'GATEHOUSE_SECRET_FILE to the secret the deployment was created with',
       });
       assert.ok(!/Unsupported state/.test(serve.stderr + rotate.stderr));
-      assert.equal(await keyCount(storage), 1, 'keys rotate with the wrong secret added no key');
+      assert.equal(await keyCount(storage), FIRST_KEYS, 'keys rotate with the wrong secret added no key');
       assert.deepEqual(await checkRows(storage), rowsBefore);
 
       // A store made before the check value: the wrong secret is found out by unsealing the key.
-      await sql`DELETE FROM server_secret_check`.execute(storage.db);
+      await runSql(storage, sql`DELETE FROM server_secret_check`);
       assertRefused(await store.cli(['keys', 'rotate'], { secret: secretB }), 1, MISMATCH);
-      assert.equal(await keyCount(storage), 1);
+      assert.equal(await keyCount(storage), FIRST_KEYS);
       assert.deepEqual(await checkRows(storage), [], 'nothing recorded for the wrong secret');
 
       // The right secret still works, and records the check value again.
       assertOk(await store.cli(['keys', 'rotate'], { secret: secretA }));
-      assert.equal(await keyCount(storage), 2);
+      assert.equal(await keyCount(storage), 2 * FIRST_KEYS);
       assert.equal((await checkRows(storage)).length, 1);
     });
   });
@@ -176,10 +177,11 @@ describe('no secret generated for a store that does not ask for one', () => {
       for (const result of [serve, init])
         assertRefused(result, 1, /PostgreSQL.*set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE/);
       assert.ok(!existsSync(join(store.dataDir, 'secret')), 'no local secret was generated');
-      const { rows } = await sql<{
-        n: number;
-      }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()`.execute(
-        store.open().db,
+      const rows = await runSql(
+        store.open(),
+        sql<{
+          n: number;
+        }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()`,
       );
       assert.equal(rows[0]?.n, 0, 'nothing was created in the database');
     },

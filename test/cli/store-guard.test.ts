@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
+import { down as undoLastMigration } from '../../src/storage/sql/migrations/0007-openid-connect.js';
 import { backends } from '../helpers/backends.js';
+import { runSql, undoMigration } from '../helpers/store-sql.js';
 import { assertOk, assertRefused, cliStore, newSecret, runCli } from './support/cli.js';
 
-const LAST_MIGRATION = '0006-server-secret-check';
+const LAST_MIGRATION = '0007-openid-connect';
 
 describe('only serve, init and migrate create or migrate a store', () => {
   it('every other command refuses a missing SQLite store, exit 1, and creates nothing', async (t) => {
@@ -42,12 +44,10 @@ describe('only serve, init and migrate create or migrate a store', () => {
       assertOk(await store.cli(['init'], { secret }));
       const storage = store.open();
       // As a store last migrated by an older Gatehouse.
-      await sql`DROP TABLE server_secret_check`.execute(storage.db);
-      await sql`DELETE FROM kysely_migration WHERE name = ${LAST_MIGRATION}`.execute(storage.db);
+      await undoMigration(storage, undoLastMigration);
+      await runSql(storage, sql`DELETE FROM kysely_migration WHERE name = ${LAST_MIGRATION}`);
       const applied = async () =>
-        (await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(storage.db)).rows.map(
-          (r) => r.name,
-        );
+        (await runSql(storage, sql<{ name: string }>`SELECT name FROM kysely_migration`)).map((r) => r.name);
 
       const [list, rotate] = await Promise.all([
         store.cli(['clients', 'list'], { secret }),
@@ -56,7 +56,8 @@ describe('only serve, init and migrate create or migrate a store', () => {
       assertRefused(list, 1, new RegExp(`pending: ${LAST_MIGRATION}\\): run "gatehouse migrate"`));
       assert.equal(JSON.parse(rotate.stderr.trim()).error, 'migrations_pending');
       assert.ok(!(await applied()).includes(LAST_MIGRATION), 'the command did not migrate the store');
-      assert.equal((await storage.signingKeys.list()).length, 1);
+      // The first start's keys: ES256 for access tokens, RS256 for ID tokens; rotate added none.
+      assert.equal((await storage.signingKeys.list()).length, 2);
 
       const migrated = await store.cli(['migrate', '--json'], { secret });
       assertOk(migrated);
@@ -78,10 +79,11 @@ describe('only serve, init and migrate create or migrate a store', () => {
       const error = JSON.parse(result.stderr.trim()) as { error: string; message: string };
       assert.equal(error.error, 'store_missing');
       assert.match(error.message, /run "gatehouse init"/);
-      const { rows } = await sql<{
-        n: number;
-      }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()`.execute(
-        store.open().db,
+      const rows = await runSql(
+        store.open(),
+        sql<{
+          n: number;
+        }>`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = current_schema()`,
       );
       assert.equal(rows[0]?.n, 0);
     },

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BatchedRateCounter } from '../../src/core/batched-rate-counter.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
+import { tableRows } from '../helpers/store-sql.js';
 
 for (const backend of backends()) {
   describe(`batched rate counter (${backend})`, () => {
@@ -23,10 +24,10 @@ for (const backend of backends()) {
       const now = 1_800_000_000;
       for (let i = 1; i <= 5; i++) assert.equal(counter.hit('k1', now).count, i);
       assert.equal(counter.hit('k1', now).resetAt, Math.floor(now / 60) * 60 + 60);
-      const before = await store.storage.db.selectFrom('throttle').selectAll().execute();
+      const before = await tableRows(store.storage, 'throttle');
       assert.equal(before.filter((row) => row.key.startsWith('k1@')).length, 0);
       await counter.flush();
-      const rows = await store.storage.db.selectFrom('throttle').selectAll().execute();
+      const rows = await tableRows(store.storage, 'throttle');
       assert.deepEqual(
         rows.filter((row) => row.key.startsWith('k1@')).map((row) => Number(row.count)),
         [6],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { decodeProtectedHeader, errors } from 'jose';
-import { KeyRing } from '../../src/core/key-ring.js';
+import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { generateSigningKey, KeyRing, type SigningAlgorithm } from '../../src/core/key-ring.js';
 import type { SigningKeyStore } from '../../src/core/ports.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
@@ -173,6 +173,133 @@ for (const backend of backends()) {
       );
       assert.equal(await keys.revoke('no-such-kid', 1_000_050), false);
       await ring.close();
+    });
+  });
+
+  describe(`key ring: an active key per algorithm, for access tokens and ID tokens (${backend})`, () => {
+    const KEK = Buffer.alloc(32, 4);
+    const RETENTION = 7 * 86400;
+
+    /** A ring as one process has it, on its own handle of a store of its own (`handle`). */
+    async function ring(
+      clock: ManualClock,
+      keys: SigningKeyStore,
+      algorithm: SigningAlgorithm = 'ES256',
+    ): Promise<KeyRing> {
+      const made = new KeyRing({
+        store: keys,
+        keyEncryptionKey: KEK,
+        clock,
+        algorithm,
+        retiredKeyRetentionSeconds: RETENTION,
+        refreshIntervalSeconds: INTERVAL,
+      });
+      await made.init();
+      return made;
+    }
+
+    /** The token's header and whether the ring's published keys verify it. */
+    async function published(ring: KeyRing, token: string, clock: ManualClock) {
+      const jwks = createLocalJWKSet(await ring.publicJwks());
+      const { protectedHeader } = await jwtVerify(token, jwks, { currentDate: new Date(clock.now() * 1000) });
+      return protectedHeader;
+    }
+
+    /** A fresh, empty store per case: the cases count keys. */
+    async function freshKeys(): Promise<{ keys: SigningKeyStore; done: () => Promise<void> }> {
+      const own = await createTestStore(backend);
+      return { keys: own.storage.signingKeys, done: () => own.cleanup() };
+    }
+
+    it('holds the access tokens’ key (EdDSA here) and RS256 and ES256 keys; signs each with its typ', async () => {
+      const { keys, done } = await freshKeys();
+      const clock = new ManualClock(2_000_000);
+      const r = await ring(clock, keys, 'EdDSA');
+      try {
+        assert.deepEqual((await keys.list()).map((key) => key.alg).sort(), ['ES256', 'EdDSA', 'RS256']);
+        const claims = { sub: 'u', exp: clock.now() + 60 };
+        const access = await published(r, await r.sign(claims), clock);
+        assert.deepEqual([access.alg, access.typ, access.kid], ['EdDSA', 'at+jwt', r.activeKid]);
+        for (const alg of ['RS256', 'ES256'] as const) {
+          const header = await published(r, await r.signWith(alg, claims, 'JWT'), clock);
+          assert.deepEqual([header.alg, header.typ, header.kid], [alg, 'JWT', r.activeKidFor(alg)]);
+        }
+        assert.equal((await r.publicJwks()).keys.length, 3);
+      } finally {
+        await r.close();
+        await done();
+      }
+    });
+
+    it('a store an older Gatehouse left with one ES256 key: init adds an RS256 key, retiring nothing, once', async () => {
+      const { keys, done } = await freshKeys();
+      const clock = new ManualClock(2_000_000);
+      const old = await generateSigningKey('ES256', KEK, clock.now() - 100);
+      await keys.insert(old);
+      const a = await ring(clock, keys);
+      const b = await ring(clock, keys);
+      try {
+        assert.equal(a.activeKid, old.kid, 'access tokens keep their key');
+        const listed = await keys.list();
+        assert.deepEqual(listed.map((key) => [key.alg, key.retiredAt]).sort(), [
+          ['ES256', null],
+          ['RS256', null],
+        ]);
+        assert.equal(b.activeKidFor('RS256'), a.activeKidFor('RS256'), 'the second start added none');
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await done();
+      }
+    });
+
+    it('rotation makes a key of each algorithm; the retired ones verify until the retention ends', async () => {
+      const { keys, done } = await freshKeys();
+      const clock = new ManualClock(2_000_000);
+      const r = await ring(clock, keys);
+      try {
+        const claims = { sub: 'u', exp: clock.now() + 2 * RETENTION };
+        const oldIdToken = await r.signWith('RS256', claims, 'JWT');
+        const oldRs = r.activeKidFor('RS256');
+        clock.advance(10);
+        const rotated = await r.rotateAll();
+        assert.deepEqual(rotated.kids.map((key) => key.alg).sort(), ['ES256', 'RS256']);
+        assert.equal(rotated.kid, r.activeKid);
+        assert.notEqual(r.activeKidFor('RS256'), oldRs);
+        assert.equal((await keys.list()).filter((key) => key.retiredAt === null).length, 2);
+        assert.equal((await published(r, oldIdToken, clock)).kid, oldRs, 'retired, still published');
+        clock.advance(RETENTION);
+        await assert.rejects(published(r, oldIdToken, clock), errors.JWKSNoMatchingKey);
+      } finally {
+        await r.close();
+        await done();
+      }
+    });
+
+    it('revoking the RS256 key replaces it alone: the access-token key signs on, another process follows', async () => {
+      const { keys, done } = await freshKeys();
+      const clock = new ManualClock(2_000_000);
+      const a = await ring(clock, keys);
+      const b = await ring(clock, keys);
+      try {
+        const accessKid = a.activeKid;
+        const compromised = a.activeKidFor('RS256') as string;
+        const idToken = await a.signWith('RS256', { sub: 'u', exp: clock.now() + 60 }, 'JWT');
+        const revocation = await a.revoke(compromised);
+        const replacement = revocation?.replacement as string;
+        assert.equal(typeof replacement, 'string');
+        assert.equal(a.activeKidFor('RS256'), replacement);
+        assert.equal(a.activeKid, accessKid, 'the ES256 access-token key is untouched');
+        assert.equal((await keys.list()).find((key) => key.kid === accessKid)?.retiredAt, null);
+        await assert.rejects(published(a, idToken, clock), errors.JWKSNoMatchingKey);
+        // B, once its view is stale, signs ID tokens with the replacement.
+        clock.advance(INTERVAL);
+        const next = await b.signWith('RS256', { sub: 'u' }, 'JWT');
+        assert.equal(kidOf(next), replacement);
+        assert.equal(kidOf(await b.sign({ sub: 'u' })), accessKid);
+      } finally {
+        await Promise.all([a.close(), b.close()]);
+        await done();
+      }
     });
   });
 }

@@ -18,7 +18,11 @@ export interface TestServer {
   ca: string;
   /** Registers a client; returns it with its one-time secret. */
   client(input: Partial<ClientInput> & { name?: string }): Promise<{ client: Client; secret: string }>;
-  user(username?: string, password?: string): Promise<{ user: User; password: string }>;
+  user(
+    username?: string,
+    password?: string,
+    claims?: { email?: string; name?: string },
+  ): Promise<{ user: User; password: string }>;
   /** Stores a grant and an authorization code for it, as /authorize would. */
   seedCode(options: {
     client: Client;
@@ -28,6 +32,10 @@ export interface TestServer {
     codeChallenge?: string;
     codeChallengeMethod?: 'S256' | 'plain';
     grantExpiresAt?: number | null;
+    /** What /authorize records for an OpenID Connect request (Core §3.1.2.1, §2). */
+    nonce?: string;
+    authTime?: number;
+    sid?: string;
   }): Promise<{ code: string; grant: Grant }>;
   /**
    * Closes the server (its requests, then its background work: purge, rate-counter merges, key-ring
@@ -85,8 +93,12 @@ export async function startTestServer(
       });
       return { client, secret: secret ?? '' };
     },
-    async user(username = `user-${randomUUID().slice(0, 8)}`, password = 'correct horse battery') {
-      const user = await createUser(storage, clock, { username, password });
+    async user(
+      username = `user-${randomUUID().slice(0, 8)}`,
+      password = 'correct horse battery',
+      claims: { email?: string; name?: string } = {},
+    ) {
+      const user = await createUser(storage, clock, { username, password, ...claims });
       return { user, password };
     },
     async seedCode(options) {
@@ -115,6 +127,9 @@ export async function startTestServer(
         createdAt: now,
         expiresAt: now + config.authorizationCodeTtl,
         consumedAt: null,
+        nonce: options.nonce ?? null,
+        authTime: options.authTime ?? null,
+        sid: options.sid ?? null,
       });
       return { code, grant };
     },

@@ -1,13 +1,14 @@
+import { sql } from 'kysely';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
+import { insertRows, runSql } from './store-sql.js';
 
 /** Rows of the throttle table whose key starts with `prefix`. */
 export async function throttleRows(storage: SqlStorage, prefix: string): Promise<number> {
-  const row = await storage.db
-    .selectFrom('throttle')
-    .select(({ fn }) => fn.countAll<number>().as('n'))
-    .where('key', 'like', `${prefix}%`)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const [row] = await runSql(
+    storage,
+    sql<{ n: number | string }>`SELECT count(*) AS n FROM throttle WHERE key LIKE ${`${prefix}%`}`,
+  );
+  return Number(row?.n ?? 0);
 }
 
 /** Inserts `count` throttle windows keyed `${prefix}0`, `${prefix}1`, …, ended at `resetAt` (to purge). */
@@ -17,12 +18,10 @@ export async function insertDeadThrottleRows(
   count: number,
   resetAt: number,
 ): Promise<void> {
-  for (let first = 0; first < count; first += 1000) {
-    const rows = Array.from({ length: Math.min(1000, count - first) }, (_, i) => ({
-      key: `${prefix}${first + i}`,
-      count: 1,
-      reset_at: resetAt,
-    }));
-    await storage.db.insertInto('throttle').values(rows).execute();
-  }
+  const rows = Array.from({ length: count }, (_, i) => ({
+    key: `${prefix}${i}`,
+    count: 1,
+    reset_at: resetAt,
+  }));
+  await insertRows(storage, 'throttle', rows);
 }

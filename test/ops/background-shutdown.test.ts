@@ -15,7 +15,7 @@ import { waitFor } from '../helpers/wait.js';
  * refresh) would run against a store that is gone: in the suite that made it, or in the next one.
  */
 
-/** Enough expired rows that a purge in batches of 10, pausing between them, runs past its 20 s limit. */
+/** Enough expired rows that a purge in batches of 10, pausing between them, is still at work when the server closes. */
 const DEAD_ROWS = 50_000;
 /** Past every interval in play: the purge (1 s plus jitter) and the rate-counter merge (250 ms). */
 const QUIET_MS = 1_500;
@@ -69,7 +69,7 @@ for (const backend of backends()) {
         await seedDeadThrottleRows(server);
         await waitFor(
           async () => (await throttleRows(server.store.storage, 'dead:')) < DEAD_ROWS,
-          // A failure bound only: the purge runs at nice 19 and keeps a share of a busy core.
+          // A failure bound only, for a busy machine.
           60_000,
           'the purge did not start',
         );
@@ -86,7 +86,7 @@ for (const backend of backends()) {
         const started = performance.now();
         await server.gatehouse.app.close();
         const closeMs = performance.now() - started;
-        // Without a stop between batches, close() waited for the run's 20 s limit.
+        // Without a stop between batches, close() would wait for the run to work off the backlog.
         assert.ok(closeMs < 5_000, `close() took ${Math.round(closeMs)} ms`);
 
         const left = await throttleRows(server.store.storage, 'dead:');

@@ -18,6 +18,7 @@ import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
 import { backends, TEST_DATABASE_URL, type Backend } from '../helpers/backends.js';
 import { basicAuth, type HttpsClient } from '../helpers/https-client.js';
+import { runSql } from '../helpers/store-sql.js';
 import { createDatabase, spawnServer, type SpawnOptions } from './support/spawned-server.js';
 
 const ISSUER = 'https://gatehouse.crash.test';
@@ -77,6 +78,9 @@ async function seedCodes(storage: SqlStorage, client: Client, userId: string, n:
       createdAt: now,
       expiresAt: now + 600,
       consumedAt: null,
+      nonce: null,
+      authTime: null,
+      sid: null,
     });
     codes.push(code);
   }
@@ -224,10 +228,9 @@ for (const backend of backends()) {
             const old = await f.storage.refreshTokens.get(sha256(token));
             assert.ok(old !== undefined);
             if (old.retiredAt !== null) {
-              const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM refresh_tokens
-                WHERE grant_id = ${old.grantId} AND retired_at IS NULL AND created_at >= ${old.createdAt}`.execute(
-                f.storage.db,
-              );
+              const successors = sql<{ n: number }>`SELECT count(*) AS n FROM refresh_tokens
+                WHERE grant_id = ${old.grantId} AND retired_at IS NULL AND created_at >= ${old.createdAt}`;
+              const rows = await runSql(f.storage, successors);
               assert.equal(Number(rows[0]?.n), 1, 'a retired token has exactly one successor');
             }
           }
@@ -252,9 +255,11 @@ for (const backend of backends()) {
             assert.ok(before + (status === 200 ? 1 : 0) <= 1, 'redeemed at most once');
           }
           assert.ok(fresh > 0, 'codes never sent before the crash still work');
-          const consumed = await sql<{ n: number }>`SELECT count(*) AS n FROM authorization_codes
-            WHERE consumed_at IS NULL`.execute(f.storage.db);
-          assert.equal(Number(consumed.rows[0]?.n), 0, 'every code is consumed now');
+          const consumed = await runSql(
+            f.storage,
+            sql<{ n: number }>`SELECT count(*) AS n FROM authorization_codes WHERE consumed_at IS NULL`,
+          );
+          assert.equal(Number(consumed[0]?.n), 0, 'every code is consumed now');
         } finally {
           await second.stop();
         }
@@ -266,17 +271,19 @@ for (const backend of backends()) {
           raw.close();
         } else {
           // PostgreSQL: every constraint still validated and no row orphaned.
-          const invalid = await sql<{ n: number }>`SELECT count(*) AS n FROM pg_constraint c
-            JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = 'public' AND NOT c.convalidated`.execute(
-            f.storage.db,
+          const invalid = await runSql(
+            f.storage,
+            sql<{ n: number }>`SELECT count(*) AS n FROM pg_constraint c
+              JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = 'public' AND NOT c.convalidated`,
           );
-          assert.equal(Number(invalid.rows[0]?.n), 0);
-          const orphans = await sql<{ n: number }>`SELECT
+          assert.equal(Number(invalid[0]?.n), 0);
+          const orphans = await runSql(
+            f.storage,
+            sql<{ n: number }>`SELECT
               (SELECT count(*) FROM refresh_tokens t LEFT JOIN grants g ON g.id = t.grant_id WHERE g.id IS NULL) +
-              (SELECT count(*) FROM authorization_codes c LEFT JOIN grants g ON g.id = c.grant_id WHERE g.id IS NULL) AS n`.execute(
-            f.storage.db,
+              (SELECT count(*) FROM authorization_codes c LEFT JOIN grants g ON g.id = c.grant_id WHERE g.id IS NULL) AS n`,
           );
-          assert.equal(Number(orphans.rows[0]?.n), 0);
+          assert.equal(Number(orphans[0]?.n), 0);
         }
       } finally {
         await f.cleanup();

@@ -4,8 +4,8 @@ import { request as httpsRequest } from 'node:https';
 import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
-import type { SqlStorage } from '../../src/storage/sql/index.js';
-import { backends } from '../helpers/backends.js';
+import { backends, type TestStore } from '../helpers/backends.js';
+import { runSql } from '../helpers/store-sql.js';
 import { basicAuth, type HttpResponse, type RequestOptions } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
@@ -21,23 +21,23 @@ const off = { perAddress: 0, perClient: 0 };
 const UNWATCHED = new Set(['throttle', 'kysely_migration', 'kysely_migration_lock']);
 
 /** Every row of every table, as one canonical string per table. */
-async function snapshot(storage: SqlStorage): Promise<Map<string, string>> {
-  const tables =
-    storage.dialect === 'sqlite'
-      ? await sql<{
+async function snapshot(store: TestStore): Promise<Map<string, string>> {
+  const tables = await runSql(
+    store.storage,
+    store.backend === 'sqlite'
+      ? sql<{
           name: string;
-        }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`.execute(
-          storage.db,
-        )
-      : await sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables
-          WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`.execute(storage.db);
+        }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`
+      : sql<{ name: string }>`SELECT table_name AS name FROM information_schema.tables
+          WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+  );
   const result = new Map<string, string>();
-  for (const { name } of tables.rows) {
+  for (const { name } of tables) {
     if (UNWATCHED.has(name)) continue;
-    const rows = await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(name)}`.execute(storage.db);
+    const rows = await runSql(store.storage, sql<Record<string, unknown>>`SELECT * FROM ${sql.table(name)}`);
     result.set(
       name,
-      rows.rows
+      rows
         .map((row) => JSON.stringify(row))
         .sort()
         .join('\n'),
@@ -396,7 +396,7 @@ for (const backend of backends()) {
     for (const endpoint of ['/token', '/revoke', '/introspect', '/authorize', '/v1'] as const) {
       it(`${endpoint}: no 5xx, no hang, and a refused request changes nothing in the store`, async () => {
         const statuses = new Map<number, number>();
-        let baseline = await snapshot(server.store.storage);
+        let baseline = await snapshot(server.store);
         const history: string[] = [];
         let firstFailure: string | undefined;
         const details = await fc.check(
@@ -408,7 +408,7 @@ for (const backend of backends()) {
             );
             statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
             assert.ok(res.status < 500, `answered ${res.status}: ${res.text.slice(0, 300)}`);
-            const now = await snapshot(server.store.storage);
+            const now = await snapshot(server.store);
             const changed = changedTables(baseline, now);
             const before = baseline;
             baseline = now;

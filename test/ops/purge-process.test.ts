@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import pg from 'pg';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
+import { startPurgeProcess, type RestartBackoff } from '../../src/compose/purge-process.js';
 import { loadConfig } from '../../src/config.js';
+import { DEFAULT_PURGE_PACING } from '../../src/core/purge.js';
 import { backends, TEST_DATABASE_URL, type Backend } from '../helpers/backends.js';
 import { alive, LINUX, SCHED_OTHER, threadPriorities, withSaturatedCores } from '../helpers/processes.js';
-import { startTestServer } from '../helpers/server.js';
 import { insertDeadThrottleRows, throttleRows } from '../helpers/throttle-rows.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -117,7 +118,7 @@ for (const backend of ['sqlite', 'postgres'] as const) {
       assert.ok(!alive(pid!), 'it ended when the server closed');
     });
 
-    it('purges in the server itself once the purge process is gone', async (t) => {
+    it('starts another purge process when it is killed, which purges in its turn', async (t) => {
       if (!backends().includes(backend)) {
         t.skip('PostgreSQL not configured');
         return;
@@ -127,14 +128,27 @@ for (const backend of ['sqlite', 'postgres'] as const) {
         const pid = gatehouse.purgeProcessPid;
         assert.ok(pid !== undefined);
         process.kill(pid, 'SIGKILL');
-        await waitFor(async () => gatehouse.purgeProcessPid === undefined, WAIT_MS, 'the loss was not seen');
+        // The restart is reported by the new process's id (the first restart waits a second).
+        await waitFor(
+          async () => gatehouse.purgeProcessPid !== undefined && gatehouse.purgeProcessPid !== pid,
+          WAIT_MS,
+          'no purge process was started again',
+        );
+        const restarted = gatehouse.purgeProcessPid!;
+        assert.ok(!alive(pid), 'the killed one is gone');
+        assert.ok(alive(restarted));
         await insertDeadThrottleRows(gatehouse.storage, 'later:', 300, Math.floor(Date.now() / 1000) - 60);
         await waitFor(
           async () => (await throttleRows(gatehouse.storage, 'later:')) === 0,
           WAIT_MS,
           'rows left',
         );
-        assert.ok(!alive(pid));
+        // Its reports reach this process like the first one's did.
+        await waitFor(
+          async () => (await purgedThrottleRows(gatehouse)) >= 300,
+          WAIT_MS,
+          'the new process reported nothing',
+        );
       });
     });
 
@@ -160,20 +174,48 @@ for (const backend of ['sqlite', 'postgres'] as const) {
   });
 }
 
-describe('the SQLite purge statement process (in-server purge)', () => {
-  it('keeps deleting while every core is busy', async () => {
-    const server = await startTestServer('sqlite', { purgeIntervalSeconds: 1 });
+describe('restarting a lost purge process', () => {
+  /** Kills the purge process `times` times, each after its successor started; the waits announced. */
+  async function killRepeatedly(backoff: RestartBackoff, times: number): Promise<number[]> {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-purge-restart-'));
+    const waits: number[] = [];
+    const purge = startPurgeProcess(
+      {
+        databaseUrl: undefined,
+        dataDir,
+        sqliteSynchronous: 'NORMAL',
+        intervalSeconds: 3600,
+        policy: { ...DEFAULT_PURGE_PACING, accessTokenTtl: 3600 },
+      },
+      { report: () => undefined, lost: (_reason, restartInMs) => waits.push(restartInMs) },
+      backoff,
+    );
     try {
-      await insertDeadThrottleRows(server.store.storage, 'dead:', 2000, server.clock.now() - 60);
-      await withSaturatedCores(SATURATED_MS, async () => {
+      for (let i = 0; i < times; i++) {
+        await waitFor(async () => purge.pid !== undefined, WAIT_MS, 'no purge process');
+        const pid = purge.pid!;
+        process.kill(pid, 'SIGKILL');
         await waitFor(
-          async () => (await throttleRows(server.store.storage, 'dead:')) === 0,
-          SATURATED_MS - 5000,
-          'rows left with every core busy',
+          async () => purge.pid !== undefined && purge.pid !== pid,
+          WAIT_MS,
+          `not restarted after loss ${i + 1}`,
         );
-      });
+      }
+      return waits;
     } finally {
-      await server.close();
+      await purge.stop();
+      rmSync(dataDir, { recursive: true, force: true });
     }
+  }
+
+  it('waits twice as long after each loss that follows soon after a start, up to the longest wait', async () => {
+    const waits = await killRepeatedly({ firstMs: 10, maxMs: 40, healthyMs: 3_600_000 }, 4);
+    assert.deepEqual(waits, [10, 20, 40, 40]);
+  });
+
+  it('starts over from the first wait after a process that ran healthy', async () => {
+    // Every process counts as healthy at once here.
+    const waits = await killRepeatedly({ firstMs: 10, maxMs: 40, healthyMs: 0 }, 3);
+    assert.deepEqual(waits, [10, 10, 10]);
   });
 });

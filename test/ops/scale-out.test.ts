@@ -8,12 +8,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { createClient } from '../../src/core/client-registry.js';
 import type { Client } from '../../src/core/model.js';
-import { signMacRequest } from '../../src/resource-server/mac.js';
+import { signMacRequest } from 'gatehouse-oauth-resource-server/mac';
 import { createUser } from '../../src/core/user-registry.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
 import { TEST_DATABASE_URL } from '../helpers/backends.js';
+import { tableRows } from '../helpers/store-sql.js';
 import { waitFor } from '../helpers/wait.js';
 import { basicAuth } from '../helpers/https-client.js';
 import { CookieJar, hidden } from './support/browser.js';
@@ -96,6 +97,9 @@ describe(
         createdAt: now,
         expiresAt: now + 600,
         consumedAt: null,
+        nonce: null,
+        authTime: null,
+        sid: null,
       });
       return code;
     };
@@ -295,7 +299,7 @@ describe(
       // then B must know what A counted.
       const key = `rl:token:c:${sha256(`${limited.credentials.id}\n${limited.credentials.secret}`)}@`;
       const merged = async () =>
-        (await storage.db.selectFrom('throttle').select(['key', 'count']).execute())
+        (await tableRows(storage, 'throttle'))
           .filter((row) => row.key.startsWith(key))
           .reduce((total, row) => total + Number(row.count), 0);
       assert.deepEqual(await statuses(a, 20), Array(20).fill(200));

@@ -12,11 +12,7 @@ async function openAndWrite(dataDir: string) {
   const storage = createSqlStorage({ databaseUrl: undefined, dataDir });
   try {
     await storage.migrate();
-    await storage.db
-      .insertInto('throttle')
-      .values({ key: 'mode-check', count: 1, reset_at: 1 })
-      .onConflict((oc) => oc.doNothing())
-      .execute();
+    await storage.throttle.hit('mode-check', 60, 1);
     const file = sqliteFilename(undefined, dataDir);
     // The -wal and -shm files exist while the connection is open.
     assert.ok(existsSync(`${file}-wal`) && existsSync(`${file}-shm`), 'WAL files present');

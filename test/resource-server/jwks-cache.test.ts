@@ -3,8 +3,8 @@ import { generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { calculateJwkThumbprint, decodeProtectedHeader, type JWK } from 'jose';
-import { deriveServerKeys } from '../../src/compose/gatehouse.js';
+import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
+import { deriveServerKeys } from '../../src/compose/engine-policy.js';
 import { KeyRing } from '../../src/core/key-ring.js';
 import {
   nodeFetch,
@@ -12,8 +12,8 @@ import {
   TokenError,
   type FetchLike,
   type ResourceServerOptions,
-} from '../../src/resource-server/index.js';
-import { JwksCache } from '../../src/resource-server/jwks-cache.js';
+} from 'gatehouse-oauth-resource-server';
+import { JwksCache } from '#resource-server-internals/jwks-cache.js';
 import { apiClient, clientCredentialsToken, expectStatus } from '../api/support.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { listen } from './support.js';
@@ -363,7 +363,7 @@ describe('resource-server library: keys rotated at a running Gatehouse', () => {
       ['notes:read'],
     );
 
-  it('follows a rotation through the API and a switch to RS256 by another process, old tokens still valid', async () => {
+  it('follows a rotation through the API and one by a process configured for RS256, old tokens still valid', async () => {
     const first = await clientCredentialsToken(gatehouse, ['notes:read']);
     await authorize(first.token.access_token);
     assert.equal(fetches, 1);
@@ -378,7 +378,9 @@ describe('resource-server library: keys rotated at a running Gatehouse', () => {
     await authorize(second.token.access_token);
     assert.equal(fetches, 2, 'one refetch for the new kid');
 
-    // The operator sets GATEHOUSE_SIGNING_ALG=RS256 and runs `gatehouse keys rotate` elsewhere.
+    // The operator sets GATEHOUSE_SIGNING_ALG=RS256 and runs `gatehouse keys rotate` elsewhere: a key
+    // of each algorithm the ring keeps. This server, still configured for ES256, signs with the new
+    // ES256 key; a process restarted with RS256 signs access tokens with the new RS256 key.
     const other = new KeyRing({
       store: gatehouse.store.reopen().signingKeys,
       keyEncryptionKey: deriveServerKeys(gatehouse.gatehouse.config.secret).keyEncryptionKey,
@@ -387,23 +389,29 @@ describe('resource-server library: keys rotated at a running Gatehouse', () => {
       retiredKeyRetentionSeconds: 7 * 86400,
       refreshIntervalSeconds: 10,
     });
-    const rsaKid = await other.rotate();
+    const rotated = await other.rotateAll();
+    const rsaKid = rotated.kid;
+    const ecKid = rotated.kids.find((key) => key.alg === 'ES256')?.kid;
     gatehouse.clock.advance(11);
     let third = await clientCredentialsToken(gatehouse, ['notes:read']);
     for (
       const deadline = Date.now() + 15_000;
-      decodeProtectedHeader(third.token.access_token).kid !== rsaKid && Date.now() < deadline;
+      decodeProtectedHeader(third.token.access_token).kid !== ecKid && Date.now() < deadline;
     ) {
       await sleep(50);
       third = await clientCredentialsToken(gatehouse, ['notes:read']);
     }
     assert.deepEqual(decodeProtectedHeader(third.token.access_token), {
-      alg: 'RS256',
+      alg: 'ES256',
       typ: 'at+jwt',
-      kid: rsaKid,
+      kid: ecKid,
     });
     await authorize(third.token.access_token);
     assert.equal(fetches, 3);
+    const fromRsaProcess = await other.sign({ ...decodeJwt(third.token.access_token), jti: 'rsa-process' });
+    assert.deepEqual(decodeProtectedHeader(fromRsaProcess), { alg: 'RS256', typ: 'at+jwt', kid: rsaKid });
+    await authorize(fromRsaProcess);
+    await other.close();
     for (const token of [first, second, third]) await authorize(token.token.access_token);
     assert.equal(fetches, 3, 'every key known now');
   });

@@ -13,9 +13,9 @@ import {
 } from 'jose';
 import { KeyRing, type SigningAlgorithm } from '../../src/core/key-ring.js';
 import type { SigningKeyRecord } from '../../src/core/model.js';
-import { KeySet } from '../../src/resource-server/jwks-cache.js';
-import { SUPPORTED_ALGORITHMS } from '../../src/resource-server/jws-algorithms.js';
-import { JwtVerifier, type JwtVerification } from '../../src/resource-server/jwt-verifier.js';
+import { KeySet } from '#resource-server-internals/jwks-cache.js';
+import { SUPPORTED_ALGORITHMS } from '#resource-server-internals/jws-algorithms.js';
+import { JwtVerifier, type JwtVerification } from '#resource-server-internals/jwt-verifier.js';
 
 /**
  * The lean verifier (synchronous node:crypto) against the jose call it replaced: for generated tokens,
@@ -80,8 +80,9 @@ async function makeKeyRing(alg: SigningAlgorithm): Promise<{ ring: KeyRing; jwk:
     refreshIntervalSeconds: 3600,
   });
   await ring.init();
+  // The ring also holds the ID tokens' keys (RS256, ES256); signJwt signs with the access-token key.
   const { keys } = await ring.publicJwks();
-  return { ring, jwk: keys[0] as JWK };
+  return { ring, jwk: keys.find((key) => key.kid === ring.activeKid) as JWK };
 }
 
 function signWith(alg: string, key: KeyObject, input: Buffer): Buffer {

@@ -10,7 +10,7 @@ import {
   gatehouseResourceServer,
   ResourceServer,
   type ResourceServerOptions,
-} from '../../src/resource-server/index.js';
+} from 'gatehouse-oauth-resource-server';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { apiClient, clientCredentialsToken, expectStatus, revoke, userToken } from '../api/support.js';

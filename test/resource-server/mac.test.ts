@@ -11,7 +11,7 @@ import {
   gatehouseResourceServer,
   MemoryNonceStore,
   type ResourceServerOptions,
-} from '../../src/resource-server/index.js';
+} from 'gatehouse-oauth-resource-server';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { userToken } from '../api/support.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { MemoryNonceStore, NonceStoreFullError } from '../../src/resource-server/index.js';
+import { MemoryNonceStore, NonceStoreFullError } from 'gatehouse-oauth-resource-server';
 
 describe('MemoryNonceStore', () => {
   it('refuses a replay while the nonce is inside its window, per token', async () => {

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
-import type { ResourceServerOptions } from '../../src/resource-server/index.js';
+import type { ResourceServerOptions } from 'gatehouse-oauth-resource-server';
 import type { TestServer } from '../helpers/server.js';
 
 export interface PlainResponse {

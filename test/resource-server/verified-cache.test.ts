@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { ResourceServer, type RequestInfo } from '../../src/resource-server/index.js';
+import { ResourceServer, type RequestInfo } from 'gatehouse-oauth-resource-server';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 describe('resource-server library: validated-token cache', () => {

@@ -15,6 +15,7 @@ import type { Storage } from '../../src/core/ports.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
+import { inTransaction, runSql } from '../helpers/store-sql.js';
 import { waitFor } from '../helpers/wait.js';
 
 /**
@@ -33,6 +34,8 @@ function makeClient(overrides: Partial<Client> = {}): Client {
     scopes: ['read', 'write'],
     tokenType: 'bearer',
     isPublic: false,
+    idTokenSignedResponseAlg: 'RS256',
+    postLogoutRedirectUris: [],
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -44,6 +47,8 @@ function makeUser(overrides: Partial<User> = {}): User {
     id: randomUUID(),
     username: `user-${randomUUID()}`,
     passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g',
+    email: null,
+    name: null,
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -76,6 +81,9 @@ function makeCode(grant: Grant, overrides: Partial<AuthorizationCode> = {}): Aut
     createdAt: NOW,
     expiresAt: NOW + 600,
     consumedAt: null,
+    nonce: null,
+    authTime: null,
+    sid: null,
     ...overrides,
   };
 }
@@ -87,6 +95,8 @@ function makeRefreshToken(grant: Grant, overrides: Partial<RefreshToken> = {}): 
     clientId: grant.clientId,
     userId: grant.userId,
     scope: grant.scope,
+    authTime: null,
+    sid: null,
     createdAt: NOW,
     expiresAt: NOW + 86400,
     retiredAt: null,
@@ -144,39 +154,44 @@ for (const backend of backends()) {
     }
 
     it('names the migrations not applied yet', async () => {
-      const db = store.storage.db;
       const another = store.reopen();
       assert.deepEqual(await store.storage.pendingMigrations(), []);
-      const { rows } = await sql<{ name: string; timestamp: string }>`
-        SELECT name, timestamp FROM kysely_migration ORDER BY name DESC LIMIT 1`.execute(db);
+      const rows = await runSql(
+        store.storage,
+        sql<{ name: string; timestamp: string }>`
+          SELECT name, timestamp FROM kysely_migration ORDER BY name DESC LIMIT 1`,
+      );
       const last = rows[0];
       assert.ok(last !== undefined);
-      await sql`DELETE FROM kysely_migration WHERE name = ${last.name}`.execute(db);
+      await runSql(store.storage, sql`DELETE FROM kysely_migration WHERE name = ${last.name}`);
       try {
         assert.deepEqual(await another.pendingMigrations(), [last.name]);
       } finally {
-        await sql`INSERT INTO kysely_migration (name, timestamp) VALUES (${last.name}, ${last.timestamp})`.execute(
-          db,
+        await runSql(
+          store.storage,
+          sql`INSERT INTO kysely_migration (name, timestamp) VALUES (${last.name}, ${last.timestamp})`,
         );
       }
       assert.deepEqual(await another.pendingMigrations(), []);
     });
 
     it('migrates a current store at once and refuses one a newer Gatehouse migrated', async () => {
-      const db = store.storage.db;
       assert.deepEqual(await store.reopen().migrate(), []);
-      await sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999-from-a-newer-release', ${new Date().toISOString()})`.execute(
-        db,
+      await runSql(
+        store.storage,
+        sql`INSERT INTO kysely_migration (name, timestamp) VALUES ('9999-from-a-newer-release', ${new Date().toISOString()})`,
       );
       try {
         await assert.rejects(store.reopen().migrate(), /9999-from-a-newer-release|missing/);
       } finally {
-        await sql`DELETE FROM kysely_migration WHERE name = '9999-from-a-newer-release'`.execute(db);
+        await runSql(
+          store.storage,
+          sql`DELETE FROM kysely_migration WHERE name = '9999-from-a-newer-release'`,
+        );
       }
     });
 
-    it('reports its dialect and answers ping', async () => {
-      assert.equal(storage.dialect, backend);
+    it('answers ping', async () => {
       await storage.ping();
     });
 
@@ -419,13 +434,57 @@ for (const backend of backends()) {
         assert.equal(await storage.codes.getWithGrant(sha256('unknown')), undefined);
       });
 
+      it('answers the same while a transaction is open (by Kysely) as otherwise (SQLite: by prepared queries)', async () => {
+        const { client, user, grant } = await seedGrant();
+        const session = { hash: sha256(randomUUID()), userId: user.id, createdAt: NOW, expiresAt: NOW + 60 };
+        await storage.browserSessions.insert(session);
+        const [first, second, third, fourth] = [1, 2, 3, 4].map(() => makeCode(grant));
+        await storage.codes.insert(first!);
+        await storage.codes.insert(second!);
+        // Each read and write of the code flow, on one handle, started at once.
+        const flow = (on: Storage, code: AuthorizationCode, fresh: AuthorizationCode) =>
+          Promise.all([
+            on.clients.get(client.id),
+            on.grants.listByUser(user.id),
+            on.browserSessions.signedInUser(session.hash, NOW),
+            on.codes.getWithGrant(code.hash),
+            on.codes.consume(code.hash, NOW + 1),
+            on.codes.insert(fresh),
+          ]);
+        // Started while a transaction is open on the connection: they wait for it to end (SQLite).
+        let during: ReturnType<typeof flow> | undefined;
+        await inTransaction(store.storage, async (run) => {
+          await run(sql`UPDATE users SET updated_at = updated_at WHERE id = ${user.id}`);
+          during = flow(storage, first!, third!);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        });
+        // The other handle has read none of these yet (no client cached).
+        const answers = [await during!, await flow(other, second!, fourth!)];
+        for (const [i, code] of [first!, second!].entries()) {
+          assert.deepEqual(answers[i], [
+            client,
+            [grant],
+            user,
+            { code, grant },
+            { ...code, consumedAt: NOW + 1 },
+            undefined,
+          ]);
+          assert.equal(await storage.codes.consume(code.hash, NOW + 2), undefined);
+        }
+        assert.deepEqual(await other.codes.getWithGrant(third!.hash), { code: third, grant });
+        assert.deepEqual(await storage.codes.getWithGrant(fourth!.hash), { code: fourth, grant });
+        assert.equal(await other.browserSessions.signedInUser(session.hash, NOW + 60), undefined);
+        assert.equal(await other.browserSessions.signedInUser(sha256('unknown'), NOW), undefined);
+        assert.equal(await other.clients.get('no-such-client'), undefined);
+      });
+
       it('keeps statements made while another transaction is open out of that transaction', async () => {
         const { grant } = await seedGrant();
         const code = makeCode(grant);
         let pending: Promise<unknown> | undefined;
         await assert.rejects(
-          store.storage.db.transaction().execute(async (trx) => {
-            await trx.updateTable('grants').set({ revoked_at: NOW }).where('id', '=', grant.id).execute();
+          inTransaction(store.storage, async (run) => {
+            await run(sql`UPDATE grants SET revoked_at = ${NOW} WHERE id = ${grant.id}`);
             // Another request's statements, started while the transaction waits on I/O.
             pending = Promise.all([storage.codes.insert(code), storage.grants.listByUser(grant.userId)]);
             await new Promise((resolve) => setTimeout(resolve, 20));
@@ -515,6 +574,77 @@ for (const backend of backends()) {
       });
     });
 
+    describe('OpenID Connect fields (migration 0007-openid-connect)', () => {
+      it('round-trips a client’s ID token algorithm and post-logout redirect URIs, and updates them', async () => {
+        const client = makeClient({
+          idTokenSignedResponseAlg: 'ES256',
+          postLogoutRedirectUris: ['https://app.example/bye', 'com.example.app:/signed-out'],
+        });
+        await storage.clients.insert(client);
+        assert.deepEqual(await other.clients.get(client.id), client);
+        const changed = { ...client, idTokenSignedResponseAlg: 'RS256' as const, postLogoutRedirectUris: [] };
+        assert.equal(await storage.clients.update(changed, 'keep'), true);
+        assert.deepEqual(await storage.clients.get(client.id), changed);
+      });
+
+      it('reads a client written without the new columns with their defaults: RS256, no post-logout URIs', async () => {
+        const id = randomUUID();
+        const insert = sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, grant_types, scopes, token_type,
+          is_public, created_at, updated_at) VALUES (${id}, 'old', ${sha256('s')}, '[]',
+          '["client_credentials"]', '', 'bearer', 0, ${NOW}, ${NOW})`;
+        await runSql(store.storage, insert);
+        const client = await other.clients.get(id);
+        assert.deepEqual([client?.idTokenSignedResponseAlg, client?.postLogoutRedirectUris], ['RS256', []]);
+      });
+
+      it('round-trips a user’s email and name, and clears them', async () => {
+        const user = makeUser({ email: 'jörg@bücher.example', name: 'Jörg “J” Müller 李' });
+        assert.equal(await storage.users.insert(user), true);
+        assert.deepEqual(await other.users.get(user.id), user);
+        assert.deepEqual(await other.users.getByUsername(user.username), user);
+        const cleared = { ...user, email: null, name: null, updatedAt: NOW + 1 };
+        assert.equal(await storage.users.update(cleared), true);
+        assert.deepEqual(await other.users.get(user.id), cleared);
+      });
+
+      it('round-trips a code’s nonce, auth_time and sid on every read and on consumption', async () => {
+        const { grant } = await seedGrant({ scope: ['openid'] });
+        const code = makeCode(grant, { nonce: 'n-0S6_WzA2Mj', authTime: NOW - 60, sid: 'sid-1' });
+        await storage.codes.insert(code);
+        assert.deepEqual(await storage.codes.get(code.hash), code);
+        assert.deepEqual(await other.codes.getWithGrant(code.hash), { code, grant });
+        assert.deepEqual(await storage.codes.consume(code.hash, NOW + 1), { ...code, consumedAt: NOW + 1 });
+
+        // Written while a transaction is open: the Kysely path, not SQLite's prepared statements.
+        const other2 = makeCode(grant, { nonce: null, authTime: NOW, sid: 'sid-2' });
+        let pending: Promise<void> | undefined;
+        await inTransaction(store.storage, async (run) => {
+          await run(sql`SELECT id FROM grants WHERE id = ${grant.id}`);
+          pending = storage.codes.insert(other2);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        });
+        await pending;
+        assert.deepEqual(await storage.codes.getWithGrant(other2.hash), { code: other2, grant });
+      });
+
+      it('keeps a refresh token’s auth_time and sid, on the retired token and its successor', async () => {
+        const { grant } = await seedGrant({ scope: ['openid', 'offline_access'] });
+        const token = makeRefreshToken(grant, { authTime: NOW - 60, sid: 'sid-1' });
+        await storage.refreshTokens.insert(token);
+        assert.deepEqual(await other.refreshTokens.get(token.hash), token);
+        const next = makeRefreshToken(grant, {
+          authTime: token.authTime,
+          sid: token.sid,
+          createdAt: NOW + 1,
+        });
+        assert.deepEqual(await storage.refreshTokens.rotate(token.hash, next, NOW + 1), {
+          ...token,
+          retiredAt: NOW + 1,
+        });
+        assert.deepEqual(await other.refreshTokens.get(next.hash), next);
+      });
+    });
+
     describe('revoked access tokens', () => {
       it('records a revoked jti idempotently', async () => {
         const jti = randomUUID();
@@ -543,7 +673,7 @@ for (const backend of backends()) {
           'newest first',
         );
 
-        await storage.signingKeys.retireAllExcept(newer.kid, base + 6);
+        await storage.signingKeys.retireAllExcept([newer.kid], base + 6);
         const after = await storage.signingKeys.list();
         assert.equal(after.find((k) => k.kid === newer.kid)?.retiredAt, null);
         assert.equal(after.find((k) => k.kid === older.kid)?.retiredAt, base + 6);
@@ -552,7 +682,7 @@ for (const backend of backends()) {
           [newer.kid],
         );
         // A key already retired keeps its first retirement time.
-        await storage.signingKeys.retireAllExcept(newer.kid, base + 100);
+        await storage.signingKeys.retireAllExcept([newer.kid], base + 100);
         assert.equal(
           (await storage.signingKeys.list()).find((k) => k.kid === older.kid)?.retiredAt,
           base + 6,
@@ -624,6 +754,8 @@ function confidentialClient(name: string) {
     scopes: ['read'],
     tokenType: 'bearer' as const,
     isPublic: false,
+    idTokenSignedResponseAlg: 'RS256' as const,
+    postLogoutRedirectUris: [],
     createdAt: 1,
     updatedAt: 1,
   };

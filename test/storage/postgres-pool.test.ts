@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { createTestStore, TEST_DATABASE_URL, type TestStore } from '../helpers/backends.js';
+import { runSql } from '../helpers/store-sql.js';
 
 if (!TEST_DATABASE_URL) {
   console.log('# skipped: PostgreSQL connection loss (set GATEHOUSE_TEST_DATABASE_URL to run it)');
@@ -18,7 +19,7 @@ if (!TEST_DATABASE_URL) {
 
     it('are reported and replaced, and the process lives on', async () => {
       const { storage } = store;
-      const { rows } = await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(storage.db);
+      const rows = await runSql(storage, sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`);
       const pid = rows[0]?.pid;
       assert.equal(typeof pid, 'number');
       const reported: Error[] = [];

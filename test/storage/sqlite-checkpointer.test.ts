@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createSqliteDialect } from '../../src/storage/sql/dialects/sqlite.js';
+import { createSqlStorage } from '../../src/storage/sql/index.js';
+import { insertDeadThrottleRows } from '../helpers/throttle-rows.js';
+import BetterSqlite3 from 'better-sqlite3';
 import { threadNiceValues } from '../helpers/threads.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -56,6 +59,38 @@ describe('SQLite checkpoints off the request thread', () => {
     } finally {
       await stopCheckpointer();
       raw.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("the purge process's store", () => {
+  it('checkpoints the WAL pages its deletes wrote, at most every 250 ms, without a checkpoint thread', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-purge-checkpoint-'));
+    const storage = createSqlStorage({ dataDir: dir, purgeProcessStore: true });
+    // Another connection, as the server's beside it, that never checkpoints by itself.
+    let server: BetterSqlite3.Database | undefined;
+    try {
+      await storage.migrate();
+      const now = Math.floor(Date.now() / 1000);
+      await insertDeadThrottleRows(storage, 'dead:', 3000, now - 60);
+      server = new BetterSqlite3(join(dir, 'gatehouse.db'));
+      server.pragma('wal_autocheckpoint = 0');
+      const cutoffs = { now, revokedAccessTokensExpiredBefore: now, grantsRevokedBefore: now };
+      const framesAfterAWrite = () => {
+        // After a complete checkpoint the next write starts the WAL over instead of growing it.
+        server!.prepare("INSERT INTO throttle (key, count, reset_at) VALUES ('written', 1, 1)").run();
+        const [{ log }] = server!.pragma('wal_checkpoint(PASSIVE)') as [{ log: number }];
+        return log;
+      };
+      assert.equal(await storage.purge.purgeBatch('throttle', cutoffs, 100), 100);
+      await sleep(300);
+      // The first batch after 250 ms checkpoints what the inserts and deletes wrote.
+      assert.equal(await storage.purge.purgeBatch('throttle', cutoffs, 100), 100);
+      assert.ok(framesAfterAWrite() < 20, 'the purge did not checkpoint');
+    } finally {
+      server?.close();
+      await storage.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

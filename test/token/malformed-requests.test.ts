@@ -187,6 +187,8 @@ for (const backend of backends()) {
         scopes: [],
         tokenType: 'bearer',
         isPublic: false,
+        idTokenSignedResponseAlg: 'RS256',
+        postLogoutRedirectUris: [],
         createdAt: now,
         updatedAt: now,
       });

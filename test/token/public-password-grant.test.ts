@@ -7,6 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { backends } from '../helpers/backends.js';
 import { HttpsClient } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { tableRows } from '../helpers/store-sql.js';
 import { assertOAuthError, assertTokenSuccess } from './support.js';
 
 const off = { perAddress: 0, perClient: 0 };
@@ -47,7 +48,7 @@ for (const backend of backends()) {
         });
         assertOAuthError(res, 400, 'unauthorized_client');
         // No password was checked, so nothing was counted against the user name.
-        const rows = await server.store.storage.db.selectFrom('throttle').select('key').execute();
+        const rows = await tableRows(server.store.storage, 'throttle');
         assert.deepEqual(
           rows.filter((row) => row.key.startsWith('password:')),
           [],

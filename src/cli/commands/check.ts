@@ -1,11 +1,9 @@
 import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { openStorage } from '../../compose/gatehouse.js';
-import { verifyServerSecret } from '../../compose/secret-check.js';
+import { openStoreProbe, sqliteFileOf, type StoreProbe } from '../../compose/store-admin.js';
 import { loadConfig, storeLocation, unknownVariableWarnings, type GatehouseConfig } from '../../config.js';
 import { systemClock } from '../../shared/clock.js';
-import { isPostgresUrl, sqliteFilename, type SqlStorage } from '../../storage/sql/index.js';
 import { isHelpFlag, parseCommandArgs } from '../args.js';
 import { CHECK_HELP } from '../help.js';
 
@@ -93,11 +91,10 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     results.push({ check: 'configuration', ok: false, detail: message(error) });
   }
 
-  let storage: SqlStorage | undefined;
+  let store: StoreProbe | undefined;
   let pending: string[] | undefined;
   try {
-    const { dataDir, databaseUrl } = config ?? storeLocation(input);
-    const file = isPostgresUrl(databaseUrl) ? undefined : sqliteFilename(databaseUrl, dataDir);
+    const file = sqliteFileOf(config ?? storeLocation(input));
     if (file !== undefined && !existsSync(file)) {
       results.push({
         check: 'store reachable',
@@ -107,10 +104,10 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     } else if (config === undefined) {
       notChecked('store reachable', 'the configuration is not valid');
     } else {
-      storage = openStorage(config);
-      await storage.ping();
+      store = openStoreProbe(config);
+      await store.ping();
       results.push({ check: 'store reachable', ok: true, detail: file ?? 'PostgreSQL' });
-      pending = await storage.pendingMigrations();
+      pending = await store.pendingMigrations();
       results.push(
         pending.includes('0001-initial')
           ? {
@@ -132,9 +129,9 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   }
   if (pending === undefined) notChecked('migrations current', 'the store was not reached');
 
-  if (storage !== undefined && config !== undefined && pending !== undefined) {
+  if (store !== undefined && config !== undefined && pending !== undefined) {
     try {
-      const verdict = await verifyServerSecret(storage, config.secret);
+      const verdict = await store.verifySecret();
       results.push({
         check: 'secret opens the keys',
         ok: true,
@@ -149,7 +146,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
       results.push({ check: 'secret opens the keys', ok: false, detail: message(error) });
     }
   } else notChecked('secret opens the keys', 'the store or the configuration is not usable');
-  await storage?.close().catch(() => undefined);
+  await store?.close().catch(() => undefined);
 
   if (config !== undefined) {
     results.push(checkTls(config));

@@ -1,12 +1,6 @@
-import {
-  createClient,
-  rotateClientSecret,
-  updateClient,
-  viewClient,
-  type ClientView,
-} from '../../core/client-registry.js';
+import { viewClient, type ClientView } from '../../core/client-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
-import { notFound, printJson, type WithStorage } from '../context.js';
+import { notFound, printJson, type WithEngine } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
 
 function describe(view: ClientView & { client_secret?: string }): string {
@@ -19,6 +13,10 @@ function describe(view: ClientView & { client_secret?: string }): string {
     `redirect_uris: ${view.redirect_uris.join(' ') || '-'}`,
     `scopes:        ${view.scopes.join(' ') || '-'}`,
     `token_type:    ${view.token_type}`,
+    `id_token_alg:  ${view.id_token_signed_response_alg}`,
+    ...(view.post_logout_redirect_uris.length > 0
+      ? [`post_logout:   ${view.post_logout_redirect_uris.join(' ')}`]
+      : []),
   ];
   return lines.join('\n') + '\n';
 }
@@ -29,6 +27,8 @@ const SETTINGS = {
   'grant-types': { type: 'string' },
   scopes: { type: 'string' },
   'token-type': { type: 'string' },
+  'post-logout-redirect-uri': { type: 'string', multiple: true },
+  'id-token-signed-response-alg': { type: 'string' },
 } as const satisfies Options;
 
 /** Each action's own options and how many arguments it takes. */
@@ -47,8 +47,10 @@ const grantTypesOf = (value: string | undefined) =>
     .map((g) => g.trim())
     .filter(Boolean);
 const scopesOf = (value: string | undefined) => value?.split(/\s+/).filter(Boolean);
+/** `--post-logout-redirect-uri ''` alone clears the list on update. */
+const urisOf = (values: string[] | undefined) => values?.filter((uri) => uri !== '');
 
-export async function runClientsCommand(argv: string[], withStorage: WithStorage): Promise<void> {
+export async function runClientsCommand(argv: string[], withEngine: WithEngine): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
     process.stdout.write(CLIENTS_HELP);
@@ -78,23 +80,21 @@ export async function runClientsCommand(argv: string[], withStorage: WithStorage
   }
   const id = positionals[0];
   if (spec.positionals === 1 && id === undefined) throw new UsageError(`clients ${action} needs a CLIENT_ID`);
-  await withStorage(values, async (context) => {
-    const { storage, json, out, clock } = context;
-    const existing = async () => {
-      const client = await storage.clients.get(id as string);
-      if (client === undefined) throw notFound(`client with id ${id}`);
-      return client;
-    };
+  await withEngine(values, async (context) => {
+    const { engine, json, out } = context;
+    const existing = () => engine.clients.require(id as string);
     switch (action) {
       case 'create': {
         if (values.name === undefined) throw new UsageError('clients create needs --name');
-        const { client, secret } = await createClient(storage, clock, {
+        const { client, secret } = await engine.clients.create({
           name: values.name,
           redirect_uris: values['redirect-uri'],
           grant_types: grantTypesOf(values['grant-types']),
           scopes: scopesOf(values.scopes),
           token_type: values['token-type'],
           public: values.public,
+          post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
+          id_token_signed_response_alg: values['id-token-signed-response-alg'],
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
@@ -102,7 +102,7 @@ export async function runClientsCommand(argv: string[], withStorage: WithStorage
         return;
       }
       case 'list': {
-        const { items } = await storage.clients.list({ limit: 10_000, offset: 0 });
+        const { items } = await engine.clients.list({ limit: 10_000, offset: 0 });
         const views = items.map(viewClient);
         if (json) printJson(context, views);
         else {
@@ -126,19 +126,23 @@ export async function runClientsCommand(argv: string[], withStorage: WithStorage
           grant_types: grantTypesOf(values['grant-types']),
           scopes: scopesOf(values.scopes),
           token_type: values['token-type'],
+          post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
+          id_token_signed_response_alg: values['id-token-signed-response-alg'],
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
-            'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes or --token-type',
+            'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
+              '--token-type, --post-logout-redirect-uri or --id-token-signed-response-alg',
           );
         }
-        const view = viewClient(await updateClient(storage, clock, await existing(), changes));
+        const { client, secret } = await engine.clients.update(await existing(), changes);
+        const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
         else out.write(describe(view));
         return;
       }
       case 'rotate-secret': {
-        const secret = await rotateClientSecret(storage, clock, await existing());
+        const secret = await engine.clients.rotateSecret(await existing());
         if (json) printJson(context, { client_id: id, client_secret: secret });
         else {
           out.write(
@@ -149,7 +153,7 @@ export async function runClientsCommand(argv: string[], withStorage: WithStorage
         return;
       }
       case 'delete': {
-        if (!(await storage.clients.delete(id as string))) throw notFound(`client with id ${id}`);
+        if (!(await engine.clients.delete(id as string))) throw notFound(`client with id ${id}`);
         if (json) printJson(context, { deleted: id });
         else out.write(`Deleted client ${id} and every grant and token issued to it.\n`);
         return;

@@ -1,25 +1,10 @@
+import { viewGrant } from '../../core/grant-registry.js';
 import type { Grant } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
-import { notFound, printJson, type WithStorage } from '../context.js';
+import { notFound, printJson, type WithEngine } from '../context.js';
 import { GRANTS_HELP } from '../help.js';
 
-/** A grant still in force: not revoked, not past its end of life (as /v1 lists them). */
-function isStanding(grant: Grant, now: number): boolean {
-  return grant.revokedAt === null && (grant.expiresAt === null || grant.expiresAt > now);
-}
-
-function viewGrant(grant: Grant) {
-  return {
-    id: grant.id,
-    client_id: grant.clientId,
-    user_id: grant.userId,
-    scopes: grant.scope,
-    created_at: new Date(grant.createdAt * 1000).toISOString(),
-    expires_at: grant.expiresAt === null ? null : new Date(grant.expiresAt * 1000).toISOString(),
-  };
-}
-
-export async function runGrantsCommand(argv: string[], withStorage: WithStorage): Promise<void> {
+export async function runGrantsCommand(argv: string[], withEngine: WithEngine): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
     process.stdout.write(GRANTS_HELP);
@@ -45,23 +30,23 @@ export async function runGrantsCommand(argv: string[], withStorage: WithStorage)
   }
   const grantId = positionals[0];
   if (action === 'revoke' && grantId === undefined) throw new UsageError('grants revoke needs a GRANT_ID');
-  await withStorage(values, async (context) => {
-    const { storage, json, out, clock } = context;
-    const now = clock.now();
+  await withEngine(values, async (context) => {
+    const { engine, json, out } = context;
     if (action === 'list') {
+      // Standing grants only, as /v1 lists them (GrantRegistry).
       let grants: Grant[];
       if (values.client !== undefined) {
-        if ((await storage.clients.get(values.client)) === undefined) {
+        if ((await engine.clients.get(values.client)) === undefined) {
           throw notFound(`client with id ${values.client}`);
         }
-        grants = await storage.grants.listByClient(values.client);
+        grants = await engine.grants.standingOfClient(values.client);
       } else {
         const name = values.user as string;
-        const user = (await storage.users.get(name)) ?? (await storage.users.getByUsername(name));
+        const user = await engine.users.find(name);
         if (user === undefined) throw notFound(`user ${name}`);
-        grants = await storage.grants.listByUser(user.id);
+        grants = await engine.grants.standingOfUser(user.id);
       }
-      const views = grants.filter((grant) => isStanding(grant, now)).map(viewGrant);
+      const views = grants.map(viewGrant);
       if (json) printJson(context, views);
       else {
         for (const view of views) {
@@ -73,13 +58,12 @@ export async function runGrantsCommand(argv: string[], withStorage: WithStorage)
       }
       return;
     }
-    const grant = await storage.grants.get(grantId as string);
     // Revoking a grant retires its refresh tokens in the same transaction; its access tokens fail
     // validation from then on (they carry the grant id).
-    if (grant === undefined || !isStanding(grant, now) || !(await storage.grants.revoke(grant.id, now))) {
+    if (!(await engine.grants.revokeStanding(grantId as string))) {
       throw notFound(`standing grant with id ${grantId}`);
     }
-    if (json) printJson(context, { revoked: grant.id });
-    else out.write(`Revoked grant ${grant.id}: its refresh tokens and access tokens no longer work.\n`);
+    if (json) printJson(context, { revoked: grantId });
+    else out.write(`Revoked grant ${grantId}: its refresh tokens and access tokens no longer work.\n`);
   });
 }

@@ -1,11 +1,9 @@
-import { deriveServerKeys } from '../../compose/gatehouse.js';
-import { KeyRing } from '../../core/key-ring.js';
-import { systemClock } from '../../shared/clock.js';
+import { viewSigningKey } from '../../core/signing-key-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
-import { printJson, type WithStorage } from '../context.js';
+import { printJson, type WithEngine } from '../context.js';
 import { KEYS_HELP } from '../help.js';
 
-export async function runKeysCommand(argv: string[], withStorage: WithStorage): Promise<void> {
+export async function runKeysCommand(argv: string[], withEngine: WithEngine): Promise<void> {
   const [action, ...rest] = argv;
   const { values, positionals } = parseCommandArgs(rest, {});
   if (values.help || action === undefined || isHelpFlag(action)) {
@@ -13,33 +11,31 @@ export async function runKeysCommand(argv: string[], withStorage: WithStorage): 
     if (action === undefined) throw new UsageError('keys needs an action: rotate, list or revoke');
     return;
   }
-  await withStorage(values, async (context) => {
-    const { storage, json, out, config } = context;
-    const keyRing = () =>
-      new KeyRing({
-        store: storage.signingKeys,
-        keyEncryptionKey: deriveServerKeys(config.secret).keyEncryptionKey,
-        clock: systemClock,
-        algorithm: config.signingAlgorithm,
-        retiredKeyRetentionSeconds: config.retiredKeyRetentionSeconds,
-        refreshIntervalSeconds: config.keyRefreshIntervalSeconds,
-      });
+  await withEngine(values, async (context) => {
+    const { engine, json, out, config } = context;
     switch (action) {
       case 'rotate': {
-        const kid = await keyRing().rotate();
-        if (json) printJson(context, { kid, alg: config.signingAlgorithm });
-        else out.write(`New signing key ${kid} is active; running servers pick it up within seconds.\n`);
+        const { kid, kids } = await engine.signingKeys.rotateAll();
+        // kid and alg: the access-token key, as before; keys: every new key (ID tokens' too).
+        if (json) printJson(context, { kid, alg: config.signingAlgorithm, keys: kids });
+        else {
+          for (const key of kids) out.write(`New ${key.alg} signing key ${key.kid} is active.\n`);
+          out.write('Running servers pick them up within seconds.\n');
+        }
         return;
       }
       case 'list': {
-        const keys = (await storage.signingKeys.list()).map((key) => ({
-          kid: key.kid,
-          alg: key.alg,
-          status: key.revokedAt !== null ? 'revoked' : key.retiredAt === null ? 'active' : 'retired',
-          created_at: new Date(key.createdAt * 1000).toISOString(),
-          retired_at: key.retiredAt === null ? null : new Date(key.retiredAt * 1000).toISOString(),
-          revoked_at: key.revokedAt === null ? null : new Date(key.revokedAt * 1000).toISOString(),
-        }));
+        // As /v1 shows them, less the public key itself.
+        const keys = (await engine.signingKeys.list())
+          .map(viewSigningKey)
+          .map(({ kid, alg, status, created_at, retired_at, revoked_at }) => ({
+            kid,
+            alg,
+            status,
+            created_at,
+            retired_at,
+            revoked_at,
+          }));
         if (json) printJson(context, keys);
         else for (const key of keys) out.write(`${key.kid}  ${key.alg}  ${key.status}  ${key.created_at}\n`);
         return;
@@ -47,7 +43,7 @@ export async function runKeysCommand(argv: string[], withStorage: WithStorage): 
       case 'revoke': {
         const kid = positionals[0];
         if (kid === undefined) throw new UsageError('keys revoke needs a KID (see gatehouse keys list)');
-        const revoked = await keyRing().revoke(kid);
+        const revoked = await engine.signingKeys.revoke(kid);
         if (revoked === undefined) throw new Error(`no signing key with kid ${kid}`);
         const seconds = config.keyRefreshIntervalSeconds;
         if (json) printJson(context, { revoked: kid, replacement: revoked.replacement ?? null });

@@ -1,11 +1,10 @@
-import { deleteScope, describeScope } from '../../core/scope-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
-import { printJson, type WithStorage } from '../context.js';
+import { printJson, type WithEngine } from '../context.js';
 import { SCOPES_HELP } from '../help.js';
 
 const ACTIONS: Record<string, number> = { create: 1, list: 0, delete: 1 };
 
-export async function runScopesCommand(argv: string[], withStorage: WithStorage): Promise<void> {
+export async function runScopesCommand(argv: string[], withEngine: WithEngine): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
     process.stdout.write(SCOPES_HELP);
@@ -29,17 +28,17 @@ export async function runScopesCommand(argv: string[], withStorage: WithStorage)
   }
   const name = positionals[0];
   if (positionalCount === 1 && name === undefined) throw new UsageError(`scopes ${action} needs a NAME`);
-  await withStorage(values, async (context) => {
-    const { storage, json, out, clock } = context;
+  await withEngine(values, async (context) => {
+    const { engine, json, out } = context;
     switch (action) {
       case 'create': {
-        const scope = await describeScope(storage, clock, name as string, values.description);
-        if (json) printJson(context, scope);
+        const scope = await engine.scopes.describe(name as string, values.description);
+        if (json) printJson(context, { name: scope.name, description: scope.description });
         else out.write(`Scope ${scope.name}: ${scope.description}\n`);
         return;
       }
       case 'list': {
-        const scopes = await storage.scopes.list();
+        const scopes = await engine.scopes.list();
         if (json)
           printJson(
             context,
@@ -49,7 +48,7 @@ export async function runScopesCommand(argv: string[], withStorage: WithStorage)
         return;
       }
       case 'delete': {
-        await deleteScope(storage, name as string);
+        await engine.scopes.delete(name as string);
         if (json) printJson(context, { deleted: name });
         else out.write(`Deleted scope ${name}.\n`);
         return;

@@ -1,28 +1,24 @@
+import type { Engine } from '../../core/engine.js';
 import type { User } from '../../core/model.js';
-import { createUser, updateUser, validatePassword, viewUser } from '../../core/user-registry.js';
-import type { Storage } from '../../core/ports.js';
+import { validatePassword, viewUser } from '../../core/user-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, readPassword } from '../args.js';
-import { NotFoundError } from '../../core/validation.js';
-import { printJson, type WithStorage } from '../context.js';
+import { printJson, type WithEngine } from '../context.js';
 import { USERS_HELP } from '../help.js';
 
 const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
-  create: { options: ['username', 'password-stdin'], positionals: 0 },
+  create: { options: ['username', 'password-stdin', 'email', 'name'], positionals: 0 },
   list: { options: [], positionals: 0 },
   delete: { options: ['username'], positionals: 1 },
-  update: { options: ['username', 'new-username'], positionals: 1 },
+  update: { options: ['username', 'new-username', 'email', 'name'], positionals: 1 },
   'set-password': { options: ['username', 'password-stdin'], positionals: 1 },
 };
 
 /** The user a command names: USER_ID, or --username NAME. */
-async function target(storage: Storage, id: string | undefined, username: string | undefined): Promise<User> {
-  const user =
-    id !== undefined ? await storage.users.get(id) : await storage.users.getByUsername(username as string);
-  if (user === undefined) throw new NotFoundError('user', `no such user: ${id ?? username}`);
-  return user;
+function target(engine: Engine, id: string | undefined, username: string | undefined): Promise<User> {
+  return id !== undefined ? engine.users.require(id) : engine.users.requireByUsername(username as string);
 }
 
-export async function runUsersCommand(argv: string[], withStorage: WithStorage): Promise<void> {
+export async function runUsersCommand(argv: string[], withEngine: WithEngine): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
     process.stdout.write(USERS_HELP);
@@ -39,11 +35,13 @@ export async function runUsersCommand(argv: string[], withStorage: WithStorage):
       username: { type: 'string' },
       'new-username': { type: 'string' },
       'password-stdin': { type: 'boolean' },
+      email: { type: 'string' },
+      name: { type: 'string' },
     },
     `users ${action}`,
     spec.positionals,
   );
-  for (const flag of ['username', 'new-username', 'password-stdin'] as const) {
+  for (const flag of ['username', 'new-username', 'password-stdin', 'email', 'name'] as const) {
     if (values[flag] !== undefined && !spec.options.includes(flag)) {
       throw new UsageError(`users ${action} has no option --${flag}`);
     }
@@ -64,9 +62,18 @@ export async function runUsersCommand(argv: string[], withStorage: WithStorage):
       throw new UsageError(`users ${action} needs a USER_ID or --username NAME (one of them)`);
     }
   }
-  if (action === 'update' && renameTo === undefined) {
-    throw new UsageError('users update needs the new name: --new-username NEW (or USER_ID --username NEW)');
+  if (
+    action === 'update' &&
+    renameTo === undefined &&
+    values.email === undefined &&
+    values.name === undefined
+  ) {
+    throw new UsageError(
+      'users update needs something to change: --new-username NEW (or USER_ID --username NEW), --email or --name',
+    );
   }
+  // OpenID Connect claims (Core §5.1); '' removes them.
+  const claims = { email: values.email, name: values.name };
   // Read the password before opening the store, so a slow pipe (or a person typing) holds no handle.
   let password: string | undefined;
   if (action === 'create' || action === 'set-password') {
@@ -78,17 +85,17 @@ export async function runUsersCommand(argv: string[], withStorage: WithStorage):
     }
     password = validatePassword(await readPassword());
   }
-  await withStorage(values, async (context) => {
-    const { storage, json, out, clock } = context;
+  await withEngine(values, async (context) => {
+    const { engine, json, out } = context;
     switch (action) {
       case 'create': {
-        const user = await createUser(storage, clock, { username: values.username, password });
+        const user = await engine.users.create({ username: values.username, password, ...claims });
         if (json) printJson(context, viewUser(user));
         else out.write(`Created user ${user.username} (id ${user.id}).\n`);
         return;
       }
       case 'list': {
-        const { items } = await storage.users.list(10_000, 0);
+        const { items } = await engine.users.list(10_000, 0);
         if (json) printJson(context, items.map(viewUser));
         else {
           for (const user of items) out.write(`${user.id}  ${user.username}\n`);
@@ -97,15 +104,17 @@ export async function runUsersCommand(argv: string[], withStorage: WithStorage):
         return;
       }
       case 'update': {
-        const user = await updateUser(storage, clock, await target(storage, id, selector), {
+        const user = await engine.users.update(await target(engine, id, selector), {
           username: renameTo,
+          ...claims,
         });
         if (json) printJson(context, viewUser(user));
-        else out.write(`User ${user.id} is now named ${user.username}.\n`);
+        else if (renameTo !== undefined) out.write(`User ${user.id} is now named ${user.username}.\n`);
+        else out.write(`Updated user ${user.username} (id ${user.id}).\n`);
         return;
       }
       case 'set-password': {
-        const user = await updateUser(storage, clock, await target(storage, id, selector), { password });
+        const user = await engine.users.update(await target(engine, id, selector), { password });
         if (json) printJson(context, { ...viewUser(user), sessions_ended: true });
         else {
           out.write(
@@ -115,8 +124,8 @@ export async function runUsersCommand(argv: string[], withStorage: WithStorage):
         return;
       }
       case 'delete': {
-        const user = await target(storage, id, selector);
-        await storage.users.delete(user.id);
+        const user = await target(engine, id, selector);
+        await engine.users.delete(user.id);
         if (json) printJson(context, { deleted: user.id });
         else out.write(`Deleted user ${user.username} and every grant they made.\n`);
         return;

@@ -2,22 +2,70 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import { OAuthError } from '../errors.js';
+import { isGrantLive } from '../grants/liveness.js';
+import type { IdTokenHint } from '../id-token-hint.js';
+import type { IdTokenInput } from '../oidc/id-token.js';
 import type { Grant } from '../model.js';
 import type { Storage } from '../ports.js';
 import { isSubset } from '../scopes.js';
 import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
-import type { AuthorizationRequest } from './request.js';
-import { authorizationErrorUrl, authorizationResponseUrl, type ResponseMode } from './response.js';
+import {
+  responseParts,
+  validateAuthorizationRequest,
+  type AuthorizationRequest,
+  type AuthorizationValidation,
+} from './request.js';
+import { authorizationErrorResponse, authorizationResponse, type AuthorizationResponse } from './response.js';
 
 /** The lifetimes the consent page offers, in seconds; null is "until I revoke it". */
 export const GRANT_LIFETIMES: readonly (number | null)[] = [3600, 86400, 30 * 86400, null];
 
+/** What an ID token of the authorization endpoint is made from (Core §2, §3.2.2.10, §3.3.2.11). */
+export type IdTokenRequest = Omit<IdTokenInput, 'now'>;
+
+/** The engine's ID token issuer, as the authorization endpoint uses it. */
+export interface IdTokenMinter {
+  issue(input: IdTokenRequest): Promise<string>;
+}
+
+/**
+ * A sign-in, as an authorization request is answered under it: who, when the password was entered
+ * (Core §2 `auth_time`), and the browser session's stable, non-secret id (`sid`).
+ */
+export interface Authentication {
+  userId: string;
+  authTime: number;
+  sid: string;
+}
+
+/** Who is signed in: the user, and for an OpenID Connect request the sign-in itself (Authentication). */
+export type SignedIn = Pick<Authentication, 'userId'> | Authentication;
+
+const isAuthentication = (session: SignedIn | undefined): session is Authentication =>
+  session !== undefined && 'authTime' in session;
+
 export interface AuthorizationServiceOptions {
-  storage: Storage;
+  storage: Pick<Storage, 'clients' | 'grants' | 'codes'>;
   issuer: TokenIssuer;
   clock: Clock;
   authorizationCodeTtl: number;
+  /** RFC 7636 §4.2 "plain" challenges; off unless the operator turns them on. */
+  allowPlainPkce?: boolean;
+  /** Checks an `id_token_hint` (Core §3.1.2.1); without it every hint is refused. */
+  verifyIdTokenHint?: (token: string) => Promise<IdTokenHint | undefined>;
+  /** Issues the ID tokens of OpenID Connect responses; without it none can be answered. */
+  idTokens?: IdTokenMinter;
 }
+
+/** What answering an authorization request needs next, given who is signed in (see next()). */
+export type AuthorizationStep =
+  /** The password: nobody is signed in, or the request wants a fresh sign-in (prompt=login, max_age). */
+  | { step: 'sign-in'; reason: 'signed-out' | 'login' | 'max-age' }
+  /** prompt=select_account: continue as the signed-in user, or sign in as someone else. */
+  | { step: 'select-account' }
+  | { step: 'consent' }
+  /** An answer for the client at once: under a remembered grant, or a prompt=none error. */
+  | { step: 'respond'; response: AuthorizationResponse };
 
 /** What the user decided on the consent page. */
 export interface ConsentDecision {
@@ -26,12 +74,6 @@ export interface ConsentDecision {
   /** Seconds the grant lasts, or null for "until I revoke it". */
   lifetime: number | null;
 }
-
-export const responseMode = (request: AuthorizationRequest): ResponseMode =>
-  request.responseType === 'token' ? 'fragment' : 'query';
-
-export const isLive = (grant: Grant, now: number): boolean =>
-  grant.revokedAt === null && (grant.expiresAt === null || grant.expiresAt > now);
 
 /** Loopback hosts (RFC 8252 §7.3, §8.3): any local application can listen there. */
 function isLoopbackHost(hostname: string): boolean {
@@ -54,7 +96,9 @@ function isLoopbackHost(hostname: string): boolean {
  * always asks.
  */
 export function mayReuseConsent(request: AuthorizationRequest): boolean {
-  if (request.responseType !== 'code' || request.client.isPublic) return false;
+  // An ID token (OpenID Connect) is no key to anything: like a code, it serves only the client whose
+  // redirect receives it, so `id_token` and `code id_token` remember consent as the code flow does.
+  if (responseParts(request.responseType).token || request.client.isPublic) return false;
   let url: URL;
   try {
     url = new URL(request.redirectUri);
@@ -71,6 +115,66 @@ export function mayReuseConsent(request: AuthorizationRequest): boolean {
 export class AuthorizationService {
   constructor(private readonly options: AuthorizationServiceOptions) {}
 
+  /** Validates a request's raw query string (validateAuthorizationRequest) under this server's policy. */
+  validate(query: string): Promise<AuthorizationValidation> {
+    return validateAuthorizationRequest(query, this.options.storage.clients, {
+      allowPlainPkce: this.options.allowPlainPkce ?? false,
+      ...(this.options.verifyIdTokenHint ? { verifyIdTokenHint: this.options.verifyIdTokenHint } : {}),
+    });
+  }
+
+  /**
+   * What a valid request needs next, for the browser's sign-in (if any). `interacted` says that this
+   * browser has just signed in, or chosen its account, for this very request: what prompt=login,
+   * max_age and prompt=select_account ask for is then done (else they would ask forever).
+   *
+   * OpenID Connect (Core §3.1.2.1, §3.1.2.6): prompt=none never shows a page, and answers
+   * login_required when nobody is signed in, the sign-in is older than max_age, or id_token_hint
+   * names another user; consent_required when no grant covers the request; interaction_required
+   * when this client's consent is never remembered (docs/decisions.md, decision 10). prompt=login,
+   * and max_age=0 like it, ask for the password again; an older sign-in than max_age too.
+   * prompt=consent shows the consent page again. An id_token_hint for another user is only a hint
+   * otherwise: the signed-in user stays. An OAuth 2.0 request has none of this but prompt=consent.
+   */
+  async next(
+    request: AuthorizationRequest,
+    session: SignedIn | undefined,
+    options: { interacted: boolean } = { interacted: false },
+  ): Promise<AuthorizationStep> {
+    if (request.openid && session !== undefined && !isAuthentication(session)) {
+      throw new Error('an OpenID Connect request is answered for a sign-in, not a bare user');
+    }
+    const respond = (response: AuthorizationResponse): AuthorizationStep => ({ step: 'respond', response });
+    const refuse = (code: 'login_required' | 'consent_required' | 'interaction_required', text: string) =>
+      respond(this.error(request, new OAuthError(code, text)));
+    const { prompt, maxAge } = request;
+    const now = this.options.clock.now();
+    const tooOld = isAuthentication(session) && maxAge !== null && now - session.authTime > maxAge;
+    if (prompt.none) {
+      if (session === undefined) return refuse('login_required', 'the user is not signed in');
+      if (tooOld) return refuse('login_required', 'the sign-in is older than max_age');
+      if (request.idTokenHint !== undefined && request.idTokenHint.sub !== session.userId) {
+        return refuse('login_required', 'another user is signed in than id_token_hint names');
+      }
+      const grant = await this.rememberedGrant(request, session.userId);
+      if (grant !== undefined) return respond(await this.approveWithGrant(request, grant, session));
+      return mayReuseConsent(request)
+        ? refuse('consent_required', 'the user has not allowed this request')
+        : refuse('interaction_required', 'this application must ask the user each time');
+    }
+    if (session === undefined) return { step: 'sign-in', reason: 'signed-out' };
+    if (!options.interacted) {
+      if (prompt.login || maxAge === 0) return { step: 'sign-in', reason: 'login' };
+      if (tooOld) return { step: 'sign-in', reason: 'max-age' };
+      if (prompt.selectAccount) return { step: 'select-account' };
+    }
+    if (!request.forceConsent) {
+      const grant = await this.rememberedGrant(request, session.userId);
+      if (grant !== undefined) return respond(await this.approveWithGrant(request, grant, session));
+    }
+    return { step: 'consent' };
+  }
+
   /**
    * A live grant of this user to this client that already covers everything the request asks for,
    * when the request may be answered under it without asking again (see mayReuseConsent).
@@ -81,20 +185,34 @@ export class AuthorizationService {
     const grants = await this.options.storage.grants.listByUser(userId);
     return grants.find(
       (grant) =>
-        grant.clientId === request.client.id && isLive(grant, now) && isSubset(request.scope, grant.scope),
+        grant.clientId === request.client.id &&
+        isGrantLive(grant, now) &&
+        isSubset(request.scope, grant.scope),
     );
   }
 
   /** Answers the request under a grant the user made earlier (consent skipped). */
-  async approveWithGrant(request: AuthorizationRequest, grant: Grant): Promise<string> {
-    return this.respond(request, grant, request.scope);
+  async approveWithGrant(
+    request: AuthorizationRequest,
+    grant: Grant,
+    session?: SignedIn,
+  ): Promise<AuthorizationResponse> {
+    return this.respond(request, grant, request.scope, isAuthentication(session) ? session : undefined);
   }
 
   /**
    * Records the user's consent as a grant, retires the earlier grants it overrules, and answers the
-   * request.
+   * request. `user` is the sign-in (an OpenID Connect response needs its time and session) or, where
+   * no ID token comes of it, only the user's id.
    */
-  async approve(request: AuthorizationRequest, userId: string, decision: ConsentDecision): Promise<string> {
+  async approve(
+    request: AuthorizationRequest,
+    user: string | SignedIn,
+    decision: ConsentDecision,
+  ): Promise<AuthorizationResponse> {
+    const session = typeof user === 'string' ? { userId: user } : user;
+    const authentication = isAuthentication(session) ? session : undefined;
+    const userId = session.userId;
     // The consent page may only narrow what was asked for (RFC 6749 §3.3: the user chooses what they grant).
     if (!isSubset(decision.scope, request.scope)) throw new Error('consent widened the requested scope');
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
@@ -102,7 +220,7 @@ export class AuthorizationService {
     const now = clock.now();
     const expiresAt = decision.lifetime === null ? null : now + decision.lifetime;
     const previous = (await storage.grants.listByUser(userId)).filter(
-      (other) => other.clientId === request.client.id && isLive(other, now),
+      (other) => other.clientId === request.client.id && isGrantLive(other, now),
     );
     // The newest decision is the one that stands: what the user unticked, or allowed for a shorter
     // time, must not live on in an older grant. Older grants it does not overrule stay, so allowing an
@@ -121,7 +239,7 @@ export class AuthorizationService {
       const standing = previous.find(
         (other) => other.expiresAt === null && !overruled(other) && isSubset(decision.scope, other.scope),
       );
-      if (standing !== undefined) return this.respond(request, standing, decision.scope);
+      if (standing !== undefined) return this.respond(request, standing, decision.scope, authentication);
     }
     const grant: Grant = {
       id: randomUUID(),
@@ -133,39 +251,79 @@ export class AuthorizationService {
       revokedAt: null,
     };
     await storage.grants.insert(grant);
-    return this.respond(request, grant, decision.scope);
+    return this.respond(request, grant, decision.scope, authentication);
   }
 
   /** RFC 6749 §4.1.2.1: the user said no. */
-  deny(request: AuthorizationRequest): string {
+  deny(request: AuthorizationRequest): AuthorizationResponse {
     return this.error(request, new OAuthError('access_denied', 'the user denied the request'));
   }
 
-  error(request: AuthorizationRequest, error: OAuthError): string {
-    return authorizationErrorUrl(request.redirectUri, responseMode(request), error, request.state);
+  error(request: AuthorizationRequest, error: OAuthError): AuthorizationResponse {
+    return authorizationErrorResponse(request.redirectUri, request.responseMode, error, request.state);
   }
 
-  private async respond(request: AuthorizationRequest, grant: Grant, scope: string[]): Promise<string> {
-    if (request.responseType === 'code') {
-      const code = await this.issueCode(request, grant, scope);
-      // §4.1.2: code and state in the query.
-      return authorizationResponseUrl(request.redirectUri, 'query', { code, state: request.state });
+  /**
+   * The success response of the request's type (RFC 6749 §4.1.2, §4.2.2; Core §3.2.2.5, §3.3.2.5):
+   * a code, an access token, an ID token, or their combination, with state, in the request's mode.
+   */
+  private async respond(
+    request: AuthorizationRequest,
+    grant: Grant,
+    scope: string[],
+    authentication: Authentication | undefined,
+  ): Promise<AuthorizationResponse> {
+    const parts = responseParts(request.responseType);
+    const params: Record<string, string | undefined> = {};
+    let code: string | undefined;
+    let accessToken: string | undefined;
+    if (parts.code) {
+      code = await this.issueCode(request, grant, scope, authentication);
+      params.code = code;
     }
-    const token = await this.options.issuer.issueAccessToken({
-      client: request.client,
-      subject: grant.userId,
-      scope,
-      grant,
-      withRefreshToken: false,
-    });
-    return authorizationResponseUrl(request.redirectUri, 'fragment', {
-      ...implicitParams(token),
-      state: request.state,
-    });
+    if (parts.token) {
+      const token = await this.options.issuer.issueAccessToken({
+        client: request.client,
+        subject: grant.userId,
+        scope,
+        grant,
+        withRefreshToken: false,
+      });
+      accessToken = token.access_token;
+      Object.assign(params, implicitParams(token));
+    }
+    if (parts.idToken) {
+      const idTokens = this.options.idTokens;
+      if (idTokens === undefined || authentication === undefined) {
+        throw new Error('an ID token needs the ID token issuer and the sign-in it asserts');
+      }
+      // Core §3.2.2.10, §3.3.2.11: nonce always; at_hash beside an access token, c_hash beside a code.
+      params.id_token = await idTokens.issue({
+        client: request.client,
+        userId: grant.userId,
+        scope,
+        ...(request.nonce !== null ? { nonce: request.nonce } : {}),
+        authTime: authentication.authTime,
+        sid: authentication.sid,
+        ...(accessToken !== undefined ? { accessToken } : {}),
+        ...(code !== undefined ? { code } : {}),
+      });
+    }
+    params.state = request.state;
+    return authorizationResponse(request.redirectUri, request.responseMode, params);
   }
 
-  /** A single-use code bound to client, redirect URI, PKCE challenge, user, scope and grant. */
-  private async issueCode(request: AuthorizationRequest, grant: Grant, scope: string[]): Promise<string> {
+  /**
+   * A single-use code bound to client, redirect URI, PKCE challenge, user, scope and grant; for an
+   * OpenID Connect request also the nonce and the sign-in, for the ID token the code is exchanged for
+   * (Core §3.1.3.6: same nonce; §2: auth_time; sid).
+   */
+  private async issueCode(
+    request: AuthorizationRequest,
+    grant: Grant,
+    scope: string[],
+    authentication: Authentication | undefined,
+  ): Promise<string> {
     const now = this.options.clock.now();
     const code = randomToken('ac_');
     await this.options.storage.codes.insert({
@@ -177,6 +335,9 @@ export class AuthorizationService {
       scope,
       codeChallenge: request.codeChallenge,
       codeChallengeMethod: request.codeChallengeMethod,
+      nonce: request.openid ? request.nonce : null,
+      authTime: request.openid ? (authentication?.authTime ?? null) : null,
+      sid: request.openid ? (authentication?.sid ?? null) : null,
       createdAt: now,
       expiresAt: now + this.options.authorizationCodeTtl,
       consumedAt: null,

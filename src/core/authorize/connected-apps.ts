@@ -1,6 +1,8 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Storage } from '../ports.js';
-import { isLive } from './authorization-service.js';
+
+type AppStorage = Pick<Storage, 'grants' | 'clients'>;
+import { isGrantLive } from '../grants/liveness.js';
 
 /** One client a user has granted access to, as the connected-apps page shows it. */
 export interface ConnectedApp {
@@ -15,14 +17,14 @@ export interface ConnectedApp {
 
 /** The clients a user has live grants to, one entry per client, most recently granted first. */
 export async function listConnectedApps(
-  storage: Storage,
+  storage: AppStorage,
   clock: Clock,
   userId: string,
 ): Promise<ConnectedApp[]> {
   const now = clock.now();
   const byClient = new Map<string, ConnectedApp>();
   for (const grant of await storage.grants.listByUser(userId)) {
-    if (!isLive(grant, now)) continue;
+    if (!isGrantLive(grant, now)) continue;
     const entry = byClient.get(grant.clientId);
     if (entry === undefined) {
       const client = await storage.clients.get(grant.clientId);
@@ -51,7 +53,7 @@ export async function listConnectedApps(
  * access tokens carry the grant id, so introspection and resource servers refuse them from now on.
  */
 export async function revokeConnectedApp(
-  storage: Storage,
+  storage: AppStorage,
   clock: Clock,
   userId: string,
   clientId: string,
@@ -59,8 +61,25 @@ export async function revokeConnectedApp(
   const now = clock.now();
   let revoked = 0;
   for (const grant of await storage.grants.listByUser(userId)) {
-    if (grant.clientId !== clientId || !isLive(grant, now)) continue;
+    if (grant.clientId !== clientId || !isGrantLive(grant, now)) continue;
     if (await storage.grants.revoke(grant.id, now)) revoked += 1;
   }
   return revoked;
+}
+
+/** The connected-apps page's reads and its revocation, for one store and clock. */
+export class ConnectedApps {
+  constructor(
+    private readonly storage: AppStorage,
+    private readonly clock: Clock,
+  ) {}
+
+  list(userId: string): Promise<ConnectedApp[]> {
+    return listConnectedApps(this.storage, this.clock, userId);
+  }
+
+  /** Revokes the user's live grants to the client; returns how many. */
+  revoke(userId: string, clientId: string): Promise<number> {
+    return revokeConnectedApp(this.storage, this.clock, userId, clientId);
+  }
 }

@@ -1,24 +1,74 @@
 import type { OAuthErrorCode } from '../errors.js';
 import { OAuthError } from '../errors.js';
+import type { IdTokenHint } from '../id-token-hint.js';
 import type { Client, GrantType } from '../model.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import { canonicalRedirectUri, isRegisteredRedirectUri } from '../redirect-uri.js';
 import type { ClientStore } from '../ports.js';
 import { parseScope, resolveScope } from '../scopes.js';
-import { authorizationErrorUrl, type ResponseMode } from './response.js';
+import {
+  authorizationErrorResponse,
+  RESPONSE_MODES,
+  type AuthorizationResponse,
+  type ResponseMode,
+} from './response.js';
 
-export type ResponseType = 'code' | 'token';
+/**
+ * The response types (RFC 6749 §3.1.1; OAuth 2.0 Multiple Response Type Encoding Practices §3, §5), in
+ * the canonical order of their parts. Those with `id_token` exist only in OpenID Connect requests.
+ */
+export const RESPONSE_TYPES = [
+  'code',
+  'token',
+  'id_token',
+  'code id_token',
+  'code token',
+  'id_token token',
+  'code id_token token',
+] as const;
+export type ResponseType = (typeof RESPONSE_TYPES)[number];
 
-/** Which grant type a client needs for each response type (RFC 6749 §4.1.1, §4.2.1). */
-const GRANT_FOR_RESPONSE_TYPE: Record<ResponseType, GrantType> = {
-  code: 'authorization_code',
-  token: 'implicit',
-};
+/** What a response type returns from the authorization endpoint. */
+export interface ResponseParts {
+  code: boolean;
+  idToken: boolean;
+  token: boolean;
+}
+
+export function responseParts(type: ResponseType): ResponseParts {
+  const parts = type.split(' ');
+  return {
+    code: parts.includes('code'),
+    idToken: parts.includes('id_token'),
+    token: parts.includes('token'),
+  };
+}
+
+/** The `prompt` values (Core §3.1.2.1). */
+export interface Prompt {
+  /** No page at all: answer at once or with an error (Core §3.1.2.6). */
+  none: boolean;
+  /** Ask for the password again, even when signed in. */
+  login: boolean;
+  /** Show the consent page, even when a grant already covers the request. */
+  consent: boolean;
+  /** Let the user choose the account: continue as the one signed in, or sign in as another. */
+  selectAccount: boolean;
+}
+
+const PROMPT_VALUES = new Map<string, keyof Prompt>([
+  ['none', 'none'],
+  ['login', 'login'],
+  ['consent', 'consent'],
+  ['select_account', 'selectAccount'],
+]);
 
 /** A request to GET /authorize that passed every check: safe to show to the user and to answer. */
 export interface AuthorizationRequest {
   client: Client;
   responseType: ResponseType;
+  /** How the answer travels (the request's `response_mode`, or the response type's default). */
+  responseMode: ResponseMode;
   redirectUri: string;
   /** The scope asked for, resolved against the client's registered scopes. */
   scope: string[];
@@ -27,6 +77,21 @@ export interface AuthorizationRequest {
   codeChallengeMethod: 'S256' | 'plain' | null;
   /** `prompt=consent` asks for the consent page even when a grant already covers the request. */
   forceConsent: boolean;
+  /**
+   * An OpenID Connect authentication request (Core §3.1.2.1: its scope holds `openid`). Only these
+   * take the OpenID parameters below; any other request is answered as an OAuth 2.0 one.
+   */
+  openid: boolean;
+  /** Core §3.1.2.1 `nonce`, for the ID token; null when none was sent. */
+  nonce: string | null;
+  /** Core §3.1.2.1 `prompt`; an OAuth 2.0 request keeps only `consent`. */
+  prompt: Prompt;
+  /** Core §3.1.2.1 `max_age`: the oldest sign-in, in seconds, that may answer without a new one. */
+  maxAge: number | null;
+  /** Core §3.1.2.1 `login_hint`: fills in the user name on the sign-in page. */
+  loginHint: string | undefined;
+  /** Core §3.1.2.1 `id_token_hint`, verified as an ID token of this server. */
+  idTokenHint: IdTokenHint | undefined;
   /** The query string as received, so the request can be carried through sign-in and consent. */
   query: string;
 }
@@ -36,13 +101,27 @@ export type AuthorizationValidation =
   /** The client or its redirect URI cannot be trusted: show an error page, never redirect (§4.1.2.1). */
   | { outcome: 'error-page'; description: string }
   /** Every other error goes back to the client at its verified redirect URI. */
-  | { outcome: 'error-redirect'; location: string; error: OAuthErrorCode };
+  | {
+      outcome: 'error-redirect';
+      response: AuthorizationResponse;
+      error: OAuthErrorCode;
+      /** The client's name, for a form_post page. */
+      clientName: string;
+    };
 
 export interface AuthorizationPolicy {
   allowPlainPkce: boolean;
+  /** Checks an `id_token_hint` (verifyIdTokenHint); without it every hint is refused. */
+  verifyIdTokenHint?: (token: string) => Promise<IdTokenHint | undefined>;
 }
 
 const MAX_STATE_LENGTH = 2048;
+/** The nonce travels into every ID token of the request: bounded like state. */
+const MAX_NONCE_LENGTH = 2048;
+/** A hint longer than any user name helps no one; it is cut, not refused (Core §3.1.2.1: a hint). */
+const MAX_LOGIN_HINT_LENGTH = 256;
+/** The scope Core §11 gives to offline access: kept only where consent is asked for a code. */
+const OFFLINE_ACCESS = 'offline_access';
 
 /**
  * A parameter's single value. RFC 6749 §3.1: parameters without a value count as omitted, and no
@@ -54,9 +133,37 @@ function single(params: URLSearchParams, name: string): { value: string | undefi
 }
 
 /**
+ * The response type a `response_type` value names (its parts space-separated, in any order), or
+ * undefined when it names none this request may use: an OAuth 2.0 request has `code` and `token`
+ * (RFC 6749 §3.1.1), an OpenID Connect one also every combination with `id_token` (Core §3; OAuth 2.0
+ * Multiple Response Type Encoding Practices §3, §5).
+ */
+function parseResponseType(value: string | undefined, openid: boolean): ResponseType | undefined {
+  if (value === undefined) return undefined;
+  if (!openid) return value === 'code' || value === 'token' ? value : undefined;
+  const parts = value.split(' ').filter((part) => part !== '');
+  if (new Set(parts).size !== parts.length) return undefined;
+  const canonical = ['code', 'id_token', 'token'].filter((part) => parts.includes(part)).join(' ');
+  if (canonical.split(' ').length !== parts.length) return undefined;
+  return (RESPONSE_TYPES as readonly string[]).includes(canonical) ? (canonical as ResponseType) : undefined;
+}
+
+/** The default response mode (Multiple Response Types §5): the query for `code` alone, else the fragment. */
+function defaultResponseMode(type: ResponseType): ResponseMode {
+  return type === 'code' ? 'query' : 'fragment';
+}
+
+/** Multiple Response Types §5: a token or an ID token never travels in the query. */
+function modeAllowed(mode: ResponseMode, type: ResponseType): boolean {
+  const parts = responseParts(type);
+  return mode !== 'query' || (!parts.token && !parts.idToken);
+}
+
+/**
  * Validates an authorization request in the order RFC 6749 §4.1.2.1 requires: first what decides
  * whether the redirect URI can be trusted (client, redirect URI), and only then everything else,
- * whose errors are sent to that URI.
+ * whose errors are sent to that URI, in the response mode the request asked for (or its response
+ * type's default).
  */
 export async function validateAuthorizationRequest(
   query: string,
@@ -81,8 +188,20 @@ export async function validateAuthorizationRequest(
   if (redirect.repeated) {
     return { outcome: 'error-page', description: 'redirect_uri was sent more than once.' };
   }
+  // Core §3.1.2.1: a request whose scope holds openid is an OpenID Connect request (an omitted scope
+  // stands for the client's registered ones, §3.3).
+  const scopeParam = single(params, 'scope');
+  const requestedScope = (scopeParam.value ?? '').split(' ').filter((name) => name !== '');
+  const openid =
+    requestedScope.length > 0 ? requestedScope.includes('openid') : client.scopes.includes('openid');
   let redirectUri: string;
-  if (redirect.value === undefined) {
+  if (redirect.value === undefined && openid) {
+    // Core §3.1.2.1: redirect_uri is REQUIRED in an OpenID Connect request, one registered or not.
+    return {
+      outcome: 'error-page',
+      description: 'The request must say where to return to (redirect_uri), and it did not.',
+    };
+  } else if (redirect.value === undefined) {
     // §3.1.2.3: it may be omitted only when exactly one is registered.
     const [first, ...others] = client.redirectUris;
     // Its canonical form: where a browser would go (see canonicalRedirectUri).
@@ -103,17 +222,27 @@ export async function validateAuthorizationRequest(
     };
   }
 
-  // From here on errors are redirected. The response type decides where they go: the fragment for
-  // the implicit grant (§4.2.2.1), the query otherwise (§4.1.2.1).
+  // From here on errors are redirected.
+  // The response type and mode decide where errors go: the fragment for the implicit grant
+  // (§4.2.2.1) and every type returning a token or an ID token, the query otherwise (§4.1.2.1), or
+  // the response_mode asked for when it may carry this type (OAuth 2.0 Form Post Response Mode §2).
   const responseTypeParam = single(params, 'response_type');
-  const mode: ResponseMode =
-    responseTypeParam.value === 'token' && !responseTypeParam.repeated ? 'fragment' : 'query';
+  const responseType = responseTypeParam.repeated
+    ? undefined
+    : parseResponseType(responseTypeParam.value, openid);
+  const modeParam = openid ? single(params, 'response_mode') : { value: undefined, repeated: false };
+  const askedMode = RESPONSE_MODES.find((mode) => mode === modeParam.value && !modeParam.repeated);
+  let mode: ResponseMode = responseType === undefined ? 'query' : defaultResponseMode(responseType);
+  if (askedMode !== undefined && responseType !== undefined && modeAllowed(askedMode, responseType)) {
+    mode = askedMode;
+  }
   const state = single(params, 'state');
   const stateValue = state.repeated ? undefined : state.value;
   const fail = (error: OAuthErrorCode, description: string): AuthorizationValidation => ({
     outcome: 'error-redirect',
     error,
-    location: authorizationErrorUrl(redirectUri, mode, new OAuthError(error, description), stateValue),
+    clientName: client.name,
+    response: authorizationErrorResponse(redirectUri, mode, new OAuthError(error, description), stateValue),
   });
 
   // 3. No parameter more than once (§3.1).
@@ -125,32 +254,71 @@ export async function validateAuthorizationRequest(
     return fail('invalid_request', `state is longer than ${MAX_STATE_LENGTH} characters`);
   }
 
-  // 4. The response type, and whether this client may use it.
-  const responseType = responseTypeParam.value;
-  if (responseType === undefined) return fail('invalid_request', 'response_type is required');
-  if (responseType !== 'code' && responseType !== 'token') {
-    return fail('unsupported_response_type', 'response_type must be code or token');
-  }
-  if (!client.grantTypes.includes(GRANT_FOR_RESPONSE_TYPE[responseType])) {
+  // 4. The response type, and whether this client may use it: `code` needs the authorization_code
+  // grant, a token or an ID token from this endpoint the implicit grant (Core §3.2, §3.3).
+  if (responseTypeParam.value === undefined) return fail('invalid_request', 'response_type is required');
+  if (responseType === undefined) {
     return fail(
-      'unauthorized_client',
-      `this client is not registered for the ${GRANT_FOR_RESPONSE_TYPE[responseType]} grant`,
+      'unsupported_response_type',
+      openid
+        ? 'response_type must be code, token, id_token or a combination of them'
+        : 'response_type must be code or token',
     );
   }
+  const parts = responseParts(responseType);
+  const grants: GrantType[] = [];
+  if (parts.code) grants.push('authorization_code');
+  if (parts.token || parts.idToken) grants.push('implicit');
+  const missing = grants.find((grant) => !client.grantTypes.includes(grant));
+  if (missing !== undefined) {
+    return fail('unauthorized_client', `this client is not registered for the ${missing} grant`);
+  }
 
-  // 5. The scope: only scopes the client was registered with (§3.3).
+  // 4a. The response mode (OAuth 2.0 Multiple Response Type Encoding Practices §2.1, §5; Form Post §2).
+  if (modeParam.value !== undefined) {
+    if (askedMode === undefined) {
+      return fail('invalid_request', 'response_mode must be query, fragment or form_post');
+    }
+    if (!modeAllowed(askedMode, responseType)) {
+      return fail('invalid_request', 'a token or an ID token is never sent in the query (response_mode)');
+    }
+  }
+
+  // 4b. Request objects (Core §6): not supported, and said so, so no client believes its signed
+  // request was obeyed.
+  if (openid && params.has('request')) {
+    return fail('request_not_supported', 'request objects are not supported; send the parameters themselves');
+  }
+  if (openid && params.has('request_uri')) {
+    return fail('request_uri_not_supported', 'request_uri is not supported; send the parameters themselves');
+  }
+
+  // The prompt, read before the scope: Core §11 keeps offline_access only where consent is asked.
+  const promptValues = openid
+    ? (single(params, 'prompt').value ?? '').split(' ').filter((value) => value !== '')
+    : [];
+
+  // 5. The scope: only scopes the client was registered with (§3.3). Core §11: offline_access is
+  // ignored unless the response type returns a code and the prompt asks for consent.
+  const keepOffline = !openid || (parts.code && promptValues.includes('consent'));
+  const withoutIgnored = (names: string[]) =>
+    keepOffline ? names : names.filter((name) => name !== OFFLINE_ACCESS);
   let scope: string[];
   try {
-    scope = resolveScope(parseScope(single(params, 'scope').value), client.scopes);
+    const requested = parseScope(scopeParam.value);
+    scope = withoutIgnored(
+      resolveScope(requested === undefined ? undefined : withoutIgnored(requested), client.scopes),
+    );
   } catch (error) {
     if (error instanceof OAuthError) return fail(error.code, error.description);
     throw error;
   }
 
-  // 6. PKCE (RFC 7636 §4.3, §4.4.1), for the code flow; public clients must use S256 (RFC 9700 §2.1.1).
+  // 6. PKCE (RFC 7636 §4.3, §4.4.1), for every response type with a code; public clients must use
+  // S256 (RFC 9700 §2.1.1).
   let codeChallenge: string | null = null;
   let codeChallengeMethod: 'S256' | 'plain' | null = null;
-  if (responseType === 'code') {
+  if (parts.code) {
     const challenge = single(params, 'code_challenge').value;
     const method = single(params, 'code_challenge_method').value;
     if (challenge === undefined) {
@@ -173,18 +341,90 @@ export async function validateAuthorizationRequest(
     }
   }
 
-  const prompt = (single(params, 'prompt').value ?? '').split(' ');
+  const prompt: Prompt = { none: false, login: false, consent: false, selectAccount: false };
+  if (!openid) {
+    // An OAuth 2.0 request: only prompt=consent, as Gatehouse always read it.
+    prompt.consent = (single(params, 'prompt').value ?? '').split(' ').includes('consent');
+    return {
+      outcome: 'valid',
+      request: {
+        client,
+        responseType,
+        responseMode: mode,
+        redirectUri,
+        scope,
+        state: stateValue,
+        codeChallenge,
+        codeChallengeMethod,
+        forceConsent: prompt.consent,
+        openid: false,
+        nonce: null,
+        prompt,
+        maxAge: null,
+        loginHint: undefined,
+        idTokenHint: undefined,
+        query: params.toString(),
+      },
+    };
+  }
+
+  // 7. The OpenID Connect parameters (Core §3.1.2.1). display, ui_locales, claims_locales and
+  // acr_values are optional to honour and are not read; unknown parameters are ignored.
+  // 7a. nonce: required whenever an ID token comes from this endpoint (Core §3.2.2.1, §3.3.2.11).
+  const nonce = single(params, 'nonce').value ?? null;
+  if (nonce === null && parts.idToken) {
+    return fail('invalid_request', 'nonce is required when the response includes an ID token');
+  }
+  if (nonce !== null && nonce.length > MAX_NONCE_LENGTH) {
+    return fail('invalid_request', `nonce is longer than ${MAX_NONCE_LENGTH} characters`);
+  }
+  // 7b. prompt: known values only, and none alone.
+  for (const value of promptValues) {
+    const key = PROMPT_VALUES.get(value);
+    if (key === undefined) return fail('invalid_request', `unknown prompt value: ${value.slice(0, 64)}`);
+    prompt[key] = true;
+  }
+  if (prompt.none && promptValues.length > 1) {
+    return fail('invalid_request', 'prompt=none cannot be combined with other prompt values');
+  }
+  // 7c. max_age: a non-negative number of seconds.
+  const maxAgeParam = single(params, 'max_age').value;
+  let maxAge: number | null = null;
+  if (maxAgeParam !== undefined) {
+    if (!/^\d{1,10}$/.test(maxAgeParam)) {
+      return fail('invalid_request', 'max_age must be a whole number of seconds');
+    }
+    maxAge = Number(maxAgeParam);
+  }
+  // 7d. id_token_hint: an ID token this server issued (an expired one still hints).
+  const hintParam = single(params, 'id_token_hint').value;
+  let idTokenHint: IdTokenHint | undefined;
+  if (hintParam !== undefined) {
+    idTokenHint = await policy.verifyIdTokenHint?.(hintParam);
+    if (idTokenHint === undefined) {
+      return fail('invalid_request', 'id_token_hint is not an ID token issued by this server');
+    }
+  }
+  const loginHint = single(params, 'login_hint').value?.slice(0, MAX_LOGIN_HINT_LENGTH);
+
   return {
     outcome: 'valid',
     request: {
       client,
       responseType,
+      responseMode: mode,
       redirectUri,
       scope,
       state: stateValue,
       codeChallenge,
       codeChallengeMethod,
-      forceConsent: prompt.includes('consent'),
+      forceConsent: prompt.consent,
+      openid: true,
+      nonce,
+      prompt,
+      maxAge,
+      loginHint,
+      idTokenHint,
       query: params.toString(),
     },
   };

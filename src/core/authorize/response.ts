@@ -1,35 +1,69 @@
 import type { OAuthError } from '../errors.js';
 
-/** Where the response parameters travel: the query (code flow) or the fragment (implicit, §4.2.2). */
-export type ResponseMode = 'query' | 'fragment';
+/**
+ * Where the response parameters travel: the query (code flow, RFC 6749 §4.1.2), the fragment
+ * (implicit, §4.2.2; every response type that returns a token or an ID token, OAuth 2.0 Multiple
+ * Response Type Encoding Practices §5), or a form the browser posts to the redirect URI (OAuth 2.0 Form
+ * Post Response Mode §2).
+ */
+export type ResponseMode = 'query' | 'fragment' | 'form_post';
+
+export const RESPONSE_MODES: readonly ResponseMode[] = ['query', 'fragment', 'form_post'];
+
+/** An answer to an authorization request, success or error, addressed to a verified redirect URI. */
+export interface AuthorizationResponse {
+  /** The registered redirect URI, as registered (its own query kept, RFC 6749 §3.1.2). */
+  redirectUri: string;
+  mode: ResponseMode;
+  /** The response parameters, in order; those the response does not have are left out. */
+  params: [string, string][];
+}
 
 /**
- * The registered redirect URI with the response parameters added. A query the URI was registered
- * with is kept (RFC 6749 §3.1.2); registered URIs never carry a fragment, so the fragment is ours.
- * Parameters whose value is undefined are left out (state only when the request had it, §4.1.2).
+ * The response to an authorization request. Parameters whose value is undefined are left out (state
+ * only when the request had it, §4.1.2).
  */
-export function authorizationResponseUrl(
+export function authorizationResponse(
   redirectUri: string,
   mode: ResponseMode,
   params: Record<string, string | undefined>,
-): string {
-  const url = new URL(redirectUri);
-  const target = mode === 'query' ? url.searchParams : new URLSearchParams();
-  for (const [name, value] of Object.entries(params)) {
-    if (value !== undefined) target.append(name, value);
-  }
-  if (mode === 'fragment') url.hash = target.toString();
+): AuthorizationResponse {
+  const present = Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  return { redirectUri, mode, params: present };
+}
+
+/**
+ * Where a query or fragment response sends the browser: the registered redirect URI with the
+ * parameters added. A query the URI was registered with is kept (RFC 6749 §3.1.2); registered URIs
+ * never carry a fragment, so the fragment is ours. A form_post response has no such address: it is a
+ * page (see the browser pages' form-post page).
+ */
+export function responseLocation(response: AuthorizationResponse): string {
+  if (response.mode === 'form_post') throw new Error('a form_post response is a page, not a redirect');
+  const url = new URL(response.redirectUri);
+  const target = response.mode === 'query' ? url.searchParams : new URLSearchParams();
+  for (const [name, value] of response.params) target.append(name, value);
+  if (response.mode === 'fragment') url.hash = target.toString();
   return url.toString();
 }
 
+/** The query or fragment URL of a response (kept for callers that only ever redirect). */
+export function authorizationResponseUrl(
+  redirectUri: string,
+  mode: Exclude<ResponseMode, 'form_post'>,
+  params: Record<string, string | undefined>,
+): string {
+  return responseLocation(authorizationResponse(redirectUri, mode, params));
+}
+
 /** An error response (RFC 6749 §4.1.2.1, §4.2.2.1) at a redirect URI already verified as registered. */
-export function authorizationErrorUrl(
+export function authorizationErrorResponse(
   redirectUri: string,
   mode: ResponseMode,
   error: OAuthError,
   state: string | undefined,
-): string {
-  return authorizationResponseUrl(redirectUri, mode, {
+): AuthorizationResponse {
+  return authorizationResponse(redirectUri, mode, {
     error: error.code,
     error_description: error.description,
     state,

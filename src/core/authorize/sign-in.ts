@@ -22,7 +22,7 @@ export type SignInResult =
  * are also counted per address across names. While either is over its limit no password is checked.
  */
 export async function signIn(
-  storage: Storage,
+  storage: Pick<Storage, 'throttle' | 'users'>,
   clock: Clock,
   policy: SignInPolicy,
   input: { username: string; password: string; address: string },

@@ -1,6 +1,8 @@
 import { sha256 } from '../../shared/crypto.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
 import { verifyCodeVerifier } from '../pkce.js';
+import { isOpenIdScope } from '../oidc/claims.js';
+import { authenticationOfCode, issuesRefreshToken } from '../oidc/token-endpoint-id-token.js';
 import type { GrantHandler } from './grant-handler.js';
 import { assertLiveGrant } from './live-grant.js';
 
@@ -10,7 +12,7 @@ const UNKNOWN_CODE = 'unknown authorization code';
 export const authorizationCodeGrant = {
   grantType: 'authorization_code',
   allowsPublicClients: true,
-  async handle({ client, params }, { storage, issuer, clock }) {
+  async handle({ client, params }, { storage, issuer, idTokens, clock }) {
     const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
     if (code === undefined || code === '') throw invalidRequest('code is required');
     // Seed §4.2: redirect_uri is required and must equal the one used at the authorization endpoint.
@@ -55,12 +57,36 @@ export const authorizationCodeGrant = {
       await storage.grants.revoke(stored.grantId, now);
       throw invalidGrant('authorization code already used; tokens issued from it are revoked');
     }
-    return issuer.issue({
+    if (!isOpenIdScope(consumed.scope)) {
+      return issuer.issue({
+        client,
+        subject: consumed.userId,
+        scope: consumed.scope,
+        grant,
+        withRefreshToken: client.grantTypes.includes('refresh_token'),
+      });
+    }
+    // OpenID Connect Core §3.1.3.3: an ID token beside the access token, with the nonce, auth_time and
+    // sid the authorization endpoint recorded with the code; its refresh token carries the sign-in on.
+    const authentication = authenticationOfCode(consumed);
+    const response = await issuer.issue({
       client,
       subject: consumed.userId,
       scope: consumed.scope,
       grant,
-      withRefreshToken: client.grantTypes.includes('refresh_token'),
+      withRefreshToken: issuesRefreshToken(client, consumed.scope),
+      authentication,
     });
+    response.id_token = await idTokens.issue({
+      client,
+      userId: consumed.userId,
+      scope: consumed.scope,
+      ...(consumed.nonce === null ? {} : { nonce: consumed.nonce }),
+      ...authentication,
+      // Core §3.1.3.6 makes at_hash optional here; sent so the relying party can bind the two.
+      accessToken: response.access_token,
+      now,
+    });
+    return response;
   },
 } satisfies GrantHandler;

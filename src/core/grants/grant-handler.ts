@@ -1,5 +1,6 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Client, GrantType } from '../model.js';
+import type { IdTokenIssuer } from '../oidc/id-token.js';
 import type { Storage } from '../ports.js';
 import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
 
@@ -26,6 +27,8 @@ export interface GrantPolicy {
 export interface GrantContext {
   storage: Storage;
   issuer: TokenIssuer;
+  /** ID tokens for grants whose scope has `openid` (OpenID Connect Core §3.1.3.3, §12.2). */
+  idTokens: Pick<IdTokenIssuer, 'issue'>;
   clock: Clock;
   policy: GrantPolicy;
 }

@@ -1,6 +1,8 @@
 import { sha256 } from '../../shared/crypto.js';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
 import { isSubset, parseScope } from '../scopes.js';
+import { isOpenIdScope } from '../oidc/claims.js';
+import { authenticationOfRefreshToken } from '../oidc/token-endpoint-id-token.js';
 import type { GrantHandler } from './grant-handler.js';
 import { liveGrant } from './live-grant.js';
 
@@ -12,7 +14,7 @@ import { liveGrant } from './live-grant.js';
 export const refreshTokenGrant = {
   grantType: 'refresh_token',
   allowsPublicClients: true,
-  async handle({ client, params }, { storage, issuer, clock, policy }) {
+  async handle({ client, params }, { storage, issuer, idTokens, clock, policy }) {
     const presented = params.refresh_token;
     if (presented === undefined || presented === '') throw invalidRequest('refresh_token is required');
     const hash = sha256(presented);
@@ -48,8 +50,8 @@ export const refreshTokenGrant = {
 
     const grant = await liveGrant(storage, stored.grantId, now);
     // The new refresh token keeps the original scope (RFC 6749 §6), whatever this request narrowed,
-    // less what the client may no longer have.
-    const next = issuer.newRefreshToken(client, grant, allowed);
+    // less what the client may no longer have, and the sign-in it descends from (Core §12.2).
+    const next = issuer.newRefreshToken(client, grant, allowed, stored);
     const retired = await storage.refreshTokens.rotate(hash, next.record, now);
     if (retired === undefined) throw invalidGrant('refresh token already used');
     const response = await issuer.issueAccessToken({
@@ -60,6 +62,19 @@ export const refreshTokenGrant = {
       withRefreshToken: false,
     });
     response.refresh_token = next.token;
+    const authentication = authenticationOfRefreshToken(stored);
+    if (isOpenIdScope(scope) && authentication !== undefined) {
+      // OpenID Connect Core §12.2: a new ID token for the same user and client, with the original
+      // auth_time and sid, and no nonce (none was sent with this request).
+      response.id_token = await idTokens.issue({
+        client,
+        userId: stored.userId,
+        scope,
+        ...authentication,
+        accessToken: response.access_token,
+        now,
+      });
+    }
     return response;
   },
 } satisfies GrantHandler;

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { authenticateClient, type AuthenticatedClient } from '../../core/client-auth.js';
-import type { ClientStore } from '../../core/ports.js';
-import { requireFormBody, singleValuedParams } from './form-params.js';
+import type { Engine } from '../../core/engine.js';
+import type { AuthenticatedClient } from '../../core/client-auth.js';
+import { requireFormBody, singleValuedParams } from '../form-params.js';
 
 /**
  * The start of every client-authenticated form endpoint (/introspect, /revoke): a form body, each
@@ -9,17 +9,14 @@ import { requireFormBody, singleValuedParams } from './form-params.js';
  */
 export async function readClientFormRequest(
   request: FastifyRequest,
-  clients: ClientStore,
+  engine: Pick<Engine, 'authenticateClient'>,
 ): Promise<AuthenticatedClient & { params: Record<string, string | undefined> }> {
   requireFormBody(request.headers['content-type']);
   const params = singleValuedParams(request.body);
-  const authenticated = await authenticateClient(
-    {
-      authorization: request.headers.authorization,
-      clientId: params.client_id,
-      clientSecret: params.client_secret,
-    },
-    clients,
-  );
+  const authenticated = await engine.authenticateClient({
+    authorization: request.headers.authorization,
+    clientId: params.client_id,
+    clientSecret: params.client_secret,
+  });
   return { ...authenticated, params };
 }

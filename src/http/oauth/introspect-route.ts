@@ -1,23 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import type { ClientStore } from '../../core/ports.js';
+import type { Engine } from '../../core/engine.js';
 import { invalidClient, invalidRequest } from '../../core/errors.js';
-import type { TokenIntrospector } from '../../core/token-introspection.js';
 import { readClientFormRequest } from './client-form-request.js';
 
 /** POST /introspect (RFC 7662). */
 export function registerIntrospectRoute(
   app: FastifyInstance,
-  clients: ClientStore,
-  introspector: TokenIntrospector,
+  engine: Pick<Engine, 'authenticateClient' | 'tokens'>,
 ): void {
   app.post('/introspect', async function introspect(request, reply) {
-    const { client, params } = await readClientFormRequest(request, clients);
+    const { client, params } = await readClientFormRequest(request, engine);
     // RFC 7662 §2.1 requires the caller to be authorized; a public client proves nothing about itself,
     // and answering it would let anyone probe tokens (§4).
     if (client.isPublic) throw invalidClient('public clients may not use introspection');
     const token = params.token;
     if (token === undefined) throw invalidRequest('token is required');
-    const response = await introspector.introspect(token, params.token_type_hint, client);
+    const response = await engine.tokens.introspector.introspect(token, params.token_type_hint, client);
     reply.header('content-type', 'application/json;charset=UTF-8');
     reply.header('cache-control', 'no-store');
     reply.header('pragma', 'no-cache');

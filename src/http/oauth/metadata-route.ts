@@ -1,5 +1,21 @@
 import type { FastifyInstance } from 'fastify';
-import type { ScopeStore } from '../../core/ports.js';
+import type { Scope } from '../../core/model.js';
+import { SUPPORTED_CLAIMS } from '../../core/oidc/claims.js';
+import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../core/oidc/id-token.js';
+
+/** The response types /authorize answers (the contract's seven: OAuth's two and OpenID Connect's). */
+export const RESPONSE_TYPES: readonly string[] = [
+  'code',
+  'token',
+  'id_token',
+  'id_token token',
+  'code id_token',
+  'code token',
+  'code id_token token',
+];
+
+/** OAuth 2.0 Multiple Response Type Encoding Practices §2.1, and Form Post Response Mode §2. */
+export const RESPONSE_MODES: readonly string[] = ['query', 'fragment', 'form_post'];
 
 export interface MetadataOptions {
   issuer: string;
@@ -7,30 +23,57 @@ export interface MetadataOptions {
   allowPlainPkce: boolean;
   /** Endpoints other parts of the server add, keyed by their RFC 8414 member name. */
   extraEndpoints?: Record<string, string>;
-  responseTypes?: string[];
+  responseTypes?: readonly string[];
+  responseModes?: readonly string[];
 }
 
-/** GET /.well-known/oauth-authorization-server (RFC 8414 §3). */
+/** The RFC 8414 §2 members; OpenID Connect Discovery §3 adds its own to these. */
+function authorizationServerMetadata(options: MetadataOptions, scopeNames: string[]) {
+  return {
+    issuer: options.issuer,
+    token_endpoint: `${options.issuer}/token`,
+    jwks_uri: `${options.issuer}/jwks`,
+    ...options.extraEndpoints,
+    scopes_supported: scopeNames,
+    response_types_supported: options.responseTypes ?? [],
+    ...(options.responseModes === undefined ? {} : { response_modes_supported: options.responseModes }),
+    grant_types_supported: options.grantTypes,
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    code_challenge_methods_supported: options.allowPlainPkce ? ['S256', 'plain'] : ['S256'],
+    token_types_supported: ['bearer', 'mac'],
+    mac_algorithms_supported: ['hmac-sha-256', 'hmac-sha-1'],
+  };
+}
+
+/**
+ * GET /.well-known/oauth-authorization-server (RFC 8414 §3) and GET /.well-known/openid-configuration
+ * (OpenID Connect Discovery §4): one issuer, the same endpoints and capabilities in both.
+ */
 export function registerMetadataRoute(
   app: FastifyInstance,
-  scopes: ScopeStore,
+  scopes: { list(): Promise<Scope[]> },
   options: MetadataOptions,
 ): void {
+  const scopeNames = async () => (await scopes.list()).map((scope) => scope.name);
   app.get('/.well-known/oauth-authorization-server', async function metadata(_request, reply) {
-    const scopeNames = (await scopes.list()).map((scope) => scope.name);
+    reply.header('cache-control', 'public, max-age=60');
+    return authorizationServerMetadata(options, await scopeNames());
+  });
+  app.get('/.well-known/openid-configuration', async function openIdConfiguration(_request, reply) {
     reply.header('cache-control', 'public, max-age=60');
     return {
-      issuer: options.issuer,
-      token_endpoint: `${options.issuer}/token`,
-      jwks_uri: `${options.issuer}/jwks`,
-      ...options.extraEndpoints,
-      scopes_supported: scopeNames,
-      response_types_supported: options.responseTypes ?? [],
-      grant_types_supported: options.grantTypes,
-      token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-      code_challenge_methods_supported: options.allowPlainPkce ? ['S256', 'plain'] : ['S256'],
-      token_types_supported: ['bearer', 'mac'],
-      mac_algorithms_supported: ['hmac-sha-256', 'hmac-sha-1'],
+      ...authorizationServerMetadata(options, await scopeNames()),
+      userinfo_endpoint: `${options.issuer}/userinfo`,
+      // RP-Initiated Logout §2.1.
+      end_session_endpoint: `${options.issuer}/logout`,
+      // Core §8: the user id is the subject for every client.
+      subject_types_supported: ['public'],
+      id_token_signing_alg_values_supported: [...ID_TOKEN_SIGNING_ALGORITHMS],
+      claims_supported: SUPPORTED_CLAIMS,
+      // Discovery §3 defaults request_uri_parameter_supported to true: said explicitly, as the others.
+      claims_parameter_supported: false,
+      request_parameter_supported: false,
+      request_uri_parameter_supported: false,
     };
   });
 }

@@ -1,16 +1,18 @@
 import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from '../../core/errors.js';
-import type { ClientStore } from '../../core/ports.js';
-import type { TokenRevoker } from '../../core/token-revocation.js';
+import type { Engine } from '../../core/engine.js';
 import { readClientFormRequest } from './client-form-request.js';
 
 /** POST /revoke (RFC 7009). Public clients may revoke their own tokens, identified by client_id (§2.1). */
-export function registerRevokeRoute(app: FastifyInstance, clients: ClientStore, revoker: TokenRevoker): void {
+export function registerRevokeRoute(
+  app: FastifyInstance,
+  engine: Pick<Engine, 'authenticateClient' | 'tokens'>,
+): void {
   app.post('/revoke', async function revoke(request, reply) {
-    const { client, params } = await readClientFormRequest(request, clients);
+    const { client, params } = await readClientFormRequest(request, engine);
     const token = params.token;
     if (token === undefined) throw invalidRequest('token is required');
-    await revoker.revoke(token, params.token_type_hint, client);
+    await engine.tokens.revoker.revoke(token, params.token_type_hint, client);
     // RFC 7009 §2.2: 200 whether or not the token was known; the body is ignored by clients.
     reply.header('cache-control', 'no-store');
     reply.header('pragma', 'no-cache');

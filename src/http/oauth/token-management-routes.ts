@@ -1,17 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import type { ClientStore } from '../../core/ports.js';
-import type { TokenServices } from '../../core/token-services.js';
+import type { Engine } from '../../core/engine.js';
 import { registerIntrospectRoute } from './introspect-route.js';
 import { registerRevokeRoute } from './revoke-route.js';
 
 /** POST /introspect and POST /revoke. */
 export function registerTokenManagementRoutes(
   app: FastifyInstance,
-  clients: ClientStore,
-  services: TokenServices,
+  engine: Pick<Engine, 'authenticateClient' | 'tokens'>,
 ): void {
-  registerIntrospectRoute(app, clients, services.introspector);
-  registerRevokeRoute(app, clients, services.revoker);
+  registerIntrospectRoute(app, engine);
+  registerRevokeRoute(app, engine);
 }
 
 /** Their RFC 8414 metadata members. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TokenEndpoint } from '../../core/token-endpoint.js';
 import type { TokenResponse } from '../../core/token-issuer.js';
-import { requireFormBody, singleValuedParams } from './form-params.js';
+import { requireFormBody, singleValuedParams } from '../form-params.js';
 
 /** What the token route reports to observers (metrics) after each success. */
 export interface TokenRouteObserver {

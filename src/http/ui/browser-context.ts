@@ -1,6 +1,8 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Authentication } from '../../core/authorize/authorization-service.js';
 import { BrowserSessions } from '../../core/browser-sessions.js';
 import type { User } from '../../core/model.js';
+import { sha256 } from '../../shared/crypto.js';
 import type { CsrfTokens } from './csrf.js';
 
 /**
@@ -10,6 +12,14 @@ import type { CsrfTokens } from './csrf.js';
  */
 export const BROWSER_COOKIE = '__Host-gatehouse';
 const BROWSER_ID = /^bs_[A-Za-z0-9_-]{43}$/;
+/**
+ * Set by a sign-in (or an account choice) made for one authorization request, for that request and
+ * this browser's new session only, and spent by the /authorize it continues to: it tells /authorize
+ * that what prompt=login, max_age or prompt=select_account asked for has just been done (Core
+ * §3.1.2.1), so it does not ask again. A MAC, so nobody but this server can make one.
+ */
+export const INTERACTION_COOKIE = '__Host-gatehouse-signed-in-for';
+const INTERACTION = 'interaction';
 
 export interface BrowserContext {
   browserId: string;
@@ -48,6 +58,32 @@ export class BrowserContexts {
         return (csrfToken ??= csrf.issue(id));
       },
     };
+  }
+
+  /** When and in which session the browser's user signed in (OpenID Connect requests need it). */
+  authentication(browser: BrowserContext): Promise<Authentication | undefined> {
+    return this.sessions.authentication(browser.browserId);
+  }
+
+  /** Records that this browser's session was just signed in (or chosen) for the request `query`. */
+  markInteraction(reply: FastifyReply, browserId: string, query: string): void {
+    reply.setCookie(INTERACTION_COOKIE, this.csrf.bound(INTERACTION, `${browserId}:${sha256(query)}`), {
+      path: '/',
+      secure: true,
+      httpOnly: true,
+      sameSite: 'lax',
+    });
+  }
+
+  /**
+   * Whether the browser signed in (or chose its account) for exactly this request in its current
+   * session; spends the mark either way, so the next request with the same parameters asks again.
+   */
+  takeInteraction(request: FastifyRequest, reply: FastifyReply, browserId: string, query: string): boolean {
+    const token = request.cookies[INTERACTION_COOKIE];
+    if (token === undefined) return false;
+    reply.clearCookie(INTERACTION_COOKIE, { path: '/', secure: true, httpOnly: true, sameSite: 'lax' });
+    return this.csrf.verifyBound(INTERACTION, `${browserId}:${sha256(query)}`, token);
   }
 
   /** Whether a POST carries the CSRF token of this browser. */

@@ -10,7 +10,20 @@ export class CsrfTokens {
   constructor(private readonly key: Buffer) {}
 
   issue(browserId: string): string {
-    return createHmac('sha256', this.key).update(`csrf:${browserId}`).digest('base64url');
+    return this.bound('csrf', browserId);
+  }
+
+  /**
+   * A MAC of `value` for one purpose (each purpose its own prefix, so no token of one passes for
+   * another): what only this server can make, tied to what it names.
+   */
+  bound(purpose: string, value: string): string {
+    return createHmac('sha256', this.key).update(`${purpose}:${value}`).digest('base64url');
+  }
+
+  verifyBound(purpose: string, value: string, token: unknown): boolean {
+    if (typeof token !== 'string' || token === '') return false;
+    return safeEqual(this.bound(purpose, value), token);
   }
 
   verify(browserId: string | undefined, token: unknown): boolean {

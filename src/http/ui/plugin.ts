@@ -4,11 +4,7 @@ import formBody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyError, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { GatehouseConfig } from '../../config.js';
-import { AuthorizationService } from '../../core/authorize/authorization-service.js';
-import { BrowserSessions } from '../../core/browser-sessions.js';
-import type { Storage } from '../../core/ports.js';
-import type { TokenIssuer } from '../../core/token-issuer.js';
-import type { Clock } from '../../shared/clock.js';
+import type { Engine } from '../../core/engine.js';
 import { ICON_SVG } from './assets/icon.js';
 import { STYLESHEET } from './assets/stylesheet.js';
 import { BrowserContexts } from './browser-context.js';
@@ -18,6 +14,7 @@ import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
 import { registerHomeRoutes } from './routes/home-routes.js';
+import { registerLogoutRoutes } from './routes/logout-routes.js';
 import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
 import { sendMessage, type UiContext } from './ui-context.js';
@@ -34,9 +31,7 @@ function compiledScript(name: string): string {
 
 export interface BrowserUiDependencies {
   config: GatehouseConfig;
-  storage: Storage;
-  issuer: TokenIssuer;
-  clock: Clock;
+  engine: Engine;
   /** Purpose-bound key for cookies and CSRF tokens (compose/gatehouse.ts derives it). */
   cookieSecret: Buffer;
 }
@@ -48,7 +43,7 @@ export interface BrowserUiDependencies {
  */
 export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
   return async function browserPages(app: FastifyInstance) {
-    const { config, storage, clock } = deps;
+    const { config, engine } = deps;
     await app.register(cookie);
     await app.register(formBody);
     await app.register(helmet, {
@@ -64,19 +59,10 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
       done(null, payload);
     });
 
-    const sessions = new BrowserSessions(storage.browserSessions, clock);
     const ui: UiContext = {
       config,
-      storage,
-      clock,
-      sessions,
-      browsers: new BrowserContexts(sessions, new CsrfTokens(deps.cookieSecret)),
-      authorization: new AuthorizationService({
-        storage,
-        issuer: deps.issuer,
-        clock,
-        authorizationCodeTtl: config.authorizationCodeTtl,
-      }),
+      engine,
+      browsers: new BrowserContexts(engine.browserSessions, new CsrfTokens(deps.cookieSecret)),
     };
 
     app.setErrorHandler(function pageError(error: FastifyError, request, reply) {
@@ -103,11 +89,17 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
         contentType: 'text/javascript; charset=utf-8',
         body: compiledScript('playground'),
       },
+      {
+        path: '/assets/form-post',
+        contentType: 'text/javascript; charset=utf-8',
+        body: compiledScript('form-post'),
+      },
     ];
     registerAssetRoutes(app, assets);
     registerAuthorizeRoutes(app, ui);
     registerSessionRoutes(app, ui);
     registerAccountRoutes(app, ui);
+    registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
     registerHomeRoutes(app, ui);
   };

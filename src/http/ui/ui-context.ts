@@ -1,10 +1,7 @@
 import type { FastifyReply } from 'fastify';
 import type { GatehouseConfig } from '../../config.js';
-import type { AuthorizationService } from '../../core/authorize/authorization-service.js';
-import { validateAuthorizationRequest, type AuthorizationRequest } from '../../core/authorize/request.js';
-import type { BrowserSessions } from '../../core/browser-sessions.js';
-import type { Storage } from '../../core/ports.js';
-import type { Clock } from '../../shared/clock.js';
+import type { AuthorizationRequest } from '../../core/authorize/request.js';
+import type { Engine } from '../../core/engine.js';
 import type { BrowserContext, BrowserContexts } from './browser-context.js';
 import { messagePage } from './pages/message-page.js';
 import type { PageFrame } from './pages/layout.js';
@@ -12,11 +9,9 @@ import type { PageFrame } from './pages/layout.js';
 /** What every browser route needs, built once by the plugin. */
 export interface UiContext {
   config: GatehouseConfig;
-  storage: Storage;
-  clock: Clock;
-  sessions: BrowserSessions;
+  /** Sign-in, browser sessions, authorization and connected apps: every rule the pages apply. */
+  engine: Engine;
   browsers: BrowserContexts;
-  authorization: AuthorizationService;
 }
 
 export function frameFor(ui: UiContext, browser?: BrowserContext): PageFrame {
@@ -73,6 +68,22 @@ export function fields(body: unknown, name: string): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
+/**
+ * A POST form as the query string it stands for (the authorization and end-session endpoints take
+ * POST as well as GET: Core §3.1.2.1, RP-Initiated Logout 1.0 §2); repeated fields stay repeated.
+ */
+export function formAsQuery(body: unknown): string {
+  const query = new URLSearchParams();
+  if (typeof body === 'object' && body !== null) {
+    for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (typeof item === 'string') query.append(name, item);
+      }
+    }
+  }
+  return query.toString();
+}
+
 /** The raw query string of a request, exactly as sent (repeated parameters must stay visible). */
 export function rawQuery(url: string): string {
   const index = url.indexOf('?');
@@ -98,8 +109,6 @@ export async function pendingAuthorization(
   next: string,
 ): Promise<AuthorizationRequest | undefined> {
   if (!next.startsWith('/authorize?')) return undefined;
-  const validation = await validateAuthorizationRequest(rawQuery(next), ui.storage.clients, {
-    allowPlainPkce: ui.config.allowPlainPkce,
-  });
+  const validation = await ui.engine.authorization.validate(rawQuery(next));
   return validation.outcome === 'valid' ? validation.request : undefined;
 }

@@ -3,7 +3,7 @@ import { Kysely, Migrator, sql } from 'kysely';
 import type { Storage } from '../../core/ports.js';
 import { createPostgresDialect } from './dialects/postgres.js';
 import { createSqliteDialect } from './dialects/sqlite.js';
-import { createSqlitePurgeProcess, type SqlitePurgeProcess } from './dialects/sqlite-purge-process.js';
+import { checkpointsAfterPurges } from './dialects/sqlite-checkpointer.js';
 import { migrationProvider } from './migrations/index.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
@@ -20,7 +20,7 @@ import { createUserRepository } from './repositories/users.js';
 import { createSigningKeyRepository } from './repositories/signing-keys.js';
 import { createThrottleRepository } from './repositories/throttle.js';
 import type { Database } from './schema.js';
-import { createSqliteHotPath, type SqliteHotPath } from './sqlite-hot-path.js';
+import type { SqliteStatements } from './prepared-query.js';
 
 export interface SqlStorageOptions {
   /** `postgres://…` selects PostgreSQL; anything else (or nothing) the SQLite file in `dataDir`. */
@@ -31,9 +31,9 @@ export interface SqlStorageOptions {
   poolSize?: number;
   sqliteSynchronous?: 'FULL' | 'NORMAL';
   /**
-   * SQLite: the store of the purge process itself (src/compose/purge-process.ts), which runs its
-   * deletes and checkpoints on its own connection. No statement process for purges, no checkpoint
-   * thread: the process is already apart from the requests, and checkpoints after its own deletes.
+   * SQLite: the store of the purge process (src/compose/purge-process.ts). No checkpoint thread: the
+   * process is already apart from the requests, and its purge checkpoints the WAL pages its deletes
+   * wrote itself (checkpointsAfterPurges).
    */
   purgeProcessStore?: boolean;
   /**
@@ -52,6 +52,10 @@ export interface SqlStorage extends Storage {
   observeQueries(listener: QueryListener): () => void;
   /** Calls `listener` when a pooled PostgreSQL connection fails while idle (it is replaced on demand). */
   observeConnectionErrors(listener: (error: Error) => void): () => void;
+  /**
+   * The Kysely handle, for what no port covers: the server-secret check (compose/secret-check.ts).
+   * Tests go through test/helpers/store-sql.ts.
+   */
   readonly db: Kysely<Database>;
 }
 
@@ -75,12 +79,17 @@ export function isPostgresUrl(url: string | undefined): boolean {
   return url !== undefined && /^postgres(ql)?:\/\//.test(url);
 }
 
+/** Whether another process can open the store these settings name: any but SQLite's `:memory:`. */
+export function storeOpensFromOtherProcesses(databaseUrl: string | undefined, dataDir: string): boolean {
+  return isPostgresUrl(databaseUrl) || sqliteFilename(databaseUrl, dataDir) !== ':memory:';
+}
+
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let db: Kysely<Database>;
-  let hot: SqliteHotPath | undefined;
+  let statements: SqliteStatements | undefined;
+  let afterPurgeDeletes: (() => void) | undefined;
   let stopCheckpointer: () => Promise<void> = async () => undefined;
-  let purgeProcess: SqlitePurgeProcess | undefined;
-  let dialectName: Storage['dialect'];
+  let kind: 'sqlite' | 'postgres';
   const queries = createQueryObserver();
   const connectionErrorListeners = new Set<(error: Error) => void>();
   if (isPostgresUrl(options.databaseUrl)) {
@@ -96,7 +105,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       },
     });
     db = new Kysely<Database>({ dialect, log: queries.log });
-    dialectName = 'postgres';
+    kind = 'postgres';
   } else {
     const filename = sqliteFilename(options.databaseUrl, options.dataDir);
     const sqlite = createSqliteDialect({
@@ -104,14 +113,18 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       synchronous: options.sqliteSynchronous,
       checkpointer: options.purgeProcessStore !== true,
     });
-    if (filename !== ':memory:' && options.purgeProcessStore !== true) {
-      purgeProcess = createSqlitePurgeProcess(filename, options.sqliteSynchronous ?? 'NORMAL');
-    }
-    const { dialect, raw } = sqlite;
+    const { dialect, raw, prepare } = sqlite;
+    if (options.purgeProcessStore === true) afterPurgeDeletes = checkpointsAfterPurges(raw);
     stopCheckpointer = sqlite.stopCheckpointer;
-    hot = createSqliteHotPath(raw, queries.emit);
+    statements = {
+      get usable() {
+        return !raw.inTransaction;
+      },
+      prepare,
+      emit: queries.emit,
+    };
     db = new Kysely<Database>({ dialect, log: queries.log });
-    dialectName = 'sqlite';
+    kind = 'sqlite';
   }
 
   // Kysely looks for its migration tables in every schema it can see unless told which one, so a store
@@ -121,7 +134,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   const migrator = () =>
     (migratorPromise ??= (async () => {
       let migrationTableSchema: string | undefined;
-      if (dialectName === 'postgres') {
+      if (kind === 'postgres') {
         const { rows } = await sql<{ schema: string | null }>`SELECT current_schema() AS schema`.execute(db);
         migrationTableSchema = rows[0]?.schema ?? undefined;
       }
@@ -156,21 +169,20 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   }
 
   return {
-    dialect: dialectName,
     db,
-    clients: createClientRepository(db, hot, CLIENT_CACHE_TTL_MS, options.nowMs),
+    clients: createClientRepository(db, statements, CLIENT_CACHE_TTL_MS, options.nowMs),
     users: createUserRepository(db),
     scopes: createScopeRepository(db),
-    grants: createGrantRepository(db, hot),
-    codes: createAuthorizationCodeRepository(db, hot),
+    grants: createGrantRepository(db, statements),
+    codes: createAuthorizationCodeRepository(db, statements),
     refreshTokens: createRefreshTokenRepository(db),
     revocations: createRevocationRepository(db),
     signingKeys: createSigningKeyRepository(db),
     throttle: createThrottleRepository(db),
-    browserSessions: createBrowserSessionRepository(db, hot),
-    purge: createPurgeRepository(db, dialectName, { purgeProcess, emit: queries.emit }),
+    browserSessions: createBrowserSessionRepository(db, statements),
+    purge: createPurgeRepository(db, kind, afterPurgeDeletes),
     rateLimits: createRateLimitRepository(db),
-    macNonces: createMacNonceRepository(db, dialectName),
+    macNonces: createMacNonceRepository(db),
     observeQueries: queries.observe,
     observeConnectionErrors(listener) {
       connectionErrorListeners.add(listener);
@@ -180,7 +192,6 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       await sql`SELECT 1`.execute(db);
     },
     async close() {
-      await purgeProcess?.stop();
       await stopCheckpointer();
       await db.destroy();
     },

@@ -1,4 +1,4 @@
-import type { LogEvent } from 'kysely';
+import type { LogEvent, RootOperationNode } from 'kysely';
 
 /** One statement the store ran: what kind, how long it took, whether it failed. */
 export interface QueryEvent {
@@ -18,13 +18,18 @@ const OPERATIONS: Record<string, string> = {
   RawNode: 'raw',
 };
 
+/** The kind of statement a compiled query is, as metrics name it. */
+export function operationOf(query: RootOperationNode): string {
+  return OPERATIONS[query.kind] ?? 'other';
+}
+
 /**
  * Kysely's log hook, fanned out to listeners (metrics). It sees every statement with its duration, so
  * store latency and statements per request are measured where they happen, not guessed.
  */
 export function createQueryObserver(): {
   log: (event: LogEvent) => void;
-  /** Reports a statement run outside Kysely (a prepared statement on the hot path). */
+  /** Reports a statement run outside Kysely (a prepared query on SQLite). */
   emit: (event: QueryEvent) => void;
   observe: (listener: QueryListener) => () => void;
 } {
@@ -35,9 +40,8 @@ export function createQueryObserver(): {
     },
     log(event) {
       if (listeners.size === 0) return;
-      const kind = event.query.query.kind;
       const observed: QueryEvent = {
-        operation: OPERATIONS[kind] ?? 'other',
+        operation: operationOf(event.query.query),
         durationMs: event.queryDurationMillis,
         failed: event.level === 'error',
       };

@@ -1,5 +1,3 @@
-import type { Kysely, Transaction } from 'kysely';
-
 /** Table shapes as stored. Times are epoch seconds (BIGINT); lists are JSON text; scopes space-delimited. */
 export interface ClientsTable {
   id: string;
@@ -12,6 +10,9 @@ export interface ClientsTable {
   is_public: number;
   created_at: number;
   updated_at: number;
+  id_token_signed_response_alg: string;
+  /** JSON array, like redirect_uris. */
+  post_logout_redirect_uris: string;
 }
 
 export interface UsersTable {
@@ -20,6 +21,8 @@ export interface UsersTable {
   password_hash: string;
   created_at: number;
   updated_at: number;
+  email: string | null;
+  name: string | null;
 }
 
 export interface ScopesTable {
@@ -50,6 +53,9 @@ export interface AuthorizationCodesTable {
   created_at: number;
   expires_at: number;
   consumed_at: number | null;
+  nonce: string | null;
+  auth_time: number | null;
+  sid: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -61,6 +67,8 @@ export interface RefreshTokensTable {
   created_at: number;
   expires_at: number | null;
   retired_at: number | null;
+  auth_time: number | null;
+  sid: string | null;
 }
 
 export interface RevokedAccessTokensTable {
@@ -110,5 +118,3 @@ export interface Database {
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
 }
-
-export type Db = Kysely<Database> | Transaction<Database>;

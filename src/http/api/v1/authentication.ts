@@ -4,8 +4,8 @@ import {
   InvalidAccessTokenError,
   type ValidAccessToken,
 } from '../../../core/access-token-validation.js';
-import { extractCredential, missingScopes, TokenError } from '../../../resource-server/rfc6750.js';
-import { mediaType } from '../../oauth/form-params.js';
+import { extractCredential, missingScopes, TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
+import { mediaType } from '../../form-params.js';
 import { Problem } from './problem.js';
 
 export interface ApiAuthOptions {

@@ -1,14 +1,11 @@
 import type { preValidationAsyncHookHandler } from 'fastify';
-import type { KeyRing } from '../../../core/key-ring.js';
-import type { Storage } from '../../../core/ports.js';
-import type { Clock } from '../../../shared/clock.js';
+import type { Engine } from '../../../core/engine.js';
 import type { RouteAuth } from './authentication.js';
 
 /** What /v1 route modules are given. */
 export interface ApiContext {
-  storage: Storage;
-  clock: Clock;
-  keyRing: KeyRing;
+  /** Every operation the routes perform. */
+  engine: Engine;
   /** The public base URL (issuer); Location headers are built on it. */
   issuer: string;
   requireToken(auth: RouteAuth): preValidationAsyncHookHandler;
@@ -19,7 +16,4 @@ export function locationOf(context: ApiContext, ...segments: string[]): string {
   return `${context.issuer}/v1/${segments.map(encodeURIComponent).join('/')}`;
 }
 
-/** Epoch seconds as RFC 3339. */
-export function isoTime(seconds: number): string {
-  return new Date(seconds * 1000).toISOString();
-}
+export { isoTime } from '../../../shared/clock.js';

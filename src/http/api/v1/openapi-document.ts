@@ -44,7 +44,10 @@ export function openApiOptions(options: {
         { name: 'users', description: 'Resource owners; `/v1/users/me` is the token’s own user' },
         { name: 'clients', description: 'Registered OAuth clients' },
         { name: 'scopes', description: 'The scope registry and the descriptions the consent page shows' },
-        { name: 'signing-keys', description: 'Keys that sign access tokens, published at /jwks' },
+        {
+          name: 'signing-keys',
+          description: 'Keys that sign access tokens and ID tokens, published at /jwks',
+        },
       ],
       components: {
         securitySchemes: {

@@ -175,7 +175,7 @@ function contentSchemas(content: unknown): string {
     .join('');
 }
 
-export function operationAnchor(method: string, path: string): string {
+function operationAnchor(method: string, path: string): string {
   return `${method}-${path}`
     .replace(/[^a-zA-Z0-9]+/g, '-')
     .replace(/-+$/, '')

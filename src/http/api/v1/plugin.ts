@@ -1,12 +1,9 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, HTTPMethods } from 'fastify';
 import type { GatehouseConfig } from '../../../config.js';
-import type { AccessTokenValidator } from '../../../core/access-token-validation.js';
-import type { KeyRing } from '../../../core/key-ring.js';
-import type { Storage } from '../../../core/ports.js';
-import type { Clock } from '../../../shared/clock.js';
-import { MacRequestVerifier } from '../../../core/mac-request-verifier.js';
-import { macOrigin, requestHasBody } from '../../../resource-server/mac.js';
+import type { Engine } from '../../../core/engine.js';
+import { macOrigin, requestHasBody } from 'gatehouse-oauth-resource-server/mac';
+import { MacRequestVerifier } from './mac-request-verifier.js';
 import { authenticator, type ApiAuthOptions } from './authentication.js';
 import { Problem, problemErrorHandler, sendProblem } from './problem.js';
 import type { ApiContext } from './context.js';
@@ -21,12 +18,7 @@ import { registerUserRoutes } from './routes/users.js';
 
 export interface ApiV1Dependencies {
   config: GatehouseConfig;
-  storage: Storage;
-  keyRing: KeyRing;
-  clock: Clock;
-  validator: AccessTokenValidator;
-  /** Derives MAC tokens' keys; without it, MAC-signed requests are refused. */
-  macSecret?: Buffer;
+  engine: Engine;
 }
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
@@ -109,37 +101,29 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
       }),
     );
 
-    const macVerifier =
-      deps.macSecret === undefined
-        ? undefined
-        : new MacRequestVerifier({
-            validator: deps.validator,
-            nonces: deps.storage.macNonces,
-            clock: deps.clock,
-            macSecret: deps.macSecret,
-            windowSeconds: deps.config.macTimestampWindowSeconds,
-          });
+    const { engine } = deps;
     // The host and port a MAC signature must cover: the issuer's, as clients address this server.
     // Not the request's Host header, which the sender chooses, so that a request signed for another
     // server cannot be presented here under that server's name.
     const macTarget = macOrigin(deps.config.issuer);
-    const verifyMac: ApiAuthOptions['verifyMac'] =
-      macVerifier &&
-      ((request, header) =>
-        macVerifier.verify(
-          header,
-          { method: request.method, uri: request.url, ...macTarget },
-          // No body at all is the empty body (a GET's bodyhash is the hash of zero bytes).
-          rawBodyOf(request) ?? (requestHasBody(request.headers) ? undefined : Buffer.alloc(0)),
-        ));
+    const macRequests = new MacRequestVerifier({
+      validator: engine.tokens.validator,
+      macTokens: engine.macTokens,
+      clock: engine.clock,
+    });
+    const verifyMac: ApiAuthOptions['verifyMac'] = (request, header) =>
+      macRequests.verify(
+        header,
+        { method: request.method, uri: request.url, ...macTarget },
+        // No body at all is the empty body (a GET's bodyhash is the hash of zero bytes).
+        rawBodyOf(request) ?? (requestHasBody(request.headers) ? undefined : Buffer.alloc(0)),
+      );
 
     const context: ApiContext = {
-      storage: deps.storage,
-      clock: deps.clock,
-      keyRing: deps.keyRing,
+      engine,
       issuer: deps.config.issuer,
       requireToken: authenticator({
-        validator: deps.validator,
+        validator: engine.tokens.validator,
         allowQuery: deps.config.allowAccessTokenInQuery,
         verifyMac,
       }),

@@ -1,11 +1,11 @@
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { ConflictError, ValidationError } from '../../../core/validation.js';
-import { TokenError } from '../../../resource-server/rfc6750.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/validation.js';
+import { TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../../store-unavailable.js';
 
-export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-export const REALM = 'gatehouse';
+const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+const REALM = 'gatehouse';
 
 /** RFC 9457 problem details body, with Gatehouse's extension members. */
 export interface ProblemBody {
@@ -53,7 +53,7 @@ export const notFound = (what: string, field = 'id'): Problem =>
   new Problem(404, `no ${what} with this ${field}`, { field });
 
 /** The problem an error amounts to; undefined for a server fault. */
-export function toProblem(error: unknown): Problem | undefined {
+function toProblem(error: unknown): Problem | undefined {
   if (error instanceof Problem) return error;
   if (error instanceof TokenError) {
     return new Problem(error.status, error.description, {
@@ -63,6 +63,7 @@ export function toProblem(error: unknown): Problem | undefined {
   }
   if (error instanceof ValidationError) return new Problem(400, error.message, { field: error.field });
   if (error instanceof ConflictError) return new Problem(409, error.message, { field: error.field });
+  if (error instanceof NotFoundError) return new Problem(404, error.message, { field: error.field });
   const { code, statusCode } = error as Partial<FastifyError>;
   switch (code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

@@ -1,5 +1,7 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
+import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/oidc/id-token.js';
+import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../../../core/user-registry.js';
 
 /** Every object schema here refuses properties it does not name (additionalProperties: false). */
 const strict = { additionalProperties: false } as const;
@@ -25,6 +27,16 @@ const RedirectUri = Type.String({
   maxLength: 2000,
   description:
     'Exact redirect URI, stored in canonical (WHATWG URL) form; no user information, backslash or fragment',
+});
+const IdTokenAlgorithm = Type.Union(
+  ID_TOKEN_SIGNING_ALGORITHMS.map((name) => Type.Literal(name)),
+  { description: 'JWS algorithm of the client’s OpenID Connect ID tokens (RS256 by default)' },
+);
+const PostLogoutRedirectUri = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description:
+    'Where OpenID Connect RP-initiated logout may return the browser; exact match, the redirect URIs’ rules',
 });
 
 export const Problem = Type.Object(
@@ -65,6 +77,8 @@ export const Client = Type.Object(
     scopes: Type.Array(Type.String()),
     token_type: TokenTypeName,
     public: Type.Boolean({ description: 'A public client has no secret (RFC 6749 §2.1)' }),
+    post_logout_redirect_uris: Type.Array(Type.String()),
+    id_token_signed_response_alg: IdTokenAlgorithm,
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -92,6 +106,8 @@ const clientFields = {
   scopes: Type.Array(ScopeName, { maxItems: 100 }),
   token_type: TokenTypeName,
   public: Type.Boolean(),
+  post_logout_redirect_uris: Type.Array(PostLogoutRedirectUri, { maxItems: 50 }),
+  id_token_signed_response_alg: IdTokenAlgorithm,
 };
 const clientInputFields = {
   name: clientFields.name,
@@ -100,6 +116,8 @@ const clientInputFields = {
   scopes: Type.Optional(clientFields.scopes),
   token_type: Type.Optional(clientFields.token_type),
   public: Type.Optional(clientFields.public),
+  post_logout_redirect_uris: Type.Optional(clientFields.post_logout_redirect_uris),
+  id_token_signed_response_alg: Type.Optional(clientFields.id_token_signed_response_alg),
 };
 export const ClientCreate = Type.Object(clientInputFields, {
   ...strict,
@@ -137,24 +155,77 @@ export const ClientQuery = Type.Object(
 export const ClientList = page(Client);
 
 // ---- users
+const Email = Type.String({
+  minLength: 1,
+  maxLength: EMAIL_MAX_LENGTH,
+  description:
+    'OpenID Connect `email` claim: an address name@domain (RFC 5322 dot-atom form), never verified by ' +
+    'Gatehouse (email_verified is false)',
+});
+const FullName = Type.String({
+  minLength: 1,
+  maxLength: NAME_MAX_LENGTH,
+  description: 'OpenID Connect `name` claim: the full name; no control or formatting characters',
+});
 export const User = Type.Object(
-  { id: Type.String(), username: Type.String(), created_at: Timestamp, updated_at: Timestamp },
+  {
+    id: Type.String(),
+    username: Type.String(),
+    email: Type.Union([Type.String(), Type.Null()]),
+    name: Type.Union([Type.String(), Type.Null()]),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  strict,
+);
+/** GET /v1/users/me: the email address only to a token with the `email` scope (as UserInfo). */
+export const Me = Type.Object(
+  {
+    ...User.properties,
+    email: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { description: 'Only when the token has scope email' }),
+    ),
+  },
   strict,
 );
 const Username = Type.String({ minLength: 1, maxLength: 128 });
+const NullableEmail = Type.Union([Email, Type.Null()], {
+  description: Email.description + '; null removes it',
+});
+const NullableName = Type.Union([FullName, Type.Null()], {
+  description: FullName.description + '; null removes it',
+});
 const Password = Type.String({
   minLength: 8,
   maxLength: 1024,
   writeOnly: true,
   description: 'Write-only: never returned',
 });
-export const UserCreate = Type.Object({ username: Username, password: Password }, strict);
+export const UserCreate = Type.Object(
+  { username: Username, password: Password, email: Type.Optional(Email), name: Type.Optional(FullName) },
+  strict,
+);
 export const UserReplace = Type.Object(
-  { username: Username, password: Type.Optional(Password) },
-  { ...strict, description: 'The complete user; the write-only password may be left out to keep it' },
+  {
+    username: Username,
+    password: Type.Optional(Password),
+    email: Type.Optional(NullableEmail),
+    name: Type.Optional(NullableName),
+  },
+  {
+    ...strict,
+    description:
+      'The complete user; the write-only password may be left out to keep it, and an email or name ' +
+      'left out is removed',
+  },
 );
 export const UserPatch = Type.Object(
-  { username: Type.Optional(Username), password: Type.Optional(Password) },
+  {
+    username: Type.Optional(Username),
+    password: Type.Optional(Password),
+    email: Type.Optional(NullableEmail),
+    name: Type.Optional(NullableName),
+  },
   { ...strict, minProperties: 1 },
 );
 export const UserQuery = Type.Object(

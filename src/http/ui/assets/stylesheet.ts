@@ -51,8 +51,11 @@ legend { font-weight: 600; padding: 0 .25rem; overflow-wrap: anywhere; }
 .check { display: flex; align-items: flex-start; gap: .625rem; padding: .375rem 0; }
 .check input { width: 1.25rem; height: 1.25rem; margin: .15rem 0 0; flex: none; accent-color: var(--accent); }
 .check code, .scope-list code { color: var(--muted); }
+.check.fixed { margin: 0; }
+.check.fixed > span:first-child { width: 1.25rem; flex: none; text-align: center; color: var(--accent); font-weight: 700; }
+h2.or { margin: 1.75rem 0 0; padding-top: 1.25rem; border-top: 1px solid var(--line); }
 
-.actions { display: flex; flex-wrap: wrap; gap: .75rem; }
+.actions { display: flex; flex-wrap: wrap; gap: .75rem; align-items: center; }
 button { font: inherit; font-weight: 600; padding: .625rem 1.25rem; border-radius: 8px; cursor: pointer;
   border: 1px solid #8c959f; background: var(--card); color: var(--ink); min-height: 2.75rem; }
 button:hover { background: #eef1f4; }

@@ -9,6 +9,11 @@ export interface ConsentPageInput {
   returnTo: string;
   /** The authorization request's query, carried to POST /consent and validated again there. */
   request: string;
+  /**
+   * What allowing at all gives, without a box to untick: OpenID Connect's `openid` (Core §3.1.2.1),
+   * which is the sign-in itself. Refusing it is refusing the request: Deny.
+   */
+  fixed?: { name: string; description: string }[];
   scopes: { name: string; description: string; checked: boolean }[];
   lifetime: string;
   error?: string;
@@ -22,6 +27,11 @@ export const LIFETIME_OPTIONS: readonly { value: string; label: string }[] = [
 ];
 
 export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
+  const fixed = input.fixed ?? [];
+  const label = (scope: { name: string; description: string }) =>
+    descriptionNamesScope(scope.description, scope.name)
+      ? scope.description
+      : html`${scope.description} <code>${scope.name}</code>`;
   const body = html` <h1>Allow <span class="client">${input.clientName}</span> to access your account?</h1>
     <p class="lead">Signed in as <strong>${frame.username}</strong>.</p>
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
@@ -29,9 +39,15 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
       <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
       <input type="hidden" name="request" value="${input.request}" />
       ${
-        input.scopes.length > 0
+        input.scopes.length > 0 || fixed.length > 0
           ? html`<fieldset class="scopes">
               <legend>${input.clientName} will be able to:</legend>
+              ${fixed.map(
+                (scope) =>
+                  html`<p class="check fixed" data-scope="${scope.name}">
+                    <span aria-hidden="true">✓</span><span>${label(scope)}</span>
+                  </p>`,
+              )}
               ${input.scopes.map(
                 (scope, index) =>
                   html`<div class="check">
@@ -48,16 +64,14 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
                           : ''
                       }
                     />
-                    <label for="scope-${index}"
-                      >${
-                        descriptionNamesScope(scope.description, scope.name)
-                          ? scope.description
-                          : html`${scope.description} <code>${scope.name}</code>`
-                      }</label
-                    >
+                    <label for="scope-${index}">${label(scope)}</label>
                   </div>`,
               )}
-              <p class="hint">Untick anything you do not want to allow.</p>
+              ${
+                input.scopes.length > 0
+                  ? html`<p class="hint">Untick anything you do not want to allow.</p>`
+                  : ''
+              }
             </fieldset>`
           : html`<p>${input.clientName} asks to know that it is you; it asks for no other access.</p>`
       }

@@ -8,6 +8,13 @@ export interface SignInPageInput {
   /** The application the user is signing in for, when an authorization request is pending. */
   clientName?: string;
   username?: string;
+  /**
+   * Why a signed-in user is asked again (OpenID Connect Core §3.1.2.1): `login` for prompt=login,
+   * `max-age` for a sign-in older than the application accepts.
+   */
+  again?: 'login' | 'max-age';
+  /** prompt=select_account: the user signed in, who may continue as themselves (POST /sign-in/continue). */
+  continueAs?: string;
   error?: string;
   /** The field the error is about: marked aria-invalid, described by the error and focused. */
   invalidField?: 'username' | 'password';
@@ -17,15 +24,38 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
   // WCAG 3.3.1: the field in error says so (aria-invalid), points at the message, and has the focus.
   const invalid = (name: 'username' | 'password') =>
     input.invalidField === name ? html` aria-invalid="true" aria-describedby="form-error"` : '';
+  // A user name already filled in (login_hint, or asked again) puts the cursor in the password field.
+  const first = input.username !== undefined && input.username !== '' ? 'password' : 'username';
   const focus = (name: 'username' | 'password') =>
-    (input.invalidField ?? 'username') === name ? html` autofocus` : '';
-  const body = html` <h1>Sign in</h1>
+    input.continueAs === undefined && (input.invalidField ?? first) === name ? html` autofocus` : '';
+  const client = input.clientName ?? 'the application';
+  const body = html` <h1>${input.continueAs !== undefined ? 'Choose an account' : 'Sign in'}</h1>
     ${
       input.clientName !== undefined
         ? html`<p class="lead">to continue to <strong>${input.clientName}</strong></p>`
         : html`<p class="lead">to ${frame.productName}</p>`
     }
+    ${
+      input.again === 'login'
+        ? html`<p>${client} asks you to enter your password again.</p>`
+        : input.again === 'max-age'
+          ? html`<p>You signed in a while ago. ${client} asks you to enter your password again.</p>`
+          : ''
+    }
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
+    ${
+      input.continueAs !== undefined
+        ? html`<form method="post" action="${frame.basePath}/sign-in/continue" class="stack">
+              <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
+              <input type="hidden" name="next" value="${input.next}" />
+              <p>You are signed in as <strong>${input.continueAs}</strong>.</p>
+              <div class="actions">
+                <button type="submit" class="primary" autofocus>Continue as ${input.continueAs}</button>
+              </div>
+            </form>
+            <h2 class="or">Or sign in as someone else</h2>`
+        : ''
+    }
     <form method="post" action="${frame.basePath}/sign-in" class="stack">
       <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
       <input type="hidden" name="next" value="${input.next}" />
@@ -53,7 +83,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         />
       </div>
       <div class="actions">
-        <button type="submit" class="primary">Sign in</button>
+        <button type="submit" class="${input.continueAs !== undefined ? '' : 'primary'}">Sign in</button>
       </div>
     </form>`;
   return layout(frame, { title: 'Sign in', name: 'sign-in', body });

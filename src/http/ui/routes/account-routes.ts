@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { listConnectedApps, revokeConnectedApp } from '../../../core/authorize/connected-apps.js';
 import { appsPage } from '../pages/apps-page.js';
 import { forbiddenForm, field, frameFor, sendPage, type UiContext } from '../ui-context.js';
 
@@ -19,14 +18,14 @@ export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void
     const browser = await ui.browsers.load(request, reply);
     if (browser.user === undefined) return reply.redirect(`${base}/sign-in?next=/account/apps`, 303);
     const [apps, scopes] = await Promise.all([
-      listConnectedApps(ui.storage, ui.clock, browser.user.id),
-      ui.storage.scopes.list(),
+      ui.engine.connectedApps.list(browser.user.id),
+      ui.engine.scopes.list(),
     ]);
     const descriptions = new Map(scopes.map((s) => [s.name, s.description]));
     // The notice is read once: shown on this page, then gone.
     const revokedId = request.cookies[NOTICE_COOKIE];
     if (revokedId !== undefined) reply.clearCookie(NOTICE_COOKIE, NOTICE_OPTIONS);
-    const revoked = revokedId !== undefined ? await ui.storage.clients.get(revokedId) : undefined;
+    const revoked = revokedId !== undefined ? await ui.engine.clients.get(revokedId) : undefined;
     return sendPage(
       reply,
       200,
@@ -47,7 +46,7 @@ export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void
       const browser = await ui.browsers.load(request, reply);
       if (browser.user === undefined) return reply.redirect(`${base}/sign-in?next=/account/apps`, 303);
       const { clientId } = request.params;
-      const revoked = await revokeConnectedApp(ui.storage, ui.clock, browser.user.id, clientId);
+      const revoked = await ui.engine.connectedApps.revoke(browser.user.id, clientId);
       if (revoked > 0) reply.setCookie(NOTICE_COOKIE, clientId, { ...NOTICE_OPTIONS, maxAge: 60 });
       return reply.redirect(`${base}/account/apps`, 303);
     },

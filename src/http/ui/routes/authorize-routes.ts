@@ -1,17 +1,20 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
-import { GRANT_LIFETIMES } from '../../../core/authorize/authorization-service.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  validateAuthorizationRequest,
-  type AuthorizationRequest,
-  type AuthorizationValidation,
-} from '../../../core/authorize/request.js';
+  GRANT_LIFETIMES,
+  type Authentication,
+  type SignedIn,
+} from '../../../core/authorize/authorization-service.js';
+import type { AuthorizationRequest, AuthorizationValidation } from '../../../core/authorize/request.js';
+import { responseLocation, type AuthorizationResponse } from '../../../core/authorize/response.js';
 import { isSubset } from '../../../core/scopes.js';
 import type { BrowserContext } from '../browser-context.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { consentPage, LIFETIME_OPTIONS } from '../pages/consent-page.js';
-import { signInPage } from '../pages/sign-in-page.js';
+import { formPostPage } from '../pages/form-post-page.js';
+import { signInPage, type SignInPageInput } from '../pages/sign-in-page.js';
 import {
   field,
+  formAsQuery,
   fields,
   forbiddenForm,
   frameFor,
@@ -22,6 +25,12 @@ import {
 } from '../ui-context.js';
 
 const DEFAULT_LIFETIME = '2592000';
+
+/**
+ * OpenID Connect's `openid` scope is the sign-in itself (Core §3.1.2.1): the consent page lists it
+ * without a box to untick, and an allowed request always keeps it. Refusing it is refusing: Deny.
+ */
+const SIGN_IN_SCOPE = 'openid';
 
 /** Where the user is sent back to, as the consent page names it. */
 function returnTarget(redirectUri: string): string {
@@ -40,15 +49,31 @@ function parseLifetime(value: string | undefined): number | null | undefined {
  * Nothing is redirected before the client and its redirect URI are verified (§4.1.2.1).
  */
 export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): void {
-  const validate = (query: string) =>
-    validateAuthorizationRequest(query, ui.storage.clients, { allowPlainPkce: ui.config.allowPlainPkce });
+  const validate = (query: string) => ui.engine.authorization.validate(query);
+
+  /**
+   * Sends an authorization response to the client: a redirect for the query and fragment modes, a
+   * page that posts it for form_post (OAuth 2.0 Form Post Response Mode §2), whose form may go to the
+   * redirect URI's origin.
+   */
+  function answer(reply: FastifyReply, response: AuthorizationResponse, clientName: string): FastifyReply {
+    if (response.mode !== 'form_post') return reply.redirect(responseLocation(response), 302);
+    allowFormTarget(reply, response.redirectUri);
+    return sendPage(
+      reply,
+      200,
+      formPostPage(frameFor(ui), { action: response.redirectUri, params: response.params, clientName }),
+    );
+  }
 
   /** Answers a request that failed validation; undefined when it is valid. */
   function answerInvalid(reply: FastifyReply, validation: AuthorizationValidation): FastifyReply | undefined {
     if (validation.outcome === 'error-page') {
       return sendMessage(ui, reply, 400, 'This request cannot be completed', validation.description);
     }
-    if (validation.outcome === 'error-redirect') return reply.redirect(validation.location, 302);
+    if (validation.outcome === 'error-redirect') {
+      return answer(reply, validation.response, validation.clientName);
+    }
     return undefined;
   }
 
@@ -58,9 +83,10 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     csrfToken: string,
     authorization: AuthorizationRequest,
     status: number,
-    error?: string,
+    options: Pick<SignInPageInput, 'error' | 'again' | 'continueAs' | 'username'> = {},
   ): FastifyReply {
     allowFormTarget(reply, authorization.redirectUri);
+    const username = options.username ?? authorization.loginHint;
     return sendPage(
       reply,
       status,
@@ -68,9 +94,24 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
         csrfToken,
         next: `/authorize?${authorization.query}`,
         clientName: authorization.client.name,
-        ...(error !== undefined ? { error } : {}),
+        ...options,
+        ...(username !== undefined ? { username } : {}),
       }),
     );
+  }
+
+  /**
+   * The signed-in user as the request needs them: for an OpenID Connect request the sign-in itself
+   * (when and in which session), read only then; undefined when nobody is signed in.
+   */
+  async function signedIn(
+    browser: BrowserContext,
+    authorization: AuthorizationRequest,
+  ): Promise<SignedIn | undefined> {
+    if (browser.user === undefined) return undefined;
+    if (!authorization.openid) return { userId: browser.user.id };
+    const authentication: Authentication | undefined = await ui.browsers.authentication(browser);
+    return authentication?.userId === browser.user.id ? authentication : undefined;
   }
 
   async function showConsent(
@@ -79,7 +120,8 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     request: AuthorizationRequest,
     options: { checked?: string[]; lifetime?: string; error?: string; status?: number } = {},
   ): Promise<FastifyReply> {
-    const descriptions = new Map((await ui.storage.scopes.list()).map((s) => [s.name, s.description]));
+    const descriptions = new Map((await ui.engine.scopes.list()).map((s) => [s.name, s.description]));
+    const fixed: string[] = request.openid ? request.scope.filter((name) => name === SIGN_IN_SCOPE) : [];
     allowFormTarget(reply, request.redirectUri);
     return sendPage(
       reply,
@@ -89,35 +131,69 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
         clientName: request.client.name,
         returnTo: returnTarget(request.redirectUri),
         request: request.query,
-        scopes: request.scope.map((name) => ({
-          name,
-          description: descriptions.get(name) ?? name,
-          checked: options.checked?.includes(name) ?? true,
-        })),
+        fixed: fixed.map((name) => ({ name, description: descriptions.get(name) ?? name })),
+        scopes: request.scope
+          .filter((name) => !fixed.includes(name))
+          .map((name) => ({
+            name,
+            description: descriptions.get(name) ?? name,
+            checked: options.checked?.includes(name) ?? true,
+          })),
         lifetime: options.lifetime ?? DEFAULT_LIFETIME,
         ...(options.error !== undefined ? { error: options.error } : {}),
       }),
     );
   }
 
-  app.get('/authorize', async function authorize(request, reply) {
-    const validation = await validate(rawQuery(request.url));
+  /**
+   * What the request needs next (AuthorizationService.next): the sign-in page (with the user name
+   * the request hints at, or the signed-in one when asked again), the account choice, the consent
+   * page, or the answer itself.
+   */
+  async function authorize(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    query: string,
+  ): Promise<FastifyReply> {
+    const validation = await validate(query);
     const invalid = answerInvalid(reply, validation);
-    if (invalid !== undefined || validation.outcome !== 'valid') return invalid;
+    if (invalid !== undefined || validation.outcome !== 'valid') return invalid as FastifyReply;
     const authorization = validation.request;
 
     const browser = await ui.browsers.load(request, reply);
-    if (browser.user === undefined) {
-      // Sign in first; the form carries the request back here, where it is validated again.
-      return signInToResume(reply, browser.csrfToken, authorization, 200);
+    const session = await signedIn(browser, authorization);
+    const interacted =
+      ui.browsers.takeInteraction(request, reply, browser.browserId, authorization.query) &&
+      session !== undefined;
+    const next = await ui.engine.authorization.next(authorization, session, { interacted });
+    switch (next.step) {
+      case 'respond':
+        return answer(reply, next.response, authorization.client.name);
+      case 'sign-in':
+        // Sign in first; the form carries the request back here, where it is validated again.
+        return signInToResume(reply, browser.csrfToken, authorization, 200, {
+          ...(next.reason !== 'signed-out' ? { again: next.reason } : {}),
+          ...(next.reason !== 'signed-out' && authorization.loginHint === undefined && browser.user
+            ? { username: browser.user.username }
+            : {}),
+        });
+      case 'select-account':
+        return signInToResume(reply, browser.csrfToken, authorization, 200, {
+          ...(browser.user ? { continueAs: browser.user.username } : {}),
+        });
+      case 'consent':
+        return showConsent(reply, browser, authorization);
     }
-    if (!authorization.forceConsent) {
-      const grant = await ui.authorization.rememberedGrant(authorization, browser.user.id);
-      if (grant !== undefined) {
-        return reply.redirect(await ui.authorization.approveWithGrant(authorization, grant), 302);
-      }
-    }
-    return showConsent(reply, browser, authorization);
+  }
+
+  app.get('/authorize', async function authorizeGet(request, reply) {
+    return authorize(request, reply, rawQuery(request.url));
+  });
+
+  // Core §3.1.2.1: the authorization endpoint takes POST too. The browser is sent on to GET with the
+  // same parameters, where its SameSite=Lax cookie comes along (a cross-site POST carries none).
+  app.post('/authorize', async function authorizePost(request, reply) {
+    return reply.redirect(`${ui.config.basePath}/authorize?${formAsQuery(request.body)}`, 303);
   });
 
   app.post('/consent', async function consent(request, reply) {
@@ -128,19 +204,18 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     const authorization = validation.request;
 
     const browser = await ui.browsers.load(request, reply);
-    if (browser.user === undefined) {
+    const session = await signedIn(browser, authorization);
+    if (browser.user === undefined || session === undefined) {
       // The session ended while the page was open: sign in again, then the request resumes.
-      return signInToResume(
-        reply,
-        browser.csrfToken,
-        authorization,
-        401,
-        'Your session has ended. Please sign in again.',
-      );
+      return signInToResume(reply, browser.csrfToken, authorization, 401, {
+        error: 'Your session has ended. Please sign in again.',
+      });
     }
 
     const decision = field(request.body, 'decision');
-    if (decision === 'deny') return reply.redirect(ui.authorization.deny(authorization), 302);
+    if (decision === 'deny') {
+      return answer(reply, ui.engine.authorization.deny(authorization), authorization.client.name);
+    }
     if (decision !== 'allow') {
       return sendMessage(
         ui,
@@ -151,7 +226,10 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
         browser,
       );
     }
-    const scope = [...new Set(fields(request.body, 'scope'))];
+    const ticked = fields(request.body, 'scope');
+    // openid is not a box to untick (see SIGN_IN_SCOPE): allowing keeps it.
+    if (authorization.openid && authorization.scope.includes(SIGN_IN_SCOPE)) ticked.push(SIGN_IN_SCOPE);
+    const scope = [...new Set(ticked)];
     const lifetimeField = field(request.body, 'lifetime');
     const lifetime = parseLifetime(lifetimeField);
     if (!isSubset(scope, authorization.scope) || lifetime === undefined) {
@@ -174,10 +252,10 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     }
     // Keep the request's order of scopes, narrowed to what stayed ticked.
     const granted = authorization.scope.filter((name) => scope.includes(name));
-    const location = await ui.authorization.approve(authorization, browser.user.id, {
+    const response = await ui.engine.authorization.approve(authorization, session, {
       scope: granted,
       lifetime,
     });
-    return reply.redirect(location, 302);
+    return answer(reply, response, authorization.client.name);
   });
 }

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { negotiate } from '../../api/v1/content-negotiation.js';
+import { negotiate } from '../../content-negotiation.js';
 import { homePage } from '../pages/home-page.js';
 import { frameFor, sendPage, type UiContext } from '../ui-context.js';
 

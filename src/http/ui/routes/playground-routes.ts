@@ -23,7 +23,7 @@ function callbackUrls(ui: UiContext, request: FastifyRequest): Set<string> {
 async function playgroundClients(ui: UiContext, callbacks: Set<string>): Promise<Client[]> {
   const listed: Client[] = [];
   for (let offset = 0; listed.length < MAX_LISTED_CLIENTS; offset += PAGE_SIZE) {
-    const { items, total } = await ui.storage.clients.list({ limit: PAGE_SIZE, offset });
+    const { items, total } = await ui.engine.clients.list({ limit: PAGE_SIZE, offset });
     for (const client of items) {
       if (client.redirectUris.some((uri) => callbacks.has(uri))) listed.push(client);
     }

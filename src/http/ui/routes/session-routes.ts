@@ -1,5 +1,4 @@
 import type { FastifyInstance } from 'fastify';
-import { signIn } from '../../../core/authorize/sign-in.js';
 import { BrowserSessions } from '../../../core/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
@@ -15,7 +14,9 @@ import {
   type UiContext,
 } from '../ui-context.js';
 
-/** GET/POST /sign-in and POST /sign-out. */
+const AUTHORIZE = '/authorize?';
+
+/** GET/POST /sign-in, POST /sign-in/continue and POST /sign-out. */
 export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void {
   const base = ui.config.basePath;
 
@@ -41,16 +42,11 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const next = safeNext(field(request.body, 'next'));
     const username = (field(request.body, 'username') ?? '').trim();
-    const result = await signIn(
-      ui.storage,
-      ui.clock,
-      {
-        failuresPerUsername: ui.config.passwordFailuresPerUsername,
-        failuresPerAddress: ui.config.passwordFailuresPerSource,
-        windowSeconds: ui.config.passwordFailureWindowSeconds,
-      },
-      { username, password: field(request.body, 'password') ?? '', address: request.ip },
-    );
+    const result = await ui.engine.signIn({
+      username,
+      password: field(request.body, 'password') ?? '',
+      address: request.ip,
+    });
     if (result.outcome === 'throttled') {
       reply.header('retry-after', String(result.retryAfter));
       return sendMessage(
@@ -80,14 +76,32 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
       );
     }
     // A new id on every sign-in: an id planted before sign-in never becomes a session (fixation).
-    await ui.sessions.end(ui.browsers.browserId(request));
-    ui.browsers.setCookie(reply, await ui.sessions.start(result.user.id));
+    await ui.engine.browserSessions.end(ui.browsers.browserId(request));
+    const browserId = await ui.engine.browserSessions.start(result.user.id);
+    ui.browsers.setCookie(reply, browserId);
+    // The password was just entered for this authorization request: what it asked for is done.
+    if (next.startsWith(AUTHORIZE)) {
+      ui.browsers.markInteraction(reply, browserId, next.slice(AUTHORIZE.length));
+    }
+    return reply.redirect(base + next, 303);
+  });
+
+  // prompt=select_account (OpenID Connect Core §3.1.2.1): the user chose to continue as the account
+  // signed in. Only for an authorization request, which is validated again where this continues.
+  app.post('/sign-in/continue', async function continueAs(request, reply) {
+    if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
+    const next = safeNext(field(request.body, 'next'));
+    const browser = await ui.browsers.load(request, reply);
+    if (browser.user !== undefined && next.startsWith(AUTHORIZE)) {
+      ui.browsers.markInteraction(reply, browser.browserId, next.slice(AUTHORIZE.length));
+    }
+    // Signed out meanwhile: /authorize shows the sign-in page.
     return reply.redirect(base + next, 303);
   });
 
   app.post('/sign-out', async function signOut(request, reply) {
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
-    await ui.sessions.end(ui.browsers.browserId(request));
+    await ui.engine.browserSessions.end(ui.browsers.browserId(request));
     ui.browsers.setCookie(reply, BrowserSessions.newBrowserId());
     return reply.redirect(`${base}/sign-in`, 303);
   });

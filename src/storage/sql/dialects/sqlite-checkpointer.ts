@@ -80,3 +80,34 @@ export function startCheckpointer(
     },
   };
 }
+
+/**
+ * How often the purge process checkpoints the WAL pages its deletes wrote, at most, while it works.
+ * Left to the server's checkpoint thread, they are copied inside the server's process, beside the
+ * request thread and sharing its SQLite locks and memory map. Not after every batch: a checkpoint
+ * copies the last version of each page once, so one after a hundred 100-row batches costs 1.4-2 us a
+ * row, one after each batch 10 us (random keys, measured with better-sqlite3).
+ */
+const PURGE_CHECKPOINT_INTERVAL_MS = 250;
+
+/**
+ * For the purge process's own connection, which has no checkpoint thread (the process is already
+ * apart from the requests): a function to call after each batch that deleted rows, which checkpoints
+ * the WAL when the last checkpoint is PURGE_CHECKPOINT_INTERVAL_MS old. The purger counts its time
+ * in the batch's, and pauses for it.
+ */
+export function checkpointsAfterPurges(
+  raw: BetterSqlite3.Database,
+  intervalMs = PURGE_CHECKPOINT_INTERVAL_MS,
+): () => void {
+  let last = performance.now();
+  return () => {
+    if (performance.now() - last < intervalMs) return;
+    try {
+      raw.pragma('wal_checkpoint(PASSIVE)');
+    } catch {
+      // Busy or failed: SQLite's own checkpoint at 1,000 pages, or the server's thread, still runs.
+    }
+    last = performance.now();
+  };
+}

@@ -23,25 +23,25 @@ export interface SqliteOptions {
 /**
  * Kysely's SQLite driver prepares every statement on every call. The queries Gatehouse runs are a
  * small fixed set, so caching prepared statements by SQL text removes that cost from the hot path.
+ * The prepared queries (prepared-query.ts) take their statements from the same cache.
  */
-function withStatementCache(db: BetterSqlite3.Database): SqliteDatabase {
-  const cache = new Map<string, SqliteStatement>();
-  return {
-    close: () => db.close(),
-    prepare(sql: string): SqliteStatement {
-      let statement = cache.get(sql);
-      if (statement === undefined) {
-        statement = db.prepare(sql) as unknown as SqliteStatement;
-        cache.set(sql, statement);
-      }
-      return statement;
-    },
+function statementCache(db: BetterSqlite3.Database): (sql: string) => BetterSqlite3.Statement {
+  const cache = new Map<string, BetterSqlite3.Statement>();
+  return (sql) => {
+    let statement = cache.get(sql);
+    if (statement === undefined) {
+      statement = db.prepare(sql);
+      cache.set(sql, statement);
+    }
+    return statement;
   };
 }
 
 export function createSqliteDialect(options: SqliteOptions): {
   dialect: SqliteDialect;
   raw: BetterSqlite3.Database;
+  /** The connection's statement for `sql`, prepared once (Kysely's driver uses the same). */
+  prepare: (sql: string) => BetterSqlite3.Statement;
   /** Stops the background checkpointer (before the connection closes). */
   stopCheckpointer: () => Promise<void>;
 } {
@@ -52,9 +52,15 @@ export function createSqliteDialect(options: SqliteOptions): {
     options.filename === ':memory:' || options.checkpointer === false
       ? undefined
       : startCheckpointer(raw, options.filename, undefined, options.onCheckpoint);
+  const prepare = statementCache(raw);
+  const database: SqliteDatabase = {
+    close: () => raw.close(),
+    prepare: (sql) => prepare(sql) as unknown as SqliteStatement,
+  };
   return {
-    dialect: new SqliteDialect({ database: withStatementCache(raw) }),
+    dialect: new SqliteDialect({ database }),
     raw,
+    prepare,
     stopCheckpointer: async () => checkpointer?.stop(),
   };
 }

@@ -5,6 +5,7 @@ import * as purgeIndexes from './0003-purge-indexes.js';
 import * as macNonces from './0004-mac-nonces.js';
 import * as signingKeyRevocation from './0005-signing-key-revocation.js';
 import * as serverSecretCheck from './0006-server-secret-check.js';
+import * as openIdConnect from './0007-openid-connect.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004-mac-nonces': macNonces,
   '0005-signing-key-revocation': signingKeyRevocation,
   '0006-server-secret-check': serverSecretCheck,
+  '0007-openid-connect': openIdConnect,
 };
 
 export const migrationProvider: MigrationProvider = {

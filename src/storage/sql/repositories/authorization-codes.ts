@@ -1,33 +1,52 @@
 import type { Kysely } from 'kysely';
 import type { AuthorizationCode } from '../../../core/model.js';
 import type { AuthorizationCodeStore } from '../../../core/ports.js';
-import type { Database } from '../schema.js';
-import { GRANT_COLUMNS_OF_CODE, type SqliteHotPath } from '../sqlite-hot-path.js';
+import type { AuthorizationCodesTable, Database } from '../schema.js';
+import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
 import { codeFromRow, codeToRow, codeWithGrantFromRow } from './mappers.js';
 
+/** The grant's columns read with a code (`CodeWithGrantRow`). */
+const GRANT_COLUMNS_OF_CODE = [
+  'g.client_id as grant_client_id',
+  'g.user_id as grant_user_id',
+  'g.scope as grant_scope',
+  'g.created_at as grant_created_at',
+  'g.expires_at as grant_expires_at',
+  'g.revoked_at as grant_revoked_at',
+] as const;
+
+/** `statements`, on SQLite: the code flow's statements as prepared queries (every /authorize and /token). */
 export function createAuthorizationCodeRepository(
   db: Kysely<Database>,
-  hot?: SqliteHotPath,
+  statements?: SqliteStatements,
 ): AuthorizationCodeStore {
+  const insert = preparedQuery(statements, (row: AuthorizationCodesTable) =>
+    db.insertInto('authorization_codes').values(row),
+  );
+  // One statement: the row lock (PostgreSQL) or the single writer (SQLite) lets exactly one
+  // concurrent redemption see consumed_at IS NULL.
+  const consume = preparedQuery(statements, ({ hash, at }: { hash: string; at: number }) =>
+    db
+      .updateTable('authorization_codes')
+      .set({ consumed_at: at })
+      .where('hash', '=', hash)
+      .where('consumed_at', 'is', null)
+      .returningAll(),
+  );
+  const withGrant = preparedQuery(statements, ({ hash }: { hash: string }) =>
+    db
+      .selectFrom('authorization_codes as c')
+      .innerJoin('grants as g', 'g.id', 'c.grant_id')
+      .selectAll('c')
+      .select(GRANT_COLUMNS_OF_CODE)
+      .where('c.hash', '=', hash),
+  );
   return {
     async insert(code: AuthorizationCode) {
-      if (hot?.usable) return hot.insertCode(codeToRow(code));
-      await db.insertInto('authorization_codes').values(codeToRow(code)).execute();
+      await insert.run(codeToRow(code));
     },
     async consume(hash: string, at: number) {
-      // One statement: the row lock (PostgreSQL) or the single writer (SQLite) lets exactly one
-      // concurrent redemption see consumed_at IS NULL.
-      if (hot?.usable) {
-        const consumed = hot.consumeCode(hash, at);
-        return consumed && codeFromRow(consumed);
-      }
-      const row = await db
-        .updateTable('authorization_codes')
-        .set({ consumed_at: at })
-        .where('hash', '=', hash)
-        .where('consumed_at', 'is', null)
-        .returningAll()
-        .executeTakeFirst();
+      const row = await consume.first({ hash, at });
       return row && codeFromRow(row);
     },
     async get(hash: string) {
@@ -39,15 +58,7 @@ export function createAuthorizationCodeRepository(
       return row && codeFromRow(row);
     },
     async getWithGrant(hash: string) {
-      const row = hot?.usable
-        ? hot.codeWithGrant(hash)
-        : await db
-            .selectFrom('authorization_codes as c')
-            .innerJoin('grants as g', 'g.id', 'c.grant_id')
-            .selectAll('c')
-            .select(GRANT_COLUMNS_OF_CODE)
-            .where('c.hash', '=', hash)
-            .executeTakeFirst();
+      const row = await withGrant.first({ hash });
       return row && codeWithGrantFromRow(row);
     },
   };

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { BrowserSession } from '../../../core/model.js';
 import type { BrowserSessionStore } from '../../../core/ports.js';
 import type { BrowserSessionsTable, Database } from '../schema.js';
-import type { SqliteHotPath } from '../sqlite-hot-path.js';
+import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
 import { userFromRow } from './mappers.js';
 
 const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
@@ -14,8 +14,17 @@ const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
 
 export function createBrowserSessionRepository(
   db: Kysely<Database>,
-  hot?: SqliteHotPath,
+  statements?: SqliteStatements,
 ): BrowserSessionStore {
+  // Every /authorize asks who is signed in.
+  const signedIn = preparedQuery(statements, ({ hash, at }: { hash: string; at: number }) =>
+    db
+      .selectFrom('browser_sessions as s')
+      .innerJoin('users as u', 'u.id', 's.user_id')
+      .selectAll('u')
+      .where('s.hash', '=', hash)
+      .where('s.expires_at', '>', at),
+  );
   return {
     async insert(session: BrowserSession) {
       await db
@@ -38,15 +47,7 @@ export function createBrowserSessionRepository(
       return row && fromRow(row);
     },
     async signedInUser(hash: string, at: number) {
-      const row = hot?.usable
-        ? hot.signedInUser(hash, at)
-        : await db
-            .selectFrom('browser_sessions as s')
-            .innerJoin('users as u', 'u.id', 's.user_id')
-            .selectAll('u')
-            .where('s.hash', '=', hash)
-            .where('s.expires_at', '>', at)
-            .executeTakeFirst();
+      const row = await signedIn.first({ hash, at });
       return row && userFromRow(row);
     },
     async delete(hash: string) {

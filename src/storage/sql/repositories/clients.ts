@@ -2,14 +2,14 @@ import type { Kysely } from 'kysely';
 import type { Client } from '../../../core/model.js';
 import type { ClientFilter, ClientStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
-import type { SqliteHotPath } from '../sqlite-hot-path.js';
+import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
 import { clientFromRow, clientToRow } from './mappers.js';
 import { isLookupKey } from './lookup-key.js';
 
-/** `hot`, on SQLite, reads one client by id with a prepared statement: every token request does. */
+/** `statements`, on SQLite, read one client by id as a prepared query: every token request does. */
 export function createClientRepository(
   db: Kysely<Database>,
-  hot?: SqliteHotPath,
+  statements?: SqliteStatements,
   /**
    * How long a client read stays in this process's memory. Client authentication runs on every token
    * request; a change made through this store is seen at once, one made by another process within
@@ -32,10 +32,11 @@ export function createClientRepository(
     reading.delete(id);
   };
 
+  const byId = preparedQuery(statements, ({ id }: { id: string }) =>
+    db.selectFrom('clients').selectAll().where('id', '=', id),
+  );
   const read = async (id: string): Promise<Client | undefined> => {
-    const row = hot?.usable
-      ? hot.clientById(id)
-      : await db.selectFrom('clients').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await byId.first({ id });
     return row && clientFromRow(row);
   };
 

@@ -4,9 +4,13 @@ import type { GrantStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
 import { grantFromRow, grantToRow } from './mappers.js';
 import { isLookupKey } from './lookup-key.js';
-import type { SqliteHotPath } from '../sqlite-hot-path.js';
+import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
 
-export function createGrantRepository(db: Kysely<Database>, hot?: SqliteHotPath): GrantStore {
+export function createGrantRepository(db: Kysely<Database>, statements?: SqliteStatements): GrantStore {
+  // Every /authorize reads the user's grants (remembered consent).
+  const byUser = preparedQuery(statements, ({ userId }: { userId: string }) =>
+    db.selectFrom('grants').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc'),
+  );
   return {
     async insert(grant: Grant) {
       await db.insertInto('grants').values(grantToRow(grant)).execute();
@@ -17,14 +21,7 @@ export function createGrantRepository(db: Kysely<Database>, hot?: SqliteHotPath)
       return row && grantFromRow(row);
     },
     async listByUser(userId: string) {
-      if (hot?.usable) return hot.grantsByUser(userId).map(grantFromRow);
-      const rows = await db
-        .selectFrom('grants')
-        .selectAll()
-        .where('user_id', '=', userId)
-        .orderBy('created_at', 'desc')
-        .execute();
-      return rows.map(grantFromRow);
+      return (await byUser.all({ userId })).map(grantFromRow);
     },
     async listByClient(clientId: string) {
       const rows = await db

@@ -8,7 +8,6 @@ import type {
   TokenType,
   User,
 } from '../../../core/model.js';
-import type { CodeWithGrantRow } from '../sqlite-hot-path.js';
 import type {
   AuthorizationCodesTable,
   ClientsTable,
@@ -30,6 +29,8 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   scopes: splitScope(row.scopes),
   tokenType: row.token_type as TokenType,
   isPublic: row.is_public === 1,
+  idTokenSignedResponseAlg: row.id_token_signed_response_alg as Client['idTokenSignedResponseAlg'],
+  postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -45,12 +46,16 @@ export const clientToRow = (client: Client): ClientsTable => ({
   is_public: client.isPublic ? 1 : 0,
   created_at: client.createdAt,
   updated_at: client.updatedAt,
+  id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+  post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
 });
 
 export const userFromRow = (row: UsersTable): User => ({
   id: row.id,
   username: row.username,
   passwordHash: row.password_hash,
+  email: row.email,
+  name: row.name,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -61,6 +66,8 @@ export const userToRow = (user: User): UsersTable => ({
   password_hash: user.passwordHash,
   created_at: user.createdAt,
   updated_at: user.updatedAt,
+  email: user.email,
+  name: user.name,
 });
 
 export const grantFromRow = (row: GrantsTable): Grant => ({
@@ -92,6 +99,9 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   scope: splitScope(row.scope),
   codeChallenge: row.code_challenge,
   codeChallengeMethod: row.code_challenge_method as AuthorizationCode['codeChallengeMethod'],
+  nonce: row.nonce,
+  authTime: row.auth_time === null ? null : Number(row.auth_time),
+  sid: row.sid,
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   consumedAt: row.consumed_at,
@@ -109,6 +119,9 @@ export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => (
   created_at: code.createdAt,
   expires_at: code.expiresAt,
   consumed_at: code.consumedAt,
+  nonce: code.nonce,
+  auth_time: code.authTime,
+  sid: code.sid,
 });
 
 export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
@@ -120,6 +133,8 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   retiredAt: row.retired_at,
+  authTime: row.auth_time === null ? null : Number(row.auth_time),
+  sid: row.sid,
 });
 
 export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
@@ -131,6 +146,8 @@ export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
   created_at: token.createdAt,
   expires_at: token.expiresAt,
   retired_at: token.retiredAt,
+  auth_time: token.authTime,
+  sid: token.sid,
 });
 
 export const signingKeyFromRow = (row: SigningKeysTable): SigningKeyRecord => ({
@@ -152,6 +169,16 @@ export const signingKeyToRow = (key: SigningKeyRecord): SigningKeysTable => ({
   retired_at: key.retiredAt,
   revoked_at: key.revokedAt,
 });
+
+/** A code row joined with the columns of its grant, as one statement reads them. */
+export interface CodeWithGrantRow extends AuthorizationCodesTable {
+  grant_client_id: string;
+  grant_user_id: string;
+  grant_scope: string;
+  grant_created_at: number;
+  grant_expires_at: number | null;
+  grant_revoked_at: number | null;
+}
 
 export const codeWithGrantFromRow = (row: CodeWithGrantRow): { code: AuthorizationCode; grant: Grant } => ({
   code: codeFromRow(row),

@@ -18,11 +18,11 @@ export function createSigningKeyRepository(db: Kysely<Database>): SigningKeyStor
         .execute();
       return rows.map(signingKeyFromRow);
     },
-    async retireAllExcept(kid: string, at: number) {
+    async retireAllExcept(kids: readonly string[], at: number) {
       await db
         .updateTable('signing_keys')
         .set({ retired_at: at })
-        .where('kid', '!=', kid)
+        .where('kid', 'not in', [...kids])
         .where('retired_at', 'is', null)
         .execute();
     },

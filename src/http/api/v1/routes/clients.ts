@@ -1,17 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import {
-  newClientSecret,
-  registerScopesOf,
-  validateClientInput,
-  viewClient,
-  createClient,
-  type ClientInput,
-} from '../../../../core/client-registry.js';
+import { viewClient, type ClientWithSecret as ClientAndSecret } from '../../../../core/client-registry.js';
 import type { Client } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';
-import { notFound, Problem } from '../problem.js';
+import { notFound } from '../problem.js';
 import {
   Client as ClientSchema,
   ClientCreate,
@@ -30,39 +23,25 @@ import {
   type ClientQueryString,
   type ClientReplaceBody,
 } from '../schemas.js';
-import { listStandingGrants, revokeGrantOf } from './grants.js';
+import { listGrants, revokeGrantOf } from './grants.js';
 
 const tags = ['clients'];
 const errors = { '4xx': ProblemSchema };
 
 /** /v1/clients: the client registry (scope admin). */
 export function registerClientRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { storage, clock } = context;
+  const { clients, grants } = context.engine;
   const admin = context.requireToken({ scopes: ['admin'] });
 
   async function existing(id: string): Promise<Client> {
-    const client = await storage.clients.get(id);
+    const client = await clients.get(id);
     if (client === undefined) throw notFound('client');
     return client;
   }
 
-  /** Replaces a client's settings with `input` (validated in full); a secret appears when one is made. */
-  async function replace(client: Client, input: ClientInput) {
-    const fields = validateClientInput(input);
-    const now = clock.now();
-    // Turning a public client confidential needs a secret, shown once; the reverse drops it.
-    const fresh = !fields.isPublic && client.secretHash === null ? newClientSecret() : undefined;
-    const updated: Client = {
-      ...client,
-      ...fields,
-      secretHash: fields.isPublic ? null : (fresh?.hash ?? client.secretHash),
-      updatedAt: now,
-    };
-    await registerScopesOf(storage, updated.scopes, now);
-    const secretChanges = updated.secretHash !== client.secretHash;
-    if (!(await storage.clients.update(updated, secretChanges ? 'replace' : 'keep')))
-      throw notFound('client');
-    return { ...viewClient(updated), ...(fresh ? { client_secret: fresh.secret } : {}) };
+  /** The client as /v1 shows it, with its secret when the change made one (shown this once). */
+  function withSecret({ client, secret }: ClientAndSecret) {
+    return { ...viewClient(client), ...(secret === undefined ? {} : { client_secret: secret }) };
   }
 
   api.get<{ Querystring: ClientQueryString }>(
@@ -79,7 +58,7 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
     },
     async function listClients(request) {
       const { name, grant_type: grantType, limit = 20, offset = 0 } = request.query;
-      const { items, total } = await storage.clients.list({ name, grantType, limit, offset });
+      const { items, total } = await clients.list({ name, grantType, limit, offset });
       return { items: items.map(viewClient), total, limit, offset };
     },
   );
@@ -99,9 +78,9 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function createClientRoute(request, reply) {
-      const { client, secret } = await createClient(storage, clock, request.body);
-      reply.code(201).header('location', locationOf(context, 'clients', client.id));
-      return { ...viewClient(client), ...(secret === undefined ? {} : { client_secret: secret }) };
+      const created = await clients.create(request.body);
+      reply.code(201).header('location', locationOf(context, 'clients', created.client.id));
+      return withSecret(created);
     },
   );
 
@@ -137,9 +116,9 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function replaceClient(request, reply) {
-      const result = await replace(await existing(request.params.id), request.body);
+      const result = await clients.replace(await existing(request.params.id), request.body);
       reply.code(201);
-      return result;
+      return withSecret(result);
     },
   );
 
@@ -156,18 +135,9 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function patchClient(request, reply) {
-      const client = await existing(request.params.id);
-      const body = request.body;
-      const result = await replace(client, {
-        name: body.name ?? client.name,
-        redirect_uris: body.redirect_uris ?? client.redirectUris,
-        grant_types: body.grant_types ?? client.grantTypes,
-        scopes: body.scopes ?? client.scopes,
-        token_type: body.token_type ?? client.tokenType,
-        public: body.public ?? client.isPublic,
-      });
+      const result = await clients.update(await existing(request.params.id), request.body);
       reply.code(201);
-      return result;
+      return withSecret(result);
     },
   );
 
@@ -184,7 +154,7 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function deleteClient(request, reply) {
-      if (!(await storage.clients.delete(request.params.id))) throw notFound('client');
+      if (!(await clients.delete(request.params.id))) throw notFound('client');
       return reply.code(204).send();
     },
   );
@@ -205,13 +175,7 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
     },
     async function rotateSecret(request, reply) {
       const client = await existing(request.params.id);
-      if (client.isPublic) throw new Problem(409, 'a public client has no secret', { field: 'public' });
-      const { secret, hash } = newClientSecret();
-      if (
-        !(await storage.clients.update({ ...client, secretHash: hash, updatedAt: clock.now() }, 'replace'))
-      ) {
-        throw notFound('client');
-      }
+      const secret = await clients.rotateSecret(client);
       reply.code(201).header('location', locationOf(context, 'clients', client.id));
       return { client_id: client.id, client_secret: secret };
     },
@@ -230,7 +194,7 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
     },
     async function clientGrants(request) {
       const client = await existing(request.params.id);
-      return listStandingGrants(await storage.grants.listByClient(client.id), context);
+      return listGrants(await grants.standingOfClient(client.id));
     },
   );
 

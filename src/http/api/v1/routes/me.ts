@@ -3,7 +3,7 @@ import { viewUser } from '../../../../core/user-registry.js';
 import { callerOf } from '../authentication.js';
 import type { ApiContext } from '../context.js';
 import { notFound } from '../problem.js';
-import { Problem as ProblemSchema, User } from '../schemas.js';
+import { Me, Problem as ProblemSchema } from '../schemas.js';
 
 /** GET /v1/users/me: the resource owner the token acts for (scope profile). */
 export function registerMeRoutes(api: FastifyInstance, context: ApiContext): void {
@@ -13,16 +13,20 @@ export function registerMeRoutes(api: FastifyInstance, context: ApiContext): voi
       schema: {
         summary: 'The user the access token acts for',
         description:
-          'Needs scope `profile` and a token issued for a user; a client_credentials token gets 403.',
+          'Needs scope `profile` and a token issued for a user; a client_credentials token gets 403. ' +
+          'The email address comes only with scope `email` too, as at /userinfo.',
         tags: ['users'],
-        response: { 200: User, '4xx': ProblemSchema },
+        response: { 200: Me, '4xx': ProblemSchema },
       },
       preValidation: context.requireToken({ scopes: ['profile'], user: true }),
     },
     async function me(request) {
-      const user = await context.storage.users.get(callerOf(request).claims.sub);
+      const { claims } = callerOf(request);
+      const user = await context.engine.users.get(claims.sub);
       if (user === undefined) throw notFound('user');
-      return viewUser(user);
+      const { email, ...view } = viewUser(user);
+      // OpenID Connect Core §5.4: the address is what the email scope releases, not profile.
+      return claims.scope.split(' ').includes('email') ? { ...view, email } : view;
     },
   );
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { negotiate } from '../content-negotiation.js';
+import { negotiate } from '../../../content-negotiation.js';
 import { finishDocument } from '../openapi-document.js';
 import { renderReference, REFERENCE_STYLESHEET } from '../openapi-html.js';
 import { Problem, sendProblem } from '../problem.js';

@@ -1,10 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../../../../core/model.js';
-import { isProtectedScope } from '../../../../core/scope-registry.js';
 import type { ApiContext } from '../context.js';
 import { isoTime, locationOf } from '../context.js';
-import { notFound, Problem } from '../problem.js';
+import { notFound } from '../problem.js';
 import {
   Problem as ProblemSchema,
   Scope as ScopeSchema,
@@ -27,19 +26,18 @@ function viewScope(scope: Scope) {
 
 /** /v1/scopes: the scope registry, with the descriptions the consent page shows (scope admin). */
 export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { storage, clock } = context;
+  const { scopes } = context.engine;
   const admin = context.requireToken({ scopes: ['admin'] });
 
   async function existing(name: string): Promise<Scope> {
-    const scope = await storage.scopes.get(name);
+    const scope = await scopes.get(name);
     if (scope === undefined) throw notFound('scope', 'name');
     return scope;
   }
 
+  /** PUT and PATCH: a new description, or the one it has. */
   async function describe(scope: Scope, description: string | undefined) {
-    const updated = { ...scope, description: description ?? scope.description };
-    await storage.scopes.upsert(updated);
-    return viewScope(updated);
+    return viewScope(await scopes.describe(scope.name, description ?? scope.description));
   }
 
   api.get(
@@ -49,7 +47,7 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
       preValidation: admin,
     },
     async function listScopes() {
-      return { items: (await storage.scopes.list()).map(viewScope) };
+      return { items: (await scopes.list()).map(viewScope) };
     },
   );
 
@@ -67,11 +65,7 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
     },
     async function createScope(request, reply) {
       const { name, description } = request.body;
-      if ((await storage.scopes.get(name)) !== undefined) {
-        throw new Problem(409, 'a scope with this name exists', { field: 'name' });
-      }
-      const scope: Scope = { name, description: description ?? name, createdAt: clock.now() };
-      await storage.scopes.upsert(scope);
+      const scope = await scopes.create(name, description);
       reply.code(201).header('location', locationOf(context, 'scopes', name));
       return viewScope(scope);
     },
@@ -136,7 +130,8 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
     {
       schema: {
         summary: 'Delete a scope',
-        description: 'The built-in scopes profile and admin cannot be deleted (409).',
+        description:
+          'The built-in scopes (profile, admin, openid, email, offline_access) cannot be deleted (409).',
         tags,
         params: ScopeParams,
         response: { 204: Type.Null({ description: 'Deleted' }), ...errors },
@@ -144,11 +139,7 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
       preValidation: admin,
     },
     async function deleteScope(request, reply) {
-      const { name } = request.params;
-      if (isProtectedScope(name)) {
-        throw new Problem(409, 'built-in scopes cannot be deleted', { field: 'name' });
-      }
-      if (!(await storage.scopes.delete(name))) throw notFound('scope', 'name');
+      await scopes.delete(request.params.name);
       return reply.code(204).send();
     },
   );

@@ -1,34 +1,16 @@
 import type { FastifyInstance } from 'fastify';
-import type { SigningKeyRecord } from '../../../../core/model.js';
+import { viewSigningKey as viewKey } from '../../../../core/signing-key-registry.js';
 import type { ApiContext } from '../context.js';
-import { isoTime, locationOf } from '../context.js';
+import { locationOf } from '../context.js';
 import { notFound } from '../problem.js';
 import { KidParams, Problem as ProblemSchema, SigningKey, SigningKeyList } from '../schemas.js';
 
 const tags = ['signing-keys'];
 const errors = { '4xx': ProblemSchema };
 
-/** Public parts only: private keys never leave the store, where they are sealed. */
-function viewKey(key: SigningKeyRecord) {
-  return {
-    kid: key.kid,
-    alg: key.alg,
-    status:
-      key.revokedAt !== null
-        ? ('revoked' as const)
-        : key.retiredAt === null
-          ? ('active' as const)
-          : ('retired' as const),
-    public_jwk: key.publicJwk,
-    created_at: isoTime(key.createdAt),
-    retired_at: key.retiredAt === null ? null : isoTime(key.retiredAt),
-    revoked_at: key.revokedAt === null ? null : isoTime(key.revokedAt),
-  };
-}
-
 /** /v1/signing-keys: list the token-signing keys; POST rotates, POST …/revoke revokes (scope admin). */
 export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { storage, keyRing } = context;
+  const { signingKeys } = context.engine;
   const admin = context.requireToken({ scopes: ['admin'] });
 
   api.get(
@@ -42,7 +24,7 @@ export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiConte
       preValidation: admin,
     },
     async function listKeys() {
-      return { items: (await storage.signingKeys.list()).map(viewKey) };
+      return { items: (await signingKeys.list()).map(viewKey) };
     },
   );
 
@@ -60,8 +42,8 @@ export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiConte
       preValidation: admin,
     },
     async function rotateKey(_request, reply) {
-      const kid = await keyRing.rotate();
-      const key = (await storage.signingKeys.list()).find((candidate) => candidate.kid === kid);
+      const kid = await signingKeys.rotate();
+      const key = await signingKeys.get(kid);
       if (key === undefined) throw new Error('rotated key not found in the store');
       reply.code(201).header('location', locationOf(context, 'signing-keys', kid));
       return viewKey(key);
@@ -86,8 +68,8 @@ export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiConte
     },
     async function revokeKey(request, reply) {
       const { kid } = request.params;
-      if ((await keyRing.revoke(kid)) === undefined) throw notFound('signing key', 'kid');
-      const key = (await storage.signingKeys.list()).find((candidate) => candidate.kid === kid);
+      if ((await signingKeys.revoke(kid)) === undefined) throw notFound('signing key', 'kid');
+      const key = await signingKeys.get(kid);
       if (key === undefined) throw notFound('signing key', 'kid');
       reply.code(201).header('location', locationOf(context, 'signing-keys', kid));
       return viewKey(key);
@@ -106,9 +88,7 @@ export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiConte
       preValidation: admin,
     },
     async function getKey(request) {
-      const key = (await storage.signingKeys.list()).find(
-        (candidate) => candidate.kid === request.params.kid,
-      );
+      const key = await signingKeys.get(request.params.kid);
       if (key === undefined) throw notFound('signing key', 'kid');
       return viewKey(key);
     },

@@ -1,15 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { User } from '../../../../core/model.js';
-import { hashPassword } from '../../../../core/passwords.js';
-import {
-  createUser,
-  endUserSignIns,
-  validatePassword,
-  validateUsername,
-  viewUser,
-} from '../../../../core/user-registry.js';
-import { ConflictError } from '../../../../core/validation.js';
+import { viewUser, type UserChanges } from '../../../../core/user-registry.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';
 import { notFound } from '../problem.js';
@@ -29,52 +21,25 @@ import {
   type UserQueryString,
   type UserReplaceBody,
 } from '../schemas.js';
-import { listStandingGrants, revokeGrantOf } from './grants.js';
+import { listGrants, revokeGrantOf } from './grants.js';
 
 const tags = ['users'];
 const errors = { '4xx': ProblemSchema };
 
-/** A unique-constraint violation, on SQLite or PostgreSQL: another writer took the name first. */
-function isUniqueViolation(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE';
-}
-
 /** /v1/users: resource owners (scope admin). Passwords are write-only. */
 export function registerUserRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { storage, clock } = context;
+  const { users, grants } = context.engine;
   const admin = context.requireToken({ scopes: ['admin'] });
 
   async function existing(id: string): Promise<User> {
-    const user = await storage.users.get(id);
+    const user = await users.get(id);
     if (user === undefined) throw notFound('user');
     return user;
   }
 
-  async function update(user: User, changes: { username?: string; password?: string }) {
-    const username = changes.username === undefined ? user.username : validateUsername(changes.username);
-    const password = changes.password === undefined ? undefined : validatePassword(changes.password);
-    if (username !== user.username) {
-      const holder = await storage.users.getByUsername(username);
-      if (holder !== undefined && holder.id !== user.id) {
-        throw new ConflictError('username', 'user name already taken');
-      }
-    }
-    const updated: User = {
-      ...user,
-      username,
-      passwordHash: password === undefined ? user.passwordHash : await hashPassword(password),
-      updatedAt: clock.now(),
-    };
-    try {
-      if (!(await storage.users.update(updated))) throw notFound('user');
-    } catch (error) {
-      if (isUniqueViolation(error)) throw new ConflictError('username', 'user name already taken');
-      throw error;
-    }
-    // A new password is a reset: what the old one opened ends with it (the same rule as changePassword).
-    if (password !== undefined) await endUserSignIns(storage, updated.id, updated.updatedAt);
-    return viewUser(updated);
+  /** PUT and PATCH: core updateUser's rules (a new password ends the user's sign-ins, decision 12). */
+  async function update(user: User, changes: UserChanges) {
+    return viewUser(await users.update(user, changes));
   }
 
   api.get<{ Querystring: UserQueryString }>(
@@ -91,11 +56,11 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     async function listUsers(request) {
       const { username, limit = 20, offset = 0 } = request.query;
       if (username !== undefined) {
-        const user = await storage.users.getByUsername(username);
+        const user = await users.getByUsername(username);
         const items = user === undefined ? [] : [viewUser(user)];
         return { items: items.slice(offset, offset + limit), total: items.length, limit, offset };
       }
-      const { items, total } = await storage.users.list(limit, offset);
+      const { items, total } = await users.list(limit, offset);
       return { items: items.map(viewUser), total, limit, offset };
     },
   );
@@ -113,13 +78,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
       preValidation: admin,
     },
     async function createUserRoute(request, reply) {
-      let user: User;
-      try {
-        user = await createUser(storage, clock, request.body);
-      } catch (error) {
-        if (isUniqueViolation(error)) throw new ConflictError('username', 'user name already taken');
-        throw error;
-      }
+      const user = await users.create(request.body);
       reply.code(201).header('location', locationOf(context, 'users', user.id));
       return viewUser(user);
     },
@@ -152,7 +111,9 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
       preValidation: admin,
     },
     async function replaceUser(request, reply) {
-      const result = await update(await existing(request.params.id), request.body);
+      // RFC 9110 §9.3.4: the complete representation; an email or name left out is removed.
+      const { email = null, name = null, ...rest } = request.body;
+      const result = await update(await existing(request.params.id), { ...rest, email, name });
       reply.code(201);
       return result;
     },
@@ -162,7 +123,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     '/users/:id',
     {
       schema: {
-        summary: 'Change a user’s name or password',
+        summary: 'Change a user’s user name, email, full name or password',
         description:
           'A new password signs the user out everywhere: their browser sessions end, and every grant ' +
           'they gave is revoked, so its refresh and access tokens stop working at once.',
@@ -193,7 +154,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
       preValidation: admin,
     },
     async function deleteUser(request, reply) {
-      if (!(await storage.users.delete(request.params.id))) throw notFound('user');
+      if (!(await users.delete(request.params.id))) throw notFound('user');
       return reply.code(204).send();
     },
   );
@@ -211,7 +172,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     },
     async function userGrants(request) {
       const user = await existing(request.params.id);
-      return listStandingGrants(await storage.grants.listByUser(user.id), context);
+      return listGrants(await grants.standingOfUser(user.id));
     },
   );
 

@@ -1,4 +1,4 @@
-import { invalidRequest, OAuthError } from '../../core/errors.js';
+import { invalidRequest, OAuthError } from '../core/errors.js';
 
 export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 

@@ -1,4 +1,3 @@
-import type { Clock } from '../shared/clock.js';
 import {
   checkMacFreshness,
   macReplay,
@@ -7,30 +6,30 @@ import {
   verifyBodyHash,
   verifyMacSignature,
   type MacRequest,
-} from '../resource-server/mac.js';
-import { TokenError } from '../resource-server/rfc6750.js';
+} from 'gatehouse-oauth-resource-server/mac';
+import { TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
+import type { Clock } from '../../../shared/clock.js';
 import {
   AccessTokenValidator,
   InvalidAccessTokenError,
   type ValidAccessToken,
-} from './access-token-validation.js';
-import { deriveMacKey, ISSUED_MAC_ALGORITHM } from './mac.js';
-import type { MacNonceStore } from './ports.js';
+} from '../../../core/access-token-validation.js';
+import { ISSUED_MAC_ALGORITHM, type MacTokens } from '../../../core/mac.js';
 
 export interface MacRequestVerifierOptions {
   validator: AccessTokenValidator;
-  nonces: MacNonceStore;
+  /** The engine's MAC keys, nonce record and time window. */
+  macTokens: MacTokens;
   clock: Clock;
-  macSecret: Buffer;
-  /** How far the request's time may be from the server's clock, either way (seconds). */
-  windowSeconds: number;
 }
 
 /**
  * Gatehouse as a resource server for MAC tokens (docs/decisions.md, decision 3): the token is validated
  * like a bearer token, its key re-derived from the server secret, then the request's signature,
  * body hash, time window and nonce are checked, in that order, so only authentic requests spend a
- * nonce row.
+ * nonce row. It belongs to the HTTP side: the header format, the request checks and the RFC 6750
+ * refusals are the resource-server library's, which core does not import (docs/decisions.md,
+ * decision 16); core gives the token's validation, its key and the nonce record (`MacTokens`).
  */
 export class MacRequestVerifier {
   constructor(private readonly options: MacRequestVerifierOptions) {}
@@ -52,18 +51,18 @@ export class MacRequestVerifier {
     }
     // A bearer token has no key: it cannot be presented with the MAC scheme.
     if (valid.tokenType !== 'mac') throw invalid('this access token is not a MAC token');
-    const key = deriveMacKey(this.options.macSecret, valid.claims.jti);
+    const key = this.options.macTokens.keyFor(valid.claims.jti);
     verifyMacSignature(credentials, request, key, ISSUED_MAC_ALGORITHM);
     verifyBodyHash(credentials, ISSUED_MAC_ALGORITHM, rawBody);
     const now = this.options.clock.now();
     const time = macRequestTime(credentials, valid.claims.iat);
-    checkMacFreshness(time, now, this.options.windowSeconds);
+    const { windowSeconds } = this.options.macTokens;
+    checkMacFreshness(time, now, windowSeconds);
     // Kept until the window has passed: after that, the timestamp check refuses a replay by itself.
-    const first = await this.options.nonces.remember(
+    const first = await this.options.macTokens.rememberNonce(
       valid.claims.jti,
       credentials.nonce,
-      time + this.options.windowSeconds + 1,
-      now,
+      time + windowSeconds + 1,
     );
     if (!first) throw macReplay();
     return valid;

@@ -1,7 +1,10 @@
 /**
- * gatehouse/resource-server: protect a Node service with access tokens from Gatehouse.
- * The core imports only jose and node: modules; the Fastify and Express adapters need nothing of
- * their frameworks at run time.
+ * gatehouse-oauth-resource-server: protect a Node service with access tokens from Gatehouse.
+ * It imports only jose and node: modules; the Fastify and Express adapters need nothing of their
+ * frameworks at run time (Fastify's types only, an optional peer), so a service that validates
+ * tokens installs none of the server's database drivers (docs/decisions.md, decision 16).
+ * The subpaths `/mac` and `/rfc6750` export the framework-free rules that the server's own /v1 API
+ * shares with this library, so each rule has one copy.
  */
 export {
   ResourceServer,

@@ -1,0 +1,38 @@
+import type { GatehouseConfig } from '../config.js';
+import type { EnginePolicy } from '../core/engine.js';
+import { deriveKey } from '../shared/crypto.js';
+
+/** The purpose-bound keys derived from the one server secret. */
+export function deriveServerKeys(secret: Buffer) {
+  return {
+    keyEncryptionKey: deriveKey(secret, 'signing-key-encryption'),
+    macSecret: deriveKey(secret, 'mac-keys'),
+    cookieSecret: deriveKey(secret, 'cookies'),
+  };
+}
+
+/** The engine's policy: the configuration's values for the rules, and the keys derived from the secret. */
+export function enginePolicy(config: GatehouseConfig): EnginePolicy {
+  const keys = deriveServerKeys(config.secret);
+  return {
+    issuer: config.issuer,
+    accessTokenTtl: config.accessTokenTtl,
+    idTokenTtl: config.idTokenTtl,
+    refreshTokenTtl: config.refreshTokenTtl,
+    authorizationCodeTtl: config.authorizationCodeTtl,
+    refreshReuseGraceSeconds: config.refreshReuseGraceSeconds,
+    passwordFailuresPerUsername: config.passwordFailuresPerUsername,
+    passwordFailuresPerSource: config.passwordFailuresPerSource,
+    passwordFailureWindowSeconds: config.passwordFailureWindowSeconds,
+    allowPlainPkce: config.allowPlainPkce,
+    allowPublicPasswordGrant: config.allowPublicPasswordGrant,
+    macSecret: keys.macSecret,
+    macTimestampWindowSeconds: config.macTimestampWindowSeconds,
+    keyRing: {
+      keyEncryptionKey: keys.keyEncryptionKey,
+      algorithm: config.signingAlgorithm,
+      retiredKeyRetentionSeconds: config.retiredKeyRetentionSeconds,
+      refreshIntervalSeconds: config.keyRefreshIntervalSeconds,
+    },
+  };
+}

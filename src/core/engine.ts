@@ -1,0 +1,199 @@
+import type { Clock } from '../shared/clock.js';
+import { AuthorizationService } from './authorize/authorization-service.js';
+import { ConnectedApps } from './authorize/connected-apps.js';
+import { signIn, type SignInResult } from './authorize/sign-in.js';
+import { BrowserSessions } from './browser-sessions.js';
+import { authenticateClient, type AuthenticatedClient, type ClientCredentialsInput } from './client-auth.js';
+import { ClientRegistry } from './client-registry.js';
+import { GrantRegistry } from './grant-registry.js';
+import { verifyIdTokenHint, type IdTokenHint } from './id-token-hint.js';
+import { KeyRing, type SigningAlgorithm } from './key-ring.js';
+import { RpInitiatedLogout } from './logout.js';
+import { macTokens, type MacTokens } from './mac.js';
+import { IdTokenIssuer } from './oidc/id-token.js';
+import { UserInfoService } from './oidc/userinfo.js';
+import type { Storage } from './ports.js';
+import { ScopeRegistry } from './scope-registry.js';
+import { SigningKeyRegistry } from './signing-key-registry.js';
+import { TokenEndpoint } from './token-endpoint.js';
+import { TokenIssuer } from './token-issuer.js';
+import { createTokenServices, type TokenServices } from './token-services.js';
+import { UserRegistry } from './user-registry.js';
+
+/** The engine's rules as plain values: compose/gatehouse.ts derives them from the configuration. */
+export interface EnginePolicy {
+  /** The issuer URL; also the audience of every access token (RFC 9068 §2.2). */
+  issuer: string;
+  accessTokenTtl: number;
+  /** ID token lifetime (OpenID Connect Core §2 `exp`). */
+  idTokenTtl: number;
+  refreshTokenTtl: number;
+  authorizationCodeTtl: number;
+  /** How long a retired refresh token presented again only fails (docs/decisions.md, decision 4). */
+  refreshReuseGraceSeconds: number;
+  /** Password attempts per (user name, source), and failures per source (docs/decisions.md, decision 8). */
+  passwordFailuresPerUsername: number;
+  passwordFailuresPerSource: number;
+  passwordFailureWindowSeconds: number;
+  /** RFC 7636 §4.2 "plain" PKCE challenges. */
+  allowPlainPkce: boolean;
+  /** The password grant for public clients (docs/decisions.md, decision 9). */
+  allowPublicPasswordGrant: boolean;
+  /** Derives MAC tokens' keys (docs/decisions.md, decision 3). */
+  macSecret: Buffer;
+  /** How far a MAC-signed request's time may be from the server's clock, either way. */
+  macTimestampWindowSeconds: number;
+  keyRing: {
+    /** Seals the signing keys' private halves in the store. */
+    keyEncryptionKey: Buffer;
+    algorithm: SigningAlgorithm;
+    retiredKeyRetentionSeconds: number;
+    refreshIntervalSeconds: number;
+  };
+}
+
+export interface EngineDependencies {
+  storage: Storage;
+  clock: Clock;
+  policy: EnginePolicy;
+}
+
+export type SignInInput = { username: string; password: string; address: string };
+
+/**
+ * Everything the HTTP layer and the command line do, built once from the ports, a clock and the
+ * policy: every rule lives behind it, so the two front ends share each one.
+ */
+export interface Engine {
+  readonly clock: Clock;
+  readonly keyRing: KeyRing;
+  readonly issuer: TokenIssuer;
+  /** OpenID Connect ID tokens (Core §2), for the token endpoint and the authorization endpoint. */
+  readonly idTokens: IdTokenIssuer;
+  /** GET/POST /userinfo (OpenID Connect Core §5.3). */
+  readonly userInfo: UserInfoService;
+  /** POST /token (RFC 6749 §3.2). */
+  readonly tokenEndpoint: TokenEndpoint;
+  /** Access-token validation, introspection (RFC 7662) and revocation (RFC 7009). */
+  readonly tokens: TokenServices;
+  /** MAC tokens' keys and nonces, for verifying MAC-signed requests to /v1 (docs/decisions.md, decision 3). */
+  readonly macTokens: MacTokens;
+  /** /authorize and consent (RFC 6749 §4.1, §4.2). */
+  readonly authorization: AuthorizationService;
+  readonly browserSessions: BrowserSessions;
+  /** The end-session endpoint's checks (RP-Initiated Logout 1.0). */
+  readonly logout: RpInitiatedLogout;
+  readonly connectedApps: ConnectedApps;
+  readonly clients: ClientRegistry;
+  readonly users: UserRegistry;
+  readonly scopes: ScopeRegistry;
+  readonly grants: GrantRegistry;
+  readonly signingKeys: SigningKeyRegistry;
+  /**
+   * An `id_token_hint` (Core §3.1.2.1, RP-Initiated Logout 1.0 §2) checked as an ID token this server
+   * issued, expired or not; undefined when it is not one.
+   */
+  verifyIdTokenHint(token: string): Promise<IdTokenHint | undefined>;
+  /** The client of an /introspect or /revoke request (RFC 6749 §2.3). */
+  authenticateClient(credentials: ClientCredentialsInput): Promise<AuthenticatedClient>;
+  /** The sign-in page's password check, under the account lockout (docs/decisions.md, decision 8). */
+  signIn(input: SignInInput): Promise<SignInResult>;
+  /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
+  prepare(): Promise<void>;
+  /** Stops the key ring's refresh and waits for a read in flight; the store is the caller's to close. */
+  close(): Promise<void>;
+}
+
+export function createEngine(deps: EngineDependencies): Engine {
+  const { storage, clock, policy } = deps;
+  const keyRing = new KeyRing({
+    store: storage.signingKeys,
+    keyEncryptionKey: policy.keyRing.keyEncryptionKey,
+    clock,
+    algorithm: policy.keyRing.algorithm,
+    retiredKeyRetentionSeconds: policy.keyRing.retiredKeyRetentionSeconds,
+    refreshIntervalSeconds: policy.keyRing.refreshIntervalSeconds,
+  });
+  const issuer = new TokenIssuer({
+    keyRing,
+    clock,
+    refreshTokens: storage.refreshTokens,
+    issuer: policy.issuer,
+    audience: policy.issuer,
+    accessTokenTtl: policy.accessTokenTtl,
+    refreshTokenTtl: policy.refreshTokenTtl,
+    macSecret: policy.macSecret,
+  });
+  const idTokens = new IdTokenIssuer({
+    keyRing,
+    users: storage.users,
+    clock,
+    issuer: policy.issuer,
+    ttl: policy.idTokenTtl,
+  });
+  const tokenEndpoint = new TokenEndpoint({
+    storage,
+    issuer,
+    idTokens,
+    clock,
+    policy: {
+      refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
+      passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
+      passwordFailuresPerSource: policy.passwordFailuresPerSource,
+      passwordFailureWindowSeconds: policy.passwordFailureWindowSeconds,
+      accessTokenTtl: policy.accessTokenTtl,
+      refreshTokenTtl: policy.refreshTokenTtl,
+      allowPublicPasswordGrant: policy.allowPublicPasswordGrant,
+    },
+  });
+  const tokens = createTokenServices({
+    keyRing,
+    storage,
+    clock,
+    issuer: policy.issuer,
+    macSecret: policy.macSecret,
+  });
+  const scopes = new ScopeRegistry(storage, clock);
+  const hintOptions = { keyRing, clock, issuer: policy.issuer };
+  const checkIdTokenHint = (token: string) => verifyIdTokenHint(token, hintOptions);
+  const signInPolicy = {
+    failuresPerUsername: policy.passwordFailuresPerUsername,
+    failuresPerAddress: policy.passwordFailuresPerSource,
+    windowSeconds: policy.passwordFailureWindowSeconds,
+  };
+  return {
+    clock,
+    keyRing,
+    issuer,
+    idTokens,
+    userInfo: new UserInfoService({ validator: tokens.validator, users: storage.users }),
+    tokenEndpoint,
+    tokens,
+    macTokens: macTokens(policy.macSecret, policy.macTimestampWindowSeconds, storage.macNonces, clock),
+    authorization: new AuthorizationService({
+      storage,
+      issuer,
+      clock,
+      authorizationCodeTtl: policy.authorizationCodeTtl,
+      allowPlainPkce: policy.allowPlainPkce,
+      verifyIdTokenHint: checkIdTokenHint,
+      idTokens,
+    }),
+    browserSessions: new BrowserSessions(storage.browserSessions, clock),
+    logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
+    connectedApps: new ConnectedApps(storage, clock),
+    clients: new ClientRegistry(storage, clock),
+    users: new UserRegistry(storage, clock),
+    scopes,
+    grants: new GrantRegistry(storage, clock),
+    signingKeys: new SigningKeyRegistry(storage.signingKeys, keyRing),
+    verifyIdTokenHint: checkIdTokenHint,
+    authenticateClient: (credentials) => authenticateClient(credentials, storage.clients),
+    signIn: (input) => signIn(storage, clock, signInPolicy, input),
+    async prepare() {
+      await scopes.ensureBuiltIns();
+      await keyRing.init();
+    },
+    close: () => keyRing.close(),
+  };
+}

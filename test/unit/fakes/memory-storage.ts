@@ -1,0 +1,419 @@
+import type {
+  AuthorizationCode,
+  BrowserSession,
+  Client,
+  Grant,
+  RefreshToken,
+  Scope,
+  SigningKeyRecord,
+  User,
+} from '../../../src/core/model.js';
+import type {
+  AuthorizationCodeStore,
+  BrowserSessionStore,
+  ClientStore,
+  GrantStore,
+  MacNonceStore,
+  PurgeStore,
+  RateLimitStore,
+  RefreshTokenStore,
+  RevocationStore,
+  ScopeStore,
+  SigningKeyStore,
+  Storage,
+  ThrottleStore,
+  UserStore,
+} from '../../../src/core/ports.js';
+
+/**
+ * In-memory fakes of the storage ports (src/core/ports.ts), for unit tests of the engine without a
+ * database. Each follows the doc comment on its interface and what the storage contract test
+ * (test/storage/contract.test.ts) holds the SQL stores to: records are copied in and out (a caller
+ * never holds a reference into the store), foreign keys are checked and deletes cascade as in the
+ * schema. Every method does its reads and writes without awaiting in between, so it is atomic
+ * against concurrent callers, as the one-statement SQL versions are: consume() hands a code out
+ * once, rotate() retires a refresh token once.
+ */
+
+const copy = <T>(value: T): T => structuredClone(value);
+
+/** The rows, shared by the stores that join or cascade across them. */
+interface Tables {
+  clients: Map<string, Client>;
+  users: Map<string, User>;
+  scopes: Map<string, Scope>;
+  grants: Map<string, Grant>;
+  codes: Map<string, AuthorizationCode>;
+  refreshTokens: Map<string, RefreshToken>;
+  revokedAccessTokens: Map<string, number>;
+  signingKeys: Map<string, SigningKeyRecord>;
+  throttle: Map<string, { count: number; resetAt: number }>;
+  browserSessions: Map<string, BrowserSession>;
+  rateLimits: Map<string, { count: number; resetAt: number }>;
+  macNonces: Map<string, number>;
+}
+
+function references(table: Map<string, unknown>, key: string, what: string): void {
+  if (!table.has(key)) throw new Error(`foreign key: no ${what} ${key}`);
+}
+
+function insertNew<T>(table: Map<string, T>, key: string, row: T, what: string): void {
+  if (table.has(key)) throw new Error(`unique: ${what} ${key} exists`);
+  table.set(key, copy(row));
+}
+
+/** Deletes a grant and, as the schema's ON DELETE CASCADE does, its codes and refresh tokens. */
+function deleteGrant(t: Tables, id: string): void {
+  t.grants.delete(id);
+  for (const [hash, code] of t.codes) if (code.grantId === id) t.codes.delete(hash);
+  for (const [hash, token] of t.refreshTokens) if (token.grantId === id) t.refreshTokens.delete(hash);
+}
+
+function clients(t: Tables): ClientStore {
+  return {
+    async insert(client) {
+      insertNew(t.clients, client.id, client, 'client');
+    },
+    async get(id) {
+      const client = t.clients.get(id);
+      return client && copy(client);
+    },
+    async list({ name, grantType, limit, offset }) {
+      const matching = [...t.clients.values()]
+        .filter((c) => name === undefined || c.name === name)
+        .filter((c) => grantType === undefined || (c.grantTypes as string[]).includes(grantType))
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+      return { items: matching.slice(offset, offset + limit).map(copy), total: matching.length };
+    },
+    async update(client, secret) {
+      const stored = t.clients.get(client.id);
+      if (stored === undefined) return false;
+      // 'keep': the stored secret stays, whatever the caller read (ClientStore.update).
+      t.clients.set(client.id, {
+        ...copy(client),
+        secretHash: secret === 'replace' ? client.secretHash : stored.secretHash,
+      });
+      return true;
+    },
+    async delete(id) {
+      if (!t.clients.delete(id)) return false;
+      for (const grant of [...t.grants.values()]) if (grant.clientId === id) deleteGrant(t, grant.id);
+      return true;
+    },
+  };
+}
+
+function users(t: Tables): UserStore {
+  const byName = (username: string) => [...t.users.values()].find((u) => u.username === username);
+  return {
+    async insert(user) {
+      if (byName(user.username) !== undefined) return false;
+      insertNew(t.users, user.id, user, 'user');
+      return true;
+    },
+    async get(id) {
+      const user = t.users.get(id);
+      return user && copy(user);
+    },
+    async getByUsername(username) {
+      const user = byName(username);
+      return user && copy(user);
+    },
+    async list(limit, offset) {
+      const all = [...t.users.values()].sort(
+        (a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      );
+      return { items: all.slice(offset, offset + limit).map(copy), total: all.length };
+    },
+    async update(user) {
+      if (!t.users.has(user.id)) return false;
+      const holder = byName(user.username);
+      if (holder !== undefined && holder.id !== user.id) throw new Error('unique: user name taken');
+      t.users.set(user.id, copy(user));
+      return true;
+    },
+    async delete(id) {
+      if (!t.users.delete(id)) return false;
+      for (const grant of [...t.grants.values()]) if (grant.userId === id) deleteGrant(t, grant.id);
+      for (const [hash, session] of t.browserSessions) {
+        if (session.userId === id) t.browserSessions.delete(hash);
+      }
+      return true;
+    },
+  };
+}
+
+function scopes(t: Tables): ScopeStore {
+  return {
+    async ensure(list) {
+      for (const scope of list) if (!t.scopes.has(scope.name)) t.scopes.set(scope.name, copy(scope));
+    },
+    async upsert(scope) {
+      const stored = t.scopes.get(scope.name);
+      t.scopes.set(scope.name, stored ? { ...stored, description: scope.description } : copy(scope));
+    },
+    async get(name) {
+      const scope = t.scopes.get(name);
+      return scope && copy(scope);
+    },
+    async list() {
+      return [...t.scopes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(copy);
+    },
+    async delete(name) {
+      return t.scopes.delete(name);
+    },
+  };
+}
+
+function grants(t: Tables): GrantStore {
+  const newestFirst = (list: Grant[]) => list.sort((a, b) => b.createdAt - a.createdAt).map(copy);
+  return {
+    async insert(grant) {
+      references(t.clients, grant.clientId, 'client');
+      references(t.users, grant.userId, 'user');
+      insertNew(t.grants, grant.id, grant, 'grant');
+    },
+    async get(id) {
+      const grant = t.grants.get(id);
+      return grant && copy(grant);
+    },
+    async listByUser(userId) {
+      return newestFirst([...t.grants.values()].filter((g) => g.userId === userId));
+    },
+    async listByClient(clientId) {
+      return newestFirst([...t.grants.values()].filter((g) => g.clientId === clientId));
+    },
+    async revoke(id, at) {
+      // One step: the grant and its live refresh tokens (GrantStore.revoke).
+      const grant = t.grants.get(id);
+      if (grant === undefined || grant.revokedAt !== null) return false;
+      grant.revokedAt = at;
+      for (const token of t.refreshTokens.values()) {
+        if (token.grantId === id && token.retiredAt === null) token.retiredAt = at;
+      }
+      return true;
+    },
+  };
+}
+
+function codes(t: Tables): AuthorizationCodeStore {
+  return {
+    async insert(code) {
+      references(t.clients, code.clientId, 'client');
+      references(t.users, code.userId, 'user');
+      references(t.grants, code.grantId, 'grant');
+      insertNew(t.codes, code.hash, code, 'code');
+    },
+    async consume(hash, at) {
+      // Check and mark with no await between: of concurrent callers exactly one gets the code.
+      const code = t.codes.get(hash);
+      if (code === undefined || code.consumedAt !== null) return undefined;
+      code.consumedAt = at;
+      return copy(code);
+    },
+    async get(hash) {
+      const code = t.codes.get(hash);
+      return code && copy(code);
+    },
+    async getWithGrant(hash) {
+      const code = t.codes.get(hash);
+      const grant = code && t.grants.get(code.grantId);
+      return code && grant && { code: copy(code), grant: copy(grant) };
+    },
+  };
+}
+
+function refreshTokens(t: Tables): RefreshTokenStore {
+  const insert = (token: RefreshToken) => {
+    references(t.grants, token.grantId, 'grant');
+    references(t.clients, token.clientId, 'client');
+    references(t.users, token.userId, 'user');
+    insertNew(t.refreshTokens, token.hash, token, 'refresh token');
+  };
+  return {
+    async insert(token) {
+      insert(token);
+    },
+    async get(hash) {
+      const token = t.refreshTokens.get(hash);
+      return token && copy(token);
+    },
+    async rotate(oldHash, next, at) {
+      // Retire and store together, or neither (RefreshTokenStore.rotate).
+      const old = t.refreshTokens.get(oldHash);
+      if (old === undefined || old.retiredAt !== null) return undefined;
+      insert(next);
+      old.retiredAt = at;
+      return copy(old);
+    },
+    async retire(hash, at) {
+      const token = t.refreshTokens.get(hash);
+      if (token === undefined || token.retiredAt !== null) return false;
+      token.retiredAt = at;
+      return true;
+    },
+  };
+}
+
+function revocations(t: Tables): RevocationStore {
+  return {
+    async revokeAccessToken(jti, expiresAt) {
+      if (!t.revokedAccessTokens.has(jti)) t.revokedAccessTokens.set(jti, expiresAt);
+    },
+    async isAccessTokenRevoked(jti) {
+      return t.revokedAccessTokens.has(jti);
+    },
+  };
+}
+
+function signingKeys(t: Tables): SigningKeyStore {
+  return {
+    async insert(key) {
+      insertNew(t.signingKeys, key.kid, key, 'signing key');
+    },
+    async list() {
+      return [...t.signingKeys.values()]
+        .sort((a, b) => b.createdAt - a.createdAt || (a.kid < b.kid ? 1 : a.kid > b.kid ? -1 : 0))
+        .map(copy);
+    },
+    async retireAllExcept(kids, at) {
+      for (const key of t.signingKeys.values())
+        if (!kids.includes(key.kid) && key.retiredAt === null) key.retiredAt = at;
+    },
+    async revoke(kid, at) {
+      const key = t.signingKeys.get(kid);
+      if (key === undefined) return false;
+      // A key revoked twice keeps its first revocation time, and a retired one its retirement time.
+      if (key.revokedAt === null) {
+        key.revokedAt = at;
+        key.retiredAt ??= at;
+      }
+      return true;
+    },
+  };
+}
+
+function throttle(t: Tables): ThrottleStore {
+  return {
+    async hit(key, windowSeconds, at) {
+      const stored = t.throttle.get(key);
+      // A window has passed at its resetAt: the hit opens a new one.
+      const next =
+        stored === undefined || stored.resetAt <= at
+          ? { count: 1, resetAt: at + windowSeconds }
+          : { count: stored.count + 1, resetAt: stored.resetAt };
+      t.throttle.set(key, next);
+      return { ...next };
+    },
+    async peek(key, at) {
+      const stored = t.throttle.get(key);
+      return stored !== undefined && stored.resetAt > at ? { ...stored } : { count: 0, resetAt: at };
+    },
+    async reset(key) {
+      t.throttle.delete(key);
+    },
+  };
+}
+
+function browserSessions(t: Tables): BrowserSessionStore {
+  const live = (hash: string, at: number) => {
+    const session = t.browserSessions.get(hash);
+    return session !== undefined && session.expiresAt > at ? session : undefined;
+  };
+  return {
+    async insert(session) {
+      references(t.users, session.userId, 'user');
+      insertNew(t.browserSessions, session.hash, session, 'browser session');
+    },
+    async get(hash, at) {
+      const session = live(hash, at);
+      return session && copy(session);
+    },
+    async signedInUser(hash, at) {
+      const session = live(hash, at);
+      const user = session && t.users.get(session.userId);
+      return user && copy(user);
+    },
+    async delete(hash) {
+      return t.browserSessions.delete(hash);
+    },
+    async deleteByUser(userId) {
+      let ended = 0;
+      for (const [hash, session] of t.browserSessions) {
+        if (session.userId === userId) ended += t.browserSessions.delete(hash) ? 1 : 0;
+      }
+      return ended;
+    },
+  };
+}
+
+function rateLimits(t: Tables): RateLimitStore {
+  return {
+    async add(entries) {
+      // The key names its window (RateLimitStore), so there is no reset here.
+      return entries.map(({ key, delta, resetAt }) => {
+        const stored = t.rateLimits.get(key) ?? { count: 0, resetAt };
+        stored.count += delta;
+        t.rateLimits.set(key, stored);
+        return { key, count: stored.count };
+      });
+    },
+  };
+}
+
+function macNonces(t: Tables): MacNonceStore {
+  return {
+    async remember(jti, nonce, expiresAt, now) {
+      const key = JSON.stringify([jti, nonce]);
+      const seenUntil = t.macNonces.get(key);
+      // A nonce seen before is a replay, unless its row outlived its window (then it is taken over).
+      if (seenUntil !== undefined && seenUntil > now) return false;
+      t.macNonces.set(key, expiresAt);
+      return true;
+    },
+  };
+}
+
+/** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
+const noPurge: PurgeStore = {
+  tables: [],
+  statementMillis: 1,
+  async purgeBatch(table) {
+    throw new Error(`the in-memory store has no table ${table} to purge`);
+  },
+};
+
+/** A fresh, empty in-memory store behind the Storage interface. */
+export function memoryStorage(): Storage {
+  const t: Tables = {
+    clients: new Map(),
+    users: new Map(),
+    scopes: new Map(),
+    grants: new Map(),
+    codes: new Map(),
+    refreshTokens: new Map(),
+    revokedAccessTokens: new Map(),
+    signingKeys: new Map(),
+    throttle: new Map(),
+    browserSessions: new Map(),
+    rateLimits: new Map(),
+    macNonces: new Map(),
+  };
+  return {
+    clients: clients(t),
+    users: users(t),
+    scopes: scopes(t),
+    grants: grants(t),
+    codes: codes(t),
+    refreshTokens: refreshTokens(t),
+    revocations: revocations(t),
+    signingKeys: signingKeys(t),
+    throttle: throttle(t),
+    browserSessions: browserSessions(t),
+    purge: noPurge,
+    rateLimits: rateLimits(t),
+    macNonces: macNonces(t),
+    async ping() {},
+    async close() {},
+  };
+}
