@@ -13,8 +13,15 @@ import {
   type TestBrowser,
 } from './support.js';
 
-/** The focused element: its id, aria-invalid, and the text of what describes it. */
+/**
+ * The focused element: its id, aria-invalid, and the text of what describes it. The browser runs
+ * `autofocus` at its next rendering update, after the load event `goto` waits for; on a busy machine
+ * that comes later, so this waits until something other than the body holds the focus.
+ */
 async function focused(page: Page): Promise<{ id: string; invalid: string | null; description: string }> {
+  await page.waitForFunction(
+    () => document.activeElement !== null && document.activeElement !== document.body,
+  );
   return page.evaluate(() => {
     const element = document.activeElement;
     const describedBy = element?.getAttribute('aria-describedby') ?? '';

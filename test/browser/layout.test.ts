@@ -133,10 +133,11 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
     const focused = () =>
       page.evaluate(() => document.activeElement?.id || document.activeElement?.textContent?.trim());
     // Chromium applies autofocus at a rendering update, which can come after the load event that
-    // goto() waits for: wait for it (a page without autofocus still fails the assertion below).
-    await page
-      .waitForFunction(() => document.activeElement?.id === 'username', undefined, { timeout: 5000 })
-      .catch(() => undefined);
+    // goto() waits for: wait until something other than the body has the focus (a page without
+    // autofocus times out here; one that focuses the wrong field fails the assertion below).
+    await page.waitForFunction(
+      () => document.activeElement !== null && document.activeElement !== document.body,
+    );
     assert.equal(await focused(), 'username');
     await page.keyboard.press('Tab');
     assert.equal(await focused(), 'password');
