@@ -26,7 +26,6 @@ for (const backend of backends()) {
 
     it(
       'Core §3.1.2.1: scope values not understood are ignored (scope=openid address)',
-      { todo: 'Gatehouse answers invalid_scope for a scope the client was not registered with' },
       async () => {
         const query = new URLSearchParams({
           client_id: clientId,

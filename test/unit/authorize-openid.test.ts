@@ -184,6 +184,20 @@ const ROWS: Row[] = [
     },
   },
   {
+    name: '5. address and phone, standard scope values Gatehouse keeps no claims for, are ignored (Core §3.1.2.1)',
+    query: { ...OIDC, response_type: 'code', scope: 'openid address profile phone' },
+    expected: { valid: { scope: ['openid', 'profile'] } },
+  },
+  {
+    name: '5. address without openid is an OAuth request: outside the client’s scope',
+    query: { ...OIDC, response_type: 'code', scope: 'address' },
+    expected: {
+      redirect: 'invalid_scope',
+      description: 'scope not allowed for this client: address',
+      mode: 'query',
+    },
+  },
+  {
     name: '5. offline_access without prompt=consent is ignored, even where the client may not have it (Core §11)',
     query: {
       client_id: 'rp-code',

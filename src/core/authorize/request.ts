@@ -5,6 +5,7 @@ import type { Client, GrantType } from '../model.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import { canonicalRedirectUri, isRegisteredRedirectUri } from '../redirect-uri.js';
 import type { ClientStore } from '../ports.js';
+import { OFFLINE_ACCESS_SCOPE, UNSERVED_STANDARD_SCOPES } from '../oidc/claims.js';
 import { parseScope, resolveScope } from '../scopes.js';
 import {
   authorizationErrorResponse,
@@ -120,8 +121,6 @@ const MAX_STATE_LENGTH = 2048;
 const MAX_NONCE_LENGTH = 2048;
 /** A hint longer than any user name helps no one; it is cut, not refused (Core §3.1.2.1: a hint). */
 const MAX_LOGIN_HINT_LENGTH = 256;
-/** The scope Core §11 gives to offline access: kept only where consent is asked for a code. */
-const OFFLINE_ACCESS = 'offline_access';
 
 /**
  * A parameter's single value. RFC 6749 §3.1: parameters without a value count as omitted, and no
@@ -299,10 +298,13 @@ export async function validateAuthorizationRequest(
     : [];
 
   // 5. The scope: only scopes the client was registered with (§3.3). Core §11: offline_access is
-  // ignored unless the response type returns a code and the prompt asks for consent.
+  // ignored unless the response type returns a code and the prompt asks for consent. Core §3.1.2.1:
+  // the standard scope values for claims Gatehouse does not keep are ignored, not refused.
   const keepOffline = !openid || (parts.code && promptValues.includes('consent'));
-  const withoutIgnored = (names: string[]) =>
-    keepOffline ? names : names.filter((name) => name !== OFFLINE_ACCESS);
+  const ignored = (name: string) =>
+    (name === OFFLINE_ACCESS_SCOPE && !keepOffline) ||
+    (openid && UNSERVED_STANDARD_SCOPES.includes(name) && !client.scopes.includes(name));
+  const withoutIgnored = (names: string[]) => names.filter((name) => !ignored(name));
   let scope: string[];
   try {
     const requested = parseScope(scopeParam.value);

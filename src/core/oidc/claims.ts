@@ -2,8 +2,15 @@ import type { User } from '../model.js';
 
 /** The scope that makes an authorization request an OpenID Connect one (Core §3.1.2.1). */
 export const OPENID_SCOPE = 'openid';
-/** Core §11: asks for a refresh token that works while the user is away (docs/decisions.md, decision 16). */
+/** Core §11: asks for a refresh token that works while the user is away (docs/decisions.md, decision 17). */
 export const OFFLINE_ACCESS_SCOPE = 'offline_access';
+
+/**
+ * Core §5.4's scope values for claims Gatehouse does not keep. Core §3.1.2.1: scope values not
+ * understood SHOULD be ignored, so an OpenID request naming one is served without it (unless an
+ * operator registered a scope of that name for the client, which then means what they said).
+ */
+export const UNSERVED_STANDARD_SCOPES: readonly string[] = ['address', 'phone'];
 
 /** Whether a scope list makes the request, or what it was granted, an OpenID Connect one. */
 export function isOpenIdScope(scope: readonly string[]): boolean {
