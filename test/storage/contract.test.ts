@@ -84,6 +84,7 @@ function makeCode(grant: Grant, overrides: Partial<AuthorizationCode> = {}): Aut
     nonce: null,
     authTime: null,
     sid: null,
+    resources: [],
     ...overrides,
   };
 }
@@ -97,6 +98,7 @@ function makeRefreshToken(grant: Grant, overrides: Partial<RefreshToken> = {}): 
     scope: grant.scope,
     authTime: null,
     sid: null,
+    resources: [],
     createdAt: NOW,
     expiresAt: NOW + 86400,
     retiredAt: null,

@@ -57,6 +57,7 @@ const code: AuthorizationCode = {
   nonce: null,
   authTime: null,
   sid: null,
+  resources: [],
 };
 const token = (hash: string, retiredAt: number | null = null): RefreshToken => ({
   hash,
@@ -69,6 +70,7 @@ const token = (hash: string, retiredAt: number | null = null): RefreshToken => (
   retiredAt,
   authTime: null,
   sid: null,
+  resources: [],
 });
 
 async function seeded(): Promise<Storage> {

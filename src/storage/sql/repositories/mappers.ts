@@ -4,6 +4,7 @@ import type {
   Grant,
   GrantType,
   RefreshToken,
+  ResourceServer,
   SigningKeyRecord,
   TokenType,
   User,
@@ -13,6 +14,7 @@ import type {
   ClientsTable,
   GrantsTable,
   RefreshTokensTable,
+  ResourcesTable,
   SigningKeysTable,
   UsersTable,
 } from '../schema.js';
@@ -102,6 +104,7 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   nonce: row.nonce,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  resources: JSON.parse(row.resources) as string[],
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   consumedAt: row.consumed_at,
@@ -122,6 +125,7 @@ export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => (
   nonce: code.nonce,
   auth_time: code.authTime,
   sid: code.sid,
+  resources: JSON.stringify(code.resources),
 });
 
 export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
@@ -135,6 +139,7 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   retiredAt: row.retired_at,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  resources: JSON.parse(row.resources) as string[],
 });
 
 export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
@@ -148,6 +153,21 @@ export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
   retired_at: token.retiredAt,
   auth_time: token.authTime,
   sid: token.sid,
+  resources: JSON.stringify(token.resources),
+});
+
+export const resourceFromRow = (row: ResourcesTable): ResourceServer => ({
+  uri: row.uri,
+  name: row.name,
+  scopes: splitScope(row.scopes),
+  createdAt: Number(row.created_at),
+});
+
+export const resourceToRow = (resource: ResourceServer): ResourcesTable => ({
+  uri: resource.uri,
+  name: resource.name,
+  scopes: joinScope(resource.scopes),
+  created_at: resource.createdAt,
 });
 
 export const signingKeyFromRow = (row: SigningKeysTable): SigningKeyRecord => ({
