@@ -56,7 +56,8 @@ export const unsupportedGrantType = (description: string): OAuthError =>
   new OAuthError('unsupported_grant_type', description);
 export const invalidScope = (description: string): OAuthError => new OAuthError('invalid_scope', description);
 /** RFC 8707 §2: 400 at the token endpoint, an error redirect at the authorization endpoint. */
-export const invalidTarget = (description: string): OAuthError => new OAuthError('invalid_target', description);
+export const invalidTarget = (description: string): OAuthError =>
+  new OAuthError('invalid_target', description);
 /**
  * The token endpoint's 429 (with Retry-After). Not `slow_down`, which RFC 8628 §3.5 gives the device
  * grant's polling, nor `temporarily_unavailable`, which RFC 6749 §4.1.2.1 defines for the authorization

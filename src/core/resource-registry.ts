@@ -106,7 +106,10 @@ export class ResourceRegistry {
   async create(input: ResourceInput): Promise<ResourceServer> {
     const uri = this.canonical(input.uri);
     if (this.targets.isIssuer(uri)) {
-      throw new ConflictError('uri', 'the issuer is always a resource (Gatehouse’s own API); it is not registered');
+      throw new ConflictError(
+        'uri',
+        'the issuer is always a resource (Gatehouse’s own API); it is not registered',
+      );
     }
     const now = this.clock.now();
     const resource: ResourceServer = {

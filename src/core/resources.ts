@@ -19,7 +19,8 @@ export const MAX_RESOURCES_PER_REQUEST = 16;
  */
 const SCOPES_OF_THE_SERVER: readonly string[] = [OPENID_SCOPE, OFFLINE_ACCESS_SCOPE];
 
-export type CanonicalResourceUri = { uri: string; problem?: undefined } | { uri?: undefined; problem: string };
+export type CanonicalResourceUri =
+  { uri: string; problem?: undefined } | { uri?: undefined; problem: string };
 
 /**
  * The canonical form of a resource server's URI, or why it cannot be one. RFC 8707 §2: an absolute
@@ -39,7 +40,8 @@ export function canonicalResourceUri(value: string): CanonicalResourceUri {
   if (value.includes('#')) return { problem: 'must not contain a fragment' };
   if (value.includes('\\')) return { problem: 'must not contain a backslash' };
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (/[\u0000-\u0020\u007f]/.test(value)) return { problem: 'must not contain spaces or control characters' };
+  if (/[\u0000-\u0020\u007f]/.test(value))
+    return { problem: 'must not contain spaces or control characters' };
   let url: URL;
   try {
     url = new URL(value);
@@ -128,7 +130,8 @@ export function scopeForResources(
     return [...requested];
   }
   const scope = fallback.filter((name) => offeredBy(resources, name));
-  const ofResources = (names: readonly string[]) => names.some((name) => !SCOPES_OF_THE_SERVER.includes(name));
+  const ofResources = (names: readonly string[]) =>
+    names.some((name) => !SCOPES_OF_THE_SERVER.includes(name));
   if (ofResources(fallback) && !ofResources(scope)) {
     throw invalidTarget('the requested resources offer none of the scopes this client may have');
   }

@@ -13,7 +13,10 @@ const UNKNOWN_CODE = 'unknown authorization code';
 export const authorizationCodeGrant = {
   grantType: 'authorization_code',
   allowsPublicClients: true,
-  async handle({ client, params, resources: resourceValues }, { storage, issuer, idTokens, clock, resources }) {
+  async handle(
+    { client, params, resources: resourceValues },
+    { storage, issuer, idTokens, clock, resources },
+  ) {
     const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
     if (code === undefined || code === '') throw invalidRequest('code is required');
     // Seed §4.2: redirect_uri is required and must equal the one used at the authorization endpoint.

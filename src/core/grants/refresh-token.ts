@@ -15,7 +15,10 @@ import { liveGrant } from './live-grant.js';
 export const refreshTokenGrant = {
   grantType: 'refresh_token',
   allowsPublicClients: true,
-  async handle({ client, params, resources: resourceValues }, { storage, issuer, idTokens, clock, policy, resources }) {
+  async handle(
+    { client, params, resources: resourceValues },
+    { storage, issuer, idTokens, clock, policy, resources },
+  ) {
     const presented = params.refresh_token;
     if (presented === undefined || presented === '') throw invalidRequest('refresh_token is required');
     const hash = sha256(presented);
