@@ -36,6 +36,7 @@ function makeClient(overrides: Partial<Client> = {}): Client {
     isPublic: false,
     idTokenSignedResponseAlg: 'RS256',
     postLogoutRedirectUris: [],
+    requirePushedAuthorizationRequests: false,
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -756,6 +757,7 @@ function confidentialClient(name: string) {
     isPublic: false,
     idTokenSignedResponseAlg: 'RS256' as const,
     postLogoutRedirectUris: [],
+    requirePushedAuthorizationRequests: false,
     createdAt: 1,
     updatedAt: 1,
   };
