@@ -177,19 +177,28 @@ for (const backend of backends()) {
 
     it('require_pushed_authorization_requests (RFC 9126 §6): false by default, set by POST, changed by PATCH and PUT', async () => {
       const plain = await create({ name: 'no par', redirect_uris: ['https://par.example/cb'] });
-      assert.equal((plain as ClientBody & Record<string, unknown>).require_pushed_authorization_requests, false);
+      assert.equal(
+        (plain as ClientBody & Record<string, unknown>).require_pushed_authorization_requests,
+        false,
+      );
       const strict = await create({
         name: 'par only',
         redirect_uris: ['https://par.example/cb'],
         require_pushed_authorization_requests: true,
       });
-      const field = (body: unknown) => (body as Record<string, unknown>).require_pushed_authorization_requests;
+      const field = (body: unknown) =>
+        (body as Record<string, unknown>).require_pushed_authorization_requests;
       assert.equal(field(strict), true);
       assert.equal(field((await api.get(`/clients/${strict.client_id}`)).json), true);
-      const patched = await api.patch(`/clients/${strict.client_id}`, { require_pushed_authorization_requests: false });
+      const patched = await api.patch(`/clients/${strict.client_id}`, {
+        require_pushed_authorization_requests: false,
+      });
       expectStatus(patched, 201);
       assert.equal(field(patched.json), false);
-      assert.equal((await server.store.storage.clients.get(strict.client_id))?.requirePushedAuthorizationRequests, false);
+      assert.equal(
+        (await server.store.storage.clients.get(strict.client_id))?.requirePushedAuthorizationRequests,
+        false,
+      );
       // PUT: left out, the field takes its default again.
       await api.patch(`/clients/${strict.client_id}`, { require_pushed_authorization_requests: true });
       const replaced = await api.put(`/clients/${strict.client_id}`, {

@@ -57,7 +57,12 @@ for (const backend of backends()) {
         scopes: ['read', 'write'],
       });
       publicClient = (
-        await server.client({ name: 'Public Pusher', redirect_uris: [REDIRECT], scopes: ['read'], public: true })
+        await server.client({
+          name: 'Public Pusher',
+          redirect_uris: [REDIRECT],
+          scopes: ['read'],
+          public: true,
+        })
       ).client;
     });
     after(async () => {
@@ -183,18 +188,35 @@ for (const backend of backends()) {
     it('a pushed request with errors is answered at /par: 400 (or 401, 405, 415) and nothing is stored', async () => {
       const before = await countRows(server.store.storage, 'pushed_authorization_requests');
       const { challenge } = pkce();
-      const good = { response_type: 'code', redirect_uri: REDIRECT, scope: 'read', code_challenge: challenge };
+      const good = {
+        response_type: 'code',
+        redirect_uri: REDIRECT,
+        scope: 'read',
+        code_challenge: challenge,
+      };
       const withS256 = { ...good, code_challenge_method: 'S256' };
       assertJsonError(await pushBasic({ ...withS256, scope: 'admin' }), 400, 'invalid_scope');
-      assertJsonError(await pushBasic({ ...withS256, response_type: 'coded' }), 400, 'unsupported_response_type');
-      assertJsonError(await pushBasic({ ...withS256, redirect_uri: 'https://attacker.test/cb' }), 400, 'invalid_request');
+      assertJsonError(
+        await pushBasic({ ...withS256, response_type: 'coded' }),
+        400,
+        'unsupported_response_type',
+      );
+      assertJsonError(
+        await pushBasic({ ...withS256, redirect_uri: 'https://attacker.test/cb' }),
+        400,
+        'invalid_request',
+      );
       assertJsonError(await pushBasic({ ...withS256, request_uri: `${PREFIX}x` }), 400, 'invalid_request');
       assertJsonError(
         await push({ ...good, client_id: publicClient.id, code_challenge_method: 'plain' }),
         400,
         'invalid_request',
       );
-      assertJsonError(await push({ client_id: publicClient.id, response_type: 'code', scope: 'read' }), 400, 'invalid_request');
+      assertJsonError(
+        await push({ client_id: publicClient.id, response_type: 'code', scope: 'read' }),
+        400,
+        'invalid_request',
+      );
       const wrongSecret = await push(withS256, { authorization: basicAuth(confidential.client.id, 'wrong') });
       assertJsonError(wrongSecret, 401, 'invalid_client');
       assert.match(String(wrongSecret.headers['www-authenticate']), /^Basic/);
@@ -214,7 +236,12 @@ for (const backend of backends()) {
     });
 
     it('expired: a request_uri first used after expires_in is refused with a page', async () => {
-      const pushed = await pushBasic({ response_type: 'code', scope: 'read', code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+      const pushed = await pushBasic({
+        response_type: 'code',
+        scope: 'read',
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      });
       const { request_uri } = pushed.json as { request_uri: string };
       server.clock.advance(60);
       assertRefusedPage(
@@ -223,7 +250,12 @@ for (const backend of backends()) {
     });
 
     it('another client’s request_uri is refused with a page, and the owner can still use it', async () => {
-      const pushed = await pushBasic({ response_type: 'code', scope: 'read', code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+      const pushed = await pushBasic({
+        response_type: 'code',
+        scope: 'read',
+        code_challenge: pkce().challenge,
+        code_challenge_method: 'S256',
+      });
       const { request_uri } = pushed.json as { request_uri: string };
       assertRefusedPage(
         await new FormBrowser(server).get(authorizePath({ client_id: publicClient.id, request_uri })),
@@ -275,11 +307,18 @@ for (const backend of backends()) {
       assert.equal(location.searchParams.get('state'), 'p');
 
       const pushed = await pushBasic(
-        { response_type: 'code', scope: 'read', code_challenge: pkce().challenge, code_challenge_method: 'S256' },
+        {
+          response_type: 'code',
+          scope: 'read',
+          code_challenge: pkce().challenge,
+          code_challenge_method: 'S256',
+        },
         strict,
       );
       const { request_uri } = pushed.json as { request_uri: string };
-      const page = await new FormBrowser(server).get(authorizePath({ client_id: strict.client.id, request_uri }));
+      const page = await new FormBrowser(server).get(
+        authorizePath({ client_id: strict.client.id, request_uri }),
+      );
       assert.equal(page.status, 200);
       assert.match(page.text, /Strict App/);
     });

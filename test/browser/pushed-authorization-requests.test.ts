@@ -85,7 +85,12 @@ describe('pushed authorization requests in Chromium', { skip: browserSkip }, () 
           assert.equal(landed.searchParams.get('state'), 'pushed state');
           const code = landed.searchParams.get('code') ?? '';
           const token = await server.http.token(
-            { grant_type: 'authorization_code', code, redirect_uri: CLIENT_REDIRECT, code_verifier: pkce.verifier },
+            {
+              grant_type: 'authorization_code',
+              code,
+              redirect_uri: CLIENT_REDIRECT,
+              code_verifier: pkce.verifier,
+            },
             { id: confidential.client.id, secret: confidential.secret },
           );
           assert.equal(token.status, 200, token.text);

@@ -308,7 +308,16 @@ for (const backend of backends()) {
       assertOk(await cli(['init']));
       type ParClientJson = ClientJson & { require_pushed_authorization_requests: boolean };
       const [strict, plain, both] = await Promise.all([
-        cli(['clients', 'create', '--name', 'Strict', '--redirect-uri', 'https://s.example/cb', '--require-par', '--json']),
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'Strict',
+          '--redirect-uri',
+          'https://s.example/cb',
+          '--require-par',
+          '--json',
+        ]),
         cli(['clients', 'create', '--name', 'Plain', '--redirect-uri', 'https://p.example/cb']),
         cli(['clients', 'create', '--name', 'Both', '--require-par', '--no-require-par']),
       ]);
@@ -322,7 +331,9 @@ for (const backend of backends()) {
       assert.equal(lifted.require_pushed_authorization_requests, false);
       const storage = store.open();
       assert.equal((await storage.clients.get(created.client_id))?.requirePushedAuthorizationRequests, false);
-      const again = json<ParClientJson>(await cli(['clients', 'update', created.client_id, '--require-par', '--json']));
+      const again = json<ParClientJson>(
+        await cli(['clients', 'update', created.client_id, '--require-par', '--json']),
+      );
       assert.equal(again.require_pushed_authorization_requests, true);
     });
   });

@@ -121,7 +121,11 @@ for (const backend of backends()) {
     }
 
     it('an error at /par reaches the library as the RFC 6749 §5.2 error it is (RFC 9126 §2.3)', async () => {
-      const registered = await server.client({ name: 'oauth4webapi errors', redirect_uris: [REDIRECT], scopes: ['read'] });
+      const registered = await server.client({
+        name: 'oauth4webapi errors',
+        redirect_uris: [REDIRECT],
+        scopes: ['read'],
+      });
       const client: oauth.Client = { client_id: registered.client.id };
       const response = await oauth.pushedAuthorizationRequest(
         as,
@@ -130,12 +134,15 @@ for (const backend of backends()) {
         new URLSearchParams({ response_type: 'code', redirect_uri: REDIRECT, scope: 'admin' }),
         options(),
       );
-      await assert.rejects(oauth.processPushedAuthorizationResponse(as, client, response), (error: unknown) => {
-        assert.ok(error instanceof oauth.ResponseBodyError);
-        assert.equal(error.status, 400);
-        assert.equal(error.error, 'invalid_scope');
-        return true;
-      });
+      await assert.rejects(
+        oauth.processPushedAuthorizationResponse(as, client, response),
+        (error: unknown) => {
+          assert.ok(error instanceof oauth.ResponseBodyError);
+          assert.equal(error.status, 400);
+          assert.equal(error.error, 'invalid_scope');
+          return true;
+        },
+      );
     });
   });
 }

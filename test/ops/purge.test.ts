@@ -193,7 +193,8 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   const livePushed = [pushed('p-live', now + 1, null), pushed('p-consumed', now + 1, now - 1)];
   keep.pushed_authorization_requests = new Set(livePushed.map((p) => p.hash));
   const deadPushed = [];
-  for (let i = 0; i < n; i++) deadPushed.push(pushed(`p-dead-${i}`, now - (i % 90), i % 2 ? now - 100 : null));
+  for (let i = 0; i < n; i++)
+    deadPushed.push(pushed(`p-dead-${i}`, now - (i % 90), i % 2 ? now - 100 : null));
   dead.pushed_authorization_requests = deadPushed.length;
   await insertChunked(storage, 'pushed_authorization_requests', [...livePushed, ...deadPushed]);
   return { keep, dead };

@@ -739,7 +739,9 @@ for (const backend of backends()) {
         const pushed = makePushed(client);
         await storage.pushedRequests.insert(pushed);
         const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => racer(i).pushedRequests.consume(pushed.hash, client.id, NOW + 1)),
+          Array.from({ length: 20 }, (_, i) =>
+            racer(i).pushedRequests.consume(pushed.hash, client.id, NOW + 1),
+          ),
         );
         assert.equal(results.filter(Boolean).length, 1);
       });

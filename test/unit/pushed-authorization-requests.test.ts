@@ -60,7 +60,8 @@ function valid(validation: AuthorizationValidation): AuthorizationRequest {
   return validation.request;
 }
 
-const EXPIRED_OR_USED = 'This request has expired or was already used. Return to the application and start again.';
+const EXPIRED_OR_USED =
+  'This request has expired or was already used. Return to the application and start again.';
 
 function expectPage(validation: AuthorizationValidation, description = EXPIRED_OR_USED): void {
   assert.deepEqual(validation, { outcome: 'error-page', description });
@@ -101,7 +102,10 @@ describe('RFC 9126 pushed authorization requests (engine)', () => {
       {
         name: 'a request_uri inside a pushed request',
         body: { ...CODE_REQUEST, request_uri: `${PUSHED_REQUEST_URI_PREFIX}abc` },
-        expected: { code: 'invalid_request', description: 'request_uri must not be sent in a pushed request' },
+        expected: {
+          code: 'invalid_request',
+          description: 'request_uri must not be sent in a pushed request',
+        },
       },
       {
         name: 'an unregistered redirect_uri: invalid_request, nothing redirected anywhere',
@@ -136,7 +140,10 @@ describe('RFC 9126 pushed authorization requests (engine)', () => {
         name: 'a public client without PKCE',
         client: { isPublic: true },
         body: { response_type: 'code', scope: 'read' },
-        expected: { code: 'invalid_request', description: 'public clients must send a code_challenge (S256)' },
+        expected: {
+          code: 'invalid_request',
+          description: 'public clients must send a code_challenge (S256)',
+        },
       },
       {
         name: 'a repeated parameter',
@@ -146,7 +153,10 @@ describe('RFC 9126 pushed authorization requests (engine)', () => {
       {
         name: 'client_id naming another client than the authenticated one',
         body: { ...CODE_REQUEST, client_id: 'someone-else' },
-        expected: { code: 'invalid_request', description: 'client_id does not match the authenticated client' },
+        expected: {
+          code: 'invalid_request',
+          description: 'client_id does not match the authenticated client',
+        },
       },
       {
         name: 'an OpenID Connect request object',
@@ -284,7 +294,10 @@ describe('RFC 9126 pushed authorization requests (engine)', () => {
       assert.ok(response.params.some(([name]) => name === 'code'));
       expectPage(await engine.authorization.validate(authorizeQuery(client, request_uri)));
       await assert.rejects(approve(request), PushedRequestSpentError);
-      assert.equal((await engine.storage.grants.listByUser(user.id)).filter((g) => g.clientId === client.id).length, 1);
+      assert.equal(
+        (await engine.storage.grants.listByUser(user.id)).filter((g) => g.clientId === client.id).length,
+        1,
+      );
     });
 
     it('single use under concurrency: of 10 approvals at once (two tabs, a double click) exactly one answers', async () => {
@@ -303,7 +316,10 @@ describe('RFC 9126 pushed authorization requests (engine)', () => {
       const { request_uri } = await engine.authorization.push(client, query(CODE_REQUEST));
       const request = valid(await engine.authorization.validate(authorizeQuery(client, request_uri)));
       const response = await engine.authorization.deny(request);
-      assert.deepEqual(response.params.find(([name]) => name === 'error'), ['error', 'access_denied']);
+      assert.deepEqual(
+        response.params.find(([name]) => name === 'error'),
+        ['error', 'access_denied'],
+      );
       expectPage(await engine.authorization.validate(authorizeQuery(client, request_uri)));
     });
 
@@ -323,7 +339,11 @@ describe('RFC 9126 pushed authorization requests (engine)', () => {
       const client = await confidential();
       const { request_uri } = await engine.authorization.push(client, query(CODE_REQUEST));
       await engine.storage.clients.update({ ...client, scopes: ['write'] }, 'keep');
-      expectRedirect(await engine.authorization.validate(authorizeQuery(client, request_uri)), 'invalid_scope', 's');
+      expectRedirect(
+        await engine.authorization.validate(authorizeQuery(client, request_uri)),
+        'invalid_scope',
+        's',
+      );
       expectPage(await engine.authorization.validate(authorizeQuery(client, request_uri)));
     });
 

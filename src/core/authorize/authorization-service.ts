@@ -217,7 +217,10 @@ export class AuthorizationService {
     return { request_uri: requestUri, expires_in: ttl };
   }
 
-  private async openPushedRequest(client: Client, requestUri: string): Promise<OpenedPushedRequest | undefined> {
+  private async openPushedRequest(
+    client: Client,
+    requestUri: string,
+  ): Promise<OpenedPushedRequest | undefined> {
     const hash = pushedRequestHash(requestUri);
     if (hash === undefined) return undefined;
     const now = this.options.clock.now();

@@ -101,7 +101,8 @@ function clients(t: Tables): ClientStore {
     async delete(id) {
       if (!t.clients.delete(id)) return false;
       for (const grant of [...t.grants.values()]) if (grant.clientId === id) deleteGrant(t, grant.id);
-      for (const [hash, pushed] of t.pushedRequests) if (pushed.clientId === id) t.pushedRequests.delete(hash);
+      for (const [hash, pushed] of t.pushedRequests)
+        if (pushed.clientId === id) t.pushedRequests.delete(hash);
       return true;
     },
   };

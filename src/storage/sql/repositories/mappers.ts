@@ -207,7 +207,9 @@ export const pushedRequestFromRow = (row: PushedAuthorizationRequestsTable): Pus
   consumedAt: row.consumed_at === null ? null : Number(row.consumed_at),
 });
 
-export const pushedRequestToRow = (request: PushedAuthorizationRequest): PushedAuthorizationRequestsTable => ({
+export const pushedRequestToRow = (
+  request: PushedAuthorizationRequest,
+): PushedAuthorizationRequestsTable => ({
   hash: request.hash,
   client_id: request.clientId,
   params: request.params,
