@@ -142,6 +142,8 @@ for (const backend of backends()) {
       const landed = await signInAndAllow(browser, path);
       assert.equal(landed.origin + landed.pathname, REDIRECT);
       assert.equal(landed.searchParams.get('state'), 'st-1');
+      // RFC 9207: a pushed request's answer carries iss like any other.
+      assert.equal(landed.searchParams.get('iss'), 'https://gatehouse.test');
       const code = landed.searchParams.get('code');
       assert.ok(code);
 

@@ -55,6 +55,8 @@ const isAuthentication = (session: SignedIn | undefined): session is Authenticat
 export interface AuthorizationServiceOptions {
   storage: Pick<Storage, 'clients' | 'grants' | 'codes' | 'pushedRequests'>;
   issuer: TokenIssuer;
+  /** The issuer identifier, `iss` of every authorization response (RFC 9207 §2). */
+  issuerIdentifier: string;
   clock: Clock;
   authorizationCodeTtl: number;
   /** RFC 7636 §4.2 "plain" challenges; off unless the operator turns them on. */
@@ -147,6 +149,7 @@ export class AuthorizationService {
 
   private policy(endpoint: 'authorize' | 'push'): AuthorizationPolicy {
     return {
+      issuer: this.options.issuerIdentifier,
       allowPlainPkce: this.options.allowPlainPkce ?? false,
       ...(this.options.verifyIdTokenHint ? { verifyIdTokenHint: this.options.verifyIdTokenHint } : {}),
       endpoint,
@@ -393,7 +396,13 @@ export class AuthorizationService {
   }
 
   error(request: AuthorizationRequest, error: OAuthError): AuthorizationResponse {
-    return authorizationErrorResponse(request.redirectUri, request.responseMode, error, request.state);
+    return authorizationErrorResponse(
+      request.redirectUri,
+      request.responseMode,
+      error,
+      request.state,
+      this.options.issuerIdentifier,
+    );
   }
 
   /**
@@ -443,7 +452,12 @@ export class AuthorizationService {
       });
     }
     params.state = request.state;
-    return authorizationResponse(request.redirectUri, request.responseMode, params);
+    return authorizationResponse(
+      request.redirectUri,
+      request.responseMode,
+      params,
+      this.options.issuerIdentifier,
+    );
   }
 
   /**

@@ -127,6 +127,8 @@ export interface OpenedPushedRequest {
 }
 
 export interface AuthorizationPolicy {
+  /** The issuer identifier every response carries as `iss` (RFC 9207 §2). */
+  issuer: string;
   allowPlainPkce: boolean;
   /** Checks an `id_token_hint` (verifyIdTokenHint); without it every hint is refused. */
   verifyIdTokenHint?: (token: string) => Promise<IdTokenHint | undefined>;
@@ -293,7 +295,13 @@ export async function validateAuthorizationRequest(
     outcome: 'error-redirect',
     error,
     clientName: client.name,
-    response: authorizationErrorResponse(redirectUri, mode, new OAuthError(error, description), stateValue),
+    response: authorizationErrorResponse(
+      redirectUri,
+      mode,
+      new OAuthError(error, description),
+      stateValue,
+      policy.issuer,
+    ),
     pushedRequest,
   });
 
