@@ -141,7 +141,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       });
       registerJwksRoute(oauth, engine.keyRing);
       registerTokenManagementRoutes(oauth, engine);
-      registerPushedAuthorizationRequestRoute(oauth, engine);
+      registerPushedAuthorizationRequestRoute(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
         // The implicit grant has no token request; /authorize serves it (response_type=token).

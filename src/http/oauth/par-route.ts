@@ -18,16 +18,25 @@ function credential(params: URLSearchParams, name: string): string | undefined {
 export function registerPushedAuthorizationRequestRoute(
   app: FastifyInstance,
   engine: Pick<Engine, 'authenticateClient' | 'authorization'>,
+  /** The issuer URL: this endpoint's own address is `${issuer}/par`. */
+  issuer: string,
 ): void {
   app.post('/par', async function pushAuthorizationRequest(request, reply) {
     requireFormBody(request.headers['content-type']);
     // Repeated parameters kept: the authorization request's own checks refuse them (RFC 6749 §3.1).
     const params = formAsSearchParams(request.body);
-    const { client } = await engine.authenticateClient({
+    // Every method the token endpoint takes (RFC 9126 §2): the assertion's too, where client
+    // authentication reads one, whose audience may be this endpoint (built from the issuer, never
+    // from the request's Host).
+    const credentials = {
       authorization: request.headers.authorization,
       clientId: credential(params, 'client_id'),
       clientSecret: credential(params, 'client_secret'),
-    });
+      clientAssertionType: credential(params, 'client_assertion_type'),
+      clientAssertion: credential(params, 'client_assertion'),
+      endpointUrl: `${issuer}/par`,
+    };
+    const { client } = await engine.authenticateClient(credentials);
     const pushed = await engine.authorization.push(client, params.toString());
     reply.code(201);
     reply.header('content-type', 'application/json;charset=UTF-8');
