@@ -47,3 +47,19 @@ export function repeatedParam(parsed: unknown, name: string): string[] {
   if (values.some((item) => typeof item !== 'string')) throw invalidRequest('malformed parameters');
   return (values as string[]).filter((item) => item !== '');
 }
+
+/**
+ * A parsed form as URLSearchParams, repeated parameters kept in order: for checks that must see a
+ * repetition themselves (an authorization request's, RFC 6749 §3.1), or where a parameter may repeat.
+ */
+export function formAsSearchParams(parsed: unknown): URLSearchParams {
+  const params = new URLSearchParams();
+  if (typeof parsed === 'object' && parsed !== null) {
+    for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (typeof item === 'string') params.append(name, item);
+      }
+    }
+  }
+  return params;
+}

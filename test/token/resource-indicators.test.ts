@@ -284,6 +284,22 @@ for (const backend of backends()) {
       assert.equal((res.json as { active: boolean }).active, true);
     });
 
+    it('a pushed request (RFC 9126) carries its resources; an unregistered one is refused at /par', async () => {
+      const push = (form: Record<string, string | string[]>) =>
+        server.http.request('/par', {
+          headers: { authorization: basicAuth(credentials.id, credentials.secret) },
+          form: { response_type: 'code', redirect_uri: REDIRECT, ...form },
+        });
+      const refused = await push({ resource: [CALENDAR, UNREGISTERED] });
+      assertOAuthError(refused, 400, 'invalid_target');
+      const pushed = await push({ resource: [CALENDAR, FILES], scope: 'calendar files' });
+      assert.equal(pushed.status, 201, pushed.text);
+      const { request_uri: requestUri } = pushed.json as { request_uri: string };
+      const code = await codeFor({ request_uri: requestUri });
+      const token = assertTokenSuccess(await redeem(code));
+      assert.deepEqual((await verifiedFor(token.access_token, FILES)).aud, [CALENDAR, FILES]);
+    });
+
     it('a public client’s code flow with PKCE and a resource', async () => {
       const pub = await server.client({
         redirect_uris: [REDIRECT],
