@@ -189,6 +189,9 @@ for (const backend of backends()) {
         isPublic: false,
         idTokenSignedResponseAlg: 'RS256',
         postLogoutRedirectUris: [],
+        tokenEndpointAuthMethod: 'client_secret_basic',
+        jwks: null,
+        jwksUri: null,
         createdAt: now,
         updatedAt: now,
       });

@@ -21,6 +21,9 @@ const client: Client = {
   isPublic: false,
   idTokenSignedResponseAlg: 'RS256',
   postLogoutRedirectUris: [],
+  tokenEndpointAuthMethod: 'client_secret_basic',
+  jwks: null,
+  jwksUri: null,
   createdAt: NOW,
   updatedAt: NOW,
 };

@@ -13,6 +13,10 @@ export interface ClientsTable {
   id_token_signed_response_alg: string;
   /** JSON array, like redirect_uris. */
   post_logout_redirect_uris: string;
+  token_endpoint_auth_method: string;
+  /** A JSON JWK Set, or null. */
+  jwks: string | null;
+  jwks_uri: string | null;
 }
 
 export interface UsersTable {
@@ -105,6 +109,12 @@ export interface MacNoncesTable {
   expires_at: number;
 }
 
+export interface UsedJtisTable {
+  namespace: string;
+  jti: string;
+  expires_at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -117,4 +127,5 @@ export interface Database {
   throttle: ThrottleTable;
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
+  used_jtis: UsedJtisTable;
 }

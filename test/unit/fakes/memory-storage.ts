@@ -22,6 +22,7 @@ import type {
   SigningKeyStore,
   Storage,
   ThrottleStore,
+  UsedJtiStore,
   UserStore,
 } from '../../../src/core/ports.js';
 
@@ -51,6 +52,7 @@ interface Tables {
   browserSessions: Map<string, BrowserSession>;
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
+  usedJtis: Map<string, number>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -374,6 +376,19 @@ function macNonces(t: Tables): MacNonceStore {
   };
 }
 
+function usedJtis(t: Tables): UsedJtiStore {
+  return {
+    async use(namespace, jti, expiresAt, now) {
+      const key = JSON.stringify([namespace, jti]);
+      const seenUntil = t.usedJtis.get(key);
+      // Seen before and not yet expired: a replay (UsedJtiStore.use); an expired row is taken over.
+      if (seenUntil !== undefined && seenUntil > now) return false;
+      t.usedJtis.set(key, expiresAt);
+      return true;
+    },
+  };
+}
+
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
 const noPurge: PurgeStore = {
   tables: [],
@@ -398,6 +413,7 @@ export function memoryStorage(): Storage {
     browserSessions: new Map(),
     rateLimits: new Map(),
     macNonces: new Map(),
+    usedJtis: new Map(),
   };
   return {
     clients: clients(t),
@@ -413,6 +429,7 @@ export function memoryStorage(): Storage {
     purge: noPurge,
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
+    usedJtis: usedJtis(t),
     async ping() {},
     async close() {},
   };
