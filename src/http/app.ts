@@ -15,7 +15,11 @@ import { oauthErrorHandler } from './oauth/oauth-errors.js';
 import { registerTokenRoute } from './oauth/token-route.js';
 import { registerUserInfoRoute } from './oauth/userinfo-route.js';
 import { browserUi } from './ui/plugin.js';
-import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
+import {
+  registerTokenManagementRoutes,
+  tokenManagementAuthMetadata,
+  tokenManagementEndpoints,
+} from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
 import { frameworkErrorHandler } from './api/v1/problem.js';
 
@@ -139,7 +143,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         },
       });
       registerJwksRoute(oauth, engine.keyRing);
-      registerTokenManagementRoutes(oauth, engine);
+      registerTokenManagementRoutes(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
         // The implicit grant has no token request; /authorize serves it (response_type=token).
@@ -149,6 +153,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           ...tokenManagementEndpoints(config.issuer),
           authorization_endpoint: `${config.issuer}/authorize`,
         },
+        extraMembers: tokenManagementAuthMetadata(),
         responseTypes: RESPONSE_TYPES,
         responseModes: RESPONSE_MODES,
       });

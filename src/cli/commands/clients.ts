@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { viewClient, type ClientView } from '../../core/client-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';
@@ -9,6 +10,11 @@ function describe(view: ClientView & { client_secret?: string }): string {
     ...(view.client_secret ? [`client_secret: ${view.client_secret}   (shown once; store it now)`] : []),
     `name:          ${view.name}`,
     `public:        ${view.public}`,
+    `auth_method:   ${view.token_endpoint_auth_method}`,
+    ...(view.jwks_uri !== null ? [`jwks_uri:      ${view.jwks_uri}`] : []),
+    ...(view.jwks !== null
+      ? [`jwks:          ${view.jwks.keys.length} key(s): ${view.jwks.keys.map(keyLabel).join(', ')}`]
+      : []),
     `grant_types:   ${view.grant_types.join(', ')}`,
     `redirect_uris: ${view.redirect_uris.join(' ') || '-'}`,
     `scopes:        ${view.scopes.join(' ') || '-'}`,
@@ -21,6 +27,28 @@ function describe(view: ClientView & { client_secret?: string }): string {
   return lines.join('\n') + '\n';
 }
 
+/** A registered key as one word: its kid, or its type and curve. */
+function keyLabel(key: Record<string, unknown>): string {
+  if (typeof key.kid === 'string') return key.kid;
+  return [key.kty, key.crv].filter((part) => typeof part === 'string').join(' ');
+}
+
+/** --jwks-file: a JWK Set as JSON (the registry checks what it holds). */
+function jwksFromFile(path: string | undefined): unknown {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(`--jwks-file: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UsageError(`--jwks-file: ${path} is not JSON (a JWK Set: {"keys": [...]})`);
+  }
+}
+
 const SETTINGS = {
   name: { type: 'string' },
   'redirect-uri': { type: 'string', multiple: true },
@@ -29,6 +57,9 @@ const SETTINGS = {
   'token-type': { type: 'string' },
   'post-logout-redirect-uri': { type: 'string', multiple: true },
   'id-token-signed-response-alg': { type: 'string' },
+  'auth-method': { type: 'string' },
+  'jwks-uri': { type: 'string' },
+  'jwks-file': { type: 'string' },
 } as const satisfies Options;
 
 /** Each action's own options and how many arguments it takes. */
@@ -95,6 +126,9 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           public: values.public,
           post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
           id_token_signed_response_alg: values['id-token-signed-response-alg'],
+          token_endpoint_auth_method: values['auth-method'],
+          jwks_uri: values['jwks-uri'],
+          jwks: jwksFromFile(values['jwks-file']),
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
@@ -128,11 +162,15 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           token_type: values['token-type'],
           post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
           id_token_signed_response_alg: values['id-token-signed-response-alg'],
+          token_endpoint_auth_method: values['auth-method'],
+          jwks_uri: values['jwks-uri'],
+          jwks: jwksFromFile(values['jwks-file']),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
             'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
-              '--token-type, --post-logout-redirect-uri or --id-token-signed-response-alg',
+              '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --auth-method, ' +
+              '--jwks-uri or --jwks-file',
           );
         }
         const { client, secret } = await engine.clients.update(await existing(), changes);
