@@ -1,7 +1,17 @@
-import { sql, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 
 // Frozen in time: later changes go into new migration files, never here.
 // RFC 7523 private_key_jwt client authentication, and the single-use identifiers it needs.
+
+/** 0001's rule: a client has a secret exactly when it is not public. */
+const OLD_CHECK = 'constraint "clients_secret_unless_public" check ((is_public = 1) = (secret_hash IS NULL))';
+/**
+ * Its successors: a client has a secret exactly when its method uses one (a private_key_jwt client is
+ * neither public nor holds a secret), and it is public exactly when its method is none.
+ */
+const SECRET_BY_METHOD = sql`(secret_hash IS NULL) = (token_endpoint_auth_method IN ('none', 'private_key_jwt'))`;
+const PUBLIC_IS_NONE = sql`(is_public = 1) = (token_endpoint_auth_method = 'none')`;
+
 export async function up(db: Kysely<unknown>): Promise<void> {
   // RFC 7591 §2 token_endpoint_auth_method. Every client written before keeps working: a confidential
   // client is client_secret_basic (it still accepts client_secret_post too), a public one none.
@@ -13,6 +23,20 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // RFC 7591 §2 jwks (a JSON JWK Set) and jwks_uri: at most one is set, only for private_key_jwt.
   await db.schema.alterTable('clients').addColumn('jwks', 'text').execute();
   await db.schema.alterTable('clients').addColumn('jwks_uri', 'text').execute();
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    // In the migration's transaction, like every PostgreSQL migration.
+    await db.schema.alterTable('clients').dropConstraint('clients_secret_unless_public').execute();
+    await db.schema
+      .alterTable('clients')
+      .addCheckConstraint('clients_secret_by_method', SECRET_BY_METHOD)
+      .execute();
+    await db.schema
+      .alterTable('clients')
+      .addCheckConstraint('clients_public_is_none', PUBLIC_IS_NONE)
+      .execute();
+  } else {
+    await replaceSqliteCheck(db);
+  }
 
   // Identifiers accepted once (a client assertion's jti, RFC 7523 §3 item 7), per namespace, kept until
   // the token that carried them expires. The primary key makes "insert if absent" atomic in the shared
@@ -28,9 +52,59 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('used_jtis_by_expiry').on('used_jtis').column('expires_at').execute();
 }
 
+/**
+ * SQLite cannot drop a constraint: the table is made again with the new one (SQLite's own procedure
+ * for the schema changes ALTER TABLE cannot make: create, copy, drop, rename), from its own stored
+ * definition, so every column any migration gave it comes along. Foreign keys are off meanwhile, or dropping the old table would
+ * delete every grant, code and token by their ON DELETE CASCADE; one transaction, so a crash leaves
+ * the old table whole. Kysely runs SQLite migrations outside a transaction, which is what lets the
+ * pragma take effect.
+ */
+async function replaceSqliteCheck(db: Kysely<unknown>): Promise<void> {
+  const { rows } = await sql<{
+    sql: string;
+  }>`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'clients'`.execute(db);
+  const definition = rows[0]?.sql ?? '';
+  if (!definition.startsWith('CREATE TABLE "clients" (') || !definition.includes(OLD_CHECK)) {
+    throw new Error('0009-private-key-jwt: the clients table is not as migration 0001 made it');
+  }
+  const rebuilt = definition
+    .replace('CREATE TABLE "clients" (', 'CREATE TABLE "clients_0009" (')
+    .replace(
+      OLD_CHECK,
+      `constraint "clients_secret_by_method" check (${SECRET_BY_METHOD.compile(db).sql}), ` +
+        `constraint "clients_public_is_none" check (${PUBLIC_IS_NONE.compile(db).sql})`,
+    );
+  const { rows: indexes } = await sql<{
+    sql: string;
+  }>`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'clients' AND sql IS NOT NULL`.execute(
+    db,
+  );
+  await sql`PRAGMA foreign_keys = OFF`.execute(db);
+  try {
+    await sql`BEGIN IMMEDIATE`.execute(db);
+    try {
+      await sql.raw(rebuilt).execute(db);
+      await sql`INSERT INTO clients_0009 SELECT * FROM clients`.execute(db);
+      await sql`DROP TABLE clients`.execute(db);
+      await sql`ALTER TABLE clients_0009 RENAME TO clients`.execute(db);
+      for (const index of indexes) await sql.raw(index.sql).execute(db);
+      const { rows: broken } = await sql`PRAGMA foreign_key_check`.execute(db);
+      if (broken.length > 0) throw new Error('0009-private-key-jwt: foreign keys broken by the rebuild');
+      await sql`COMMIT`.execute(db);
+    } catch (error) {
+      await sql`ROLLBACK`.execute(db);
+      throw error;
+    }
+  } finally {
+    await sql`PRAGMA foreign_keys = ON`.execute(db);
+  }
+}
+
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('used_jtis').execute();
-  for (const column of ['jwks_uri', 'jwks', 'token_endpoint_auth_method']) {
+  // The clients' check stays the later one: put back, 0001's would refuse every private_key_jwt client.
+  for (const column of ['jwks_uri', 'jwks']) {
     await db.schema.alterTable('clients').dropColumn(column).execute();
   }
 }
