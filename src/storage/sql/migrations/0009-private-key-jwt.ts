@@ -35,7 +35,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       .addCheckConstraint('clients_public_is_none', PUBLIC_IS_NONE)
       .execute();
   } else {
-    await replaceSqliteCheck(db);
+    await replaceSqliteCheck(db, OLD_CHECK, newChecks(db));
   }
 
   // Identifiers accepted once (a client assertion's jti, RFC 7523 §3 item 7), per namespace, kept until
@@ -60,21 +60,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
  * the old table whole. Kysely runs SQLite migrations outside a transaction, which is what lets the
  * pragma take effect.
  */
-async function replaceSqliteCheck(db: Kysely<unknown>): Promise<void> {
+async function replaceSqliteCheck(db: Kysely<unknown>, from: string, to: string): Promise<void> {
   const { rows } = await sql<{
     sql: string;
   }>`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'clients'`.execute(db);
   const definition = rows[0]?.sql ?? '';
-  if (!definition.startsWith('CREATE TABLE "clients" (') || !definition.includes(OLD_CHECK)) {
-    throw new Error('0009-private-key-jwt: the clients table is not as migration 0001 made it');
+  if (!definition.startsWith('CREATE TABLE "clients" (') || !definition.includes(from)) {
+    throw new Error(
+      '0009-private-key-jwt: the clients table does not have the check this migration replaces',
+    );
   }
   const rebuilt = definition
     .replace('CREATE TABLE "clients" (', 'CREATE TABLE "clients_0009" (')
-    .replace(
-      OLD_CHECK,
-      `constraint "clients_secret_by_method" check (${SECRET_BY_METHOD.compile(db).sql}), ` +
-        `constraint "clients_public_is_none" check (${PUBLIC_IS_NONE.compile(db).sql})`,
-    );
+    .replace(from, to);
   const { rows: indexes } = await sql<{
     sql: string;
   }>`SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'clients' AND sql IS NOT NULL`.execute(
@@ -101,10 +99,25 @@ async function replaceSqliteCheck(db: Kysely<unknown>): Promise<void> {
   }
 }
 
+/** The two checks as the SQLite table definition spells them. */
+const newChecks = (db: Kysely<unknown>) =>
+  `constraint "clients_secret_by_method" check (${SECRET_BY_METHOD.compile(db).sql}), ` +
+  `constraint "clients_public_is_none" check (${PUBLIC_IS_NONE.compile(db).sql})`;
+
+/** Back to 0007's schema; refused by 0001's check while a private_key_jwt client exists. */
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('used_jtis').execute();
-  // The clients' check stays the later one: put back, 0001's would refuse every private_key_jwt client.
-  for (const column of ['jwks_uri', 'jwks']) {
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    await db.schema.alterTable('clients').dropConstraint('clients_public_is_none').execute();
+    await db.schema.alterTable('clients').dropConstraint('clients_secret_by_method').execute();
+    await db.schema
+      .alterTable('clients')
+      .addCheckConstraint('clients_secret_unless_public', sql`(is_public = 1) = (secret_hash IS NULL)`)
+      .execute();
+  } else {
+    await replaceSqliteCheck(db, newChecks(db), OLD_CHECK);
+  }
+  for (const column of ['jwks_uri', 'jwks', 'token_endpoint_auth_method']) {
     await db.schema.alterTable('clients').dropColumn(column).execute();
   }
 }
