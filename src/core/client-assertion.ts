@@ -76,7 +76,9 @@ export class ClientAssertionVerifier {
     const now = clock.now();
     // RFC 7523 §3 item 3: the issuer or the token endpoint; RFC 9126 §2 and RFC 7662/7009 deployments
     // also address an assertion to the endpoint it is sent to.
-    const audience = [...new Set([issuer, tokenEndpoint, ...(endpointUrl === undefined ? [] : [endpointUrl])])];
+    const audience = [
+      ...new Set([issuer, tokenEndpoint, ...(endpointUrl === undefined ? [] : [endpointUrl])]),
+    ];
     const verifyOptions: JWTVerifyOptions = {
       algorithms: [...CLIENT_ASSERTION_ALGORITHMS],
       issuer: client.id,

@@ -41,7 +41,8 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * algorithms); jose passes over those when it picks the key (RFC 7517 §4.2, §4.4).
  */
 export function jwkSetProblem(value: unknown, registered: boolean): string | undefined {
-  if (!isObject(value) || !Array.isArray(value.keys)) return 'must be a JWK Set: an object with a "keys" array';
+  if (!isObject(value) || !Array.isArray(value.keys))
+    return 'must be a JWK Set: an object with a "keys" array';
   const keys: unknown[] = value.keys;
   if (keys.length === 0) return 'must hold at least one key';
   if (keys.length > MAX_CLIENT_KEYS) return `must hold at most ${MAX_CLIENT_KEYS} keys`;
@@ -169,7 +170,12 @@ export class RemoteKeySets {
   private fetch(uri: string): Promise<PublicJwkSet> {
     if (!this.entries.has(uri) && this.entries.size >= MAX_ENTRIES) this.entries.clear();
     const attemptedAt = this.clock.now();
-    const entry: Entry = this.entries.get(uri) ?? { set: undefined, fetchedAt: 0, attemptedAt, pending: undefined };
+    const entry: Entry = this.entries.get(uri) ?? {
+      set: undefined,
+      fetchedAt: 0,
+      attemptedAt,
+      pending: undefined,
+    };
     entry.attemptedAt = attemptedAt;
     const pending = this.fetcher.fetch(uri).then(
       (document) => {

@@ -170,7 +170,10 @@ function validateAuthentication(
 ): Pick<Client, 'isPublic' | 'tokenEndpointAuthMethod' | 'jwks' | 'jwksUri'> {
   const declared = input.token_endpoint_auth_method;
   if (declared !== undefined && !(CLIENT_AUTH_METHODS as readonly string[]).includes(declared)) {
-    throw new ValidationError('token_endpoint_auth_method', `must be one of ${CLIENT_AUTH_METHODS.join(', ')}`);
+    throw new ValidationError(
+      'token_endpoint_auth_method',
+      `must be one of ${CLIENT_AUTH_METHODS.join(', ')}`,
+    );
   }
   const method: ClientAuthMethod =
     (declared as ClientAuthMethod | undefined) ?? (input.public === true ? 'none' : 'client_secret_basic');
@@ -230,7 +233,8 @@ function validJwksUri(value: unknown): string {
   if (url.username !== '' || url.password !== '') {
     throw new ValidationError('jwks_uri', 'must not carry user information');
   }
-  if (url.hash !== '' || value.includes('#')) throw new ValidationError('jwks_uri', 'must not have a fragment');
+  if (url.hash !== '' || value.includes('#'))
+    throw new ValidationError('jwks_uri', 'must not have a fragment');
   return url.href;
 }
 
@@ -335,7 +339,11 @@ export async function updateClient(
   const jwks =
     changes.jwks !== undefined ? changes.jwks : !keyed || changes.jwks_uri != null ? null : client.jwks;
   const jwksUri =
-    changes.jwks_uri !== undefined ? changes.jwks_uri : !keyed || changes.jwks != null ? null : client.jwksUri;
+    changes.jwks_uri !== undefined
+      ? changes.jwks_uri
+      : !keyed || changes.jwks != null
+        ? null
+        : client.jwksUri;
   return replaceClient(storage, clock, client, {
     name: changes.name ?? client.name,
     redirect_uris: changes.redirect_uris ?? client.redirectUris,

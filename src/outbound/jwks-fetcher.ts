@@ -83,13 +83,24 @@ function ipv6Groups(address: string): number[] {
   const front = head === '' ? [] : head.split(':');
   const back = tail === undefined || tail === '' ? [] : tail.split(':');
   const groups =
-    tail === undefined ? front : [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back];
+    tail === undefined
+      ? front
+      : [...front, ...Array<string>(8 - front.length - back.length).fill('0'), ...back];
   return groups.map((group) => parseInt(group, 16));
 }
 
 /** The IPv4 address inside a NAT64 (RFC 6052, 64:ff9b::/96) or 6to4 (RFC 3056, 2002::/16) address. */
 function embeddedIpv4(groups: number[]): string | undefined {
-  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [number, number, number, number, number, number, number, number];
+  const [g0, g1, g2, g3, g4, g5, g6, g7] = groups as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
   const quad = (high: number, low: number) => `${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`;
   if (g0 === 0x64 && g1 === 0xff9b && g2 === 0 && g3 === 0 && g4 === 0 && g5 === 0) return quad(g6, g7);
   if (g0 === 0x2002) return quad(g1, g2);
@@ -120,23 +131,35 @@ type LookupCallback = (
  * connection (DNS rebinding) gains nothing.
  */
 function guardedLookup(allowPrivate: boolean) {
-  return (hostname: string, options: { family?: number | string; all?: boolean; hints?: number }, callback: LookupCallback) => {
-    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
-    dnsLookup(hostname, { all: true, family: family === 4 || family === 6 ? family : 0, hints: options.hints }, (error, addresses) => {
-      if (error !== null) {
-        callback(error, '');
-        return;
-      }
-      const refused = allowPrivate ? undefined : addresses.find((entry) => isNonPublicAddress(entry.address));
-      const first = addresses[0];
-      if (refused !== undefined || first === undefined) {
-        const reason = first === undefined ? 'has no address' : `resolves to the non-public address ${refused?.address}`;
-        callback(Object.assign(new JwksFetchError(`${hostname} ${reason}`), { code: 'EJWKSADDRESS' }), '');
-        return;
-      }
-      if (options.all === true) callback(null, addresses);
-      else callback(null, first.address, first.family);
-    });
+  return (
+    hostname: string,
+    options: { family?: number | string; all?: boolean; hints?: number },
+    callback: LookupCallback,
+  ) => {
+    const family =
+      options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0);
+    dnsLookup(
+      hostname,
+      { all: true, family: family === 4 || family === 6 ? family : 0, hints: options.hints },
+      (error, addresses) => {
+        if (error !== null) {
+          callback(error, '');
+          return;
+        }
+        const refused = allowPrivate
+          ? undefined
+          : addresses.find((entry) => isNonPublicAddress(entry.address));
+        const first = addresses[0];
+        if (refused !== undefined || first === undefined) {
+          const reason =
+            first === undefined ? 'has no address' : `resolves to the non-public address ${refused?.address}`;
+          callback(Object.assign(new JwksFetchError(`${hostname} ${reason}`), { code: 'EJWKSADDRESS' }), '');
+          return;
+        }
+        if (options.all === true) callback(null, addresses);
+        else callback(null, first.address, first.family);
+      },
+    );
   };
 }
 

@@ -64,7 +64,8 @@ describe('the jwks_uri fetcher against an HTTPS server', () => {
     await keys?.close();
   });
 
-  const allowed = () => createJwksFetcher({ allowPrivateAddresses: true, timeoutMs: 5000, maxBytes: 1000, ca: keys.ca });
+  const allowed = () =>
+    createJwksFetcher({ allowPrivateAddresses: true, timeoutMs: 5000, maxBytes: 1000, ca: keys.ca });
 
   it('returns the parsed document', async () => {
     assert.deepEqual(await allowed().fetch(keys.url('/set')), {
@@ -91,7 +92,12 @@ describe('the jwks_uri fetcher against an HTTPS server', () => {
   it('takes an answer of exactly the limit, and refuses one byte more', async () => {
     // 1000 spaces are no JSON document: read whole, then refused as such, not for its size.
     await assert.rejects(allowed().fetch(keys.url('/exact')), /not JSON/);
-    const smaller = createJwksFetcher({ allowPrivateAddresses: true, timeoutMs: 5000, maxBytes: 999, ca: keys.ca });
+    const smaller = createJwksFetcher({
+      allowPrivateAddresses: true,
+      timeoutMs: 5000,
+      maxBytes: 999,
+      ca: keys.ca,
+    });
     await assert.rejects(smaller.fetch(keys.url('/exact')), /larger than 999 bytes/);
   });
 
@@ -102,7 +108,12 @@ describe('the jwks_uri fetcher against an HTTPS server', () => {
 
   it('by default, reaches neither the loopback address nor a name that resolves to it', async () => {
     const before = keys.requests.length;
-    const fetcher = createJwksFetcher({ allowPrivateAddresses: false, timeoutMs: 5000, maxBytes: 1000, ca: keys.ca });
+    const fetcher = createJwksFetcher({
+      allowPrivateAddresses: false,
+      timeoutMs: 5000,
+      maxBytes: 1000,
+      ca: keys.ca,
+    });
     const port = new URL(keys.origin).port;
     await assert.rejects(fetcher.fetch(keys.url('/set')), /not a public address/);
     await assert.rejects(fetcher.fetch(`https://localhost:${port}/set`), /non-public address/);

@@ -141,7 +141,9 @@ for (const backend of backends()) {
 }
 
 /** A store migrated up to the migration before 0009, as a release before private_key_jwt left it. */
-async function storeBefore0009(backend: Backend): Promise<{ storage: SqlStorage; cleanup: () => Promise<void> }> {
+async function storeBefore0009(
+  backend: Backend,
+): Promise<{ storage: SqlStorage; cleanup: () => Promise<void> }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-0009-'));
   let schema: string | undefined;
   if (backend === 'postgres') {
@@ -151,7 +153,11 @@ async function storeBefore0009(backend: Backend): Promise<{ storage: SqlStorage;
     await client.query(`CREATE SCHEMA ${schema}`);
     await client.end();
   }
-  const storage = createSqlStorage({ databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : undefined, dataDir, schema });
+  const storage = createSqlStorage({
+    databaseUrl: backend === 'postgres' ? TEST_DATABASE_URL : undefined,
+    dataDir,
+    schema,
+  });
   const cleanup = async () => {
     await storage.close();
     if (schema !== undefined) await dropTestSchema(schema);

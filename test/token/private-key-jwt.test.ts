@@ -99,7 +99,10 @@ for (const backend of backends()) {
       assert.equal(body.scope, 'read');
       const again = await token(assertionForm(signed));
       assertOAuthError(again, 401, 'invalid_client');
-      assert.equal((again.json as { error_description: string }).error_description, 'client assertion rejected');
+      assert.equal(
+        (again.json as { error_description: string }).error_description,
+        'client assertion rejected',
+      );
       const rows = await tableRows(server.store.storage, 'used_jtis');
       assert.equal(rows.filter((row) => row.namespace === `client-assertion:${inline.id}`).length, 1);
     });
@@ -116,7 +119,9 @@ for (const backend of backends()) {
     });
 
     it('authenticates at /introspect and /revoke too, aud the issuer or the endpoint’s own URL', async () => {
-      const issued = assertTokenSuccess(await token(assertionForm(await assertion(inline, inlineKey, now()))));
+      const issued = assertTokenSuccess(
+        await token(assertionForm(await assertion(inline, inlineKey, now()))),
+      );
       const introspect = async () => {
         const signed = await assertion(inline, inlineKey, now(), `${ISSUER}/introspect`);
         const res = await server.http.request('/introspect', {
@@ -155,7 +160,11 @@ for (const backend of backends()) {
 
       // The client rotates: its new key is published, and used at once.
       keys.answers.set('/rotating', { json: { keys: [first.publicJwk, second.publicJwk] } });
-      assertOAuthError(await token(assertionForm(await assertion(client, second, now()))), 401, 'invalid_client');
+      assertOAuthError(
+        await token(assertionForm(await assertion(client, second, now()))),
+        401,
+        'invalid_client',
+      );
       assert.equal(fetches(), 1, 'no fetch within the cooldown of the last');
       server.clock.advance(30);
       assertTokenSuccess(await token(assertionForm(await assertion(client, second, now()))));
@@ -170,7 +179,11 @@ for (const backend of backends()) {
       keys.answers.set('/big', { json: { keys: [key.publicJwk], padding } });
       const client = await keyedClient(keys.url('/big'));
       const before = keys.requests.length;
-      assertOAuthError(await token(assertionForm(await assertion(client, key, now()))), 401, 'invalid_client');
+      assertOAuthError(
+        await token(assertionForm(await assertion(client, key, now()))),
+        401,
+        'invalid_client',
+      );
       assert.ok(keys.requests.slice(before).includes('/big'), 'it was fetched, and refused for its size');
     });
 
@@ -190,7 +203,11 @@ for (const backend of backends()) {
       const { privateKey } = await generateKeyPair('ES256', { extractable: true });
       keys.answers.set('/leaky', { json: { keys: [{ ...(await exportJWK(privateKey)), kid: 'leaky-1' }] } });
       const client = await keyedClient(keys.url('/leaky'));
-      assertOAuthError(await token(assertionForm(await assertion(client, key, now()))), 401, 'invalid_client');
+      assertOAuthError(
+        await token(assertionForm(await assertion(client, key, now()))),
+        401,
+        'invalid_client',
+      );
       assert.ok(keys.requests.includes('/leaky'));
     });
 
@@ -276,15 +293,17 @@ for (const backend of backends()) {
         const signed = await assertion(inline, inlineKey, now());
         const form = { grant_type: 'client_credentials', ...assertionForm(signed) };
         const answers = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => (i % 2 === 0 ? server.http : bHttp).request('/token', { form })),
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 === 0 ? server.http : bHttp).request('/token', { form }),
+          ),
         );
-        assert.deepEqual(
-          answers.map((res) => res.status).sort(),
-          [200, ...Array<number>(9).fill(401)],
-        );
+        assert.deepEqual(answers.map((res) => res.status).sort(), [200, ...Array<number>(9).fill(401)]);
         // And a new assertion works at B alone.
         const fresh = await bHttp.request('/token', {
-          form: { grant_type: 'client_credentials', ...assertionForm(await assertion(inline, inlineKey, now())) },
+          form: {
+            grant_type: 'client_credentials',
+            ...assertionForm(await assertion(inline, inlineKey, now())),
+          },
         });
         assertTokenSuccess(fresh);
       });

@@ -1,8 +1,20 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { exportJWK, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
-import { ASSERTION_REJECTED, CLIENT_ASSERTION_TYPE, clientAssertionNamespace } from '../../src/core/client-assertion.js';
+import {
+  exportJWK,
+  generateKeyPair,
+  SignJWT,
+  UnsecuredJWT,
+  type CryptoKey,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
+import {
+  ASSERTION_REJECTED,
+  CLIENT_ASSERTION_TYPE,
+  clientAssertionNamespace,
+} from '../../src/core/client-assertion.js';
 import type { ClientAuthMethod, ClientCredentialsInput } from '../../src/core/client-auth.js';
 import type { Client, PublicJwkSet } from '../../src/core/model.js';
 import type { JwksFetcher } from '../../src/core/ports.js';
@@ -45,7 +57,9 @@ const keys = (async () => ({
 }))();
 type Keys = Awaited<typeof keys>;
 
-const setOf = (...signers: Signer[]): PublicJwkSet => ({ keys: signers.map((s) => s.publicJwk as Record<string, unknown>) });
+const setOf = (...signers: Signer[]): PublicJwkSet => ({
+  keys: signers.map((s) => s.publicJwk as Record<string, unknown>),
+});
 
 /** A fake of the jwks_uri fetcher port: serves what the test puts at each URI, and counts fetches. */
 class FakeFetcher implements JwksFetcher {
@@ -80,8 +94,16 @@ async function world(): Promise<World> {
   const fetcher = new FakeFetcher();
   fetcher.documents.set(JWKS_URI, setOf(k.remote));
   const engine = await testEngine({ jwksFetcher: fetcher });
-  const pkjwt = { secretHash: null, tokenEndpointAuthMethod: 'private_key_jwt' as const, grantTypes: ['client_credentials' as const] };
-  const { client: inline } = await addClient(engine, { ...pkjwt, id: 'inline', jwks: setOf(k.es, k.rs, k.ps, k.ed) });
+  const pkjwt = {
+    secretHash: null,
+    tokenEndpointAuthMethod: 'private_key_jwt' as const,
+    grantTypes: ['client_credentials' as const],
+  };
+  const { client: inline } = await addClient(engine, {
+    ...pkjwt,
+    id: 'inline',
+    jwks: setOf(k.es, k.rs, k.ps, k.ed),
+  });
   const { client: remote } = await addClient(engine, { ...pkjwt, id: 'remote', jwksUri: JWKS_URI });
   const { client: secretClient, secret } = await addClient(engine, { id: 'with-secret' });
   return { engine, keys: k, fetcher, inline, remote, secretClient, secret };
@@ -174,14 +196,22 @@ const ROWS: Row[] = [
     name: 'sub another client (iss still this one), with client_id naming this one',
     assertion: { claims: () => ({ sub: 'remote' }) },
     input: (a) => ({ clientAssertion: a, clientId: 'inline' }),
-    expected: { code: 'invalid_client', status: 401, description: 'client_id does not match the client assertion' },
+    expected: {
+      code: 'invalid_client',
+      status: 401,
+      description: 'client_id does not match the client assertion',
+    },
   },
   {
     name: 'sub another client and no client_id: the keys of the client named do not verify it',
     assertion: { claims: () => ({ sub: 'remote' }) },
     expected: REJECTED,
   },
-  { name: 'aud another server', assertion: { claims: () => ({ aud: 'https://other.example' }) }, expected: REJECTED },
+  {
+    name: 'aud another server',
+    assertion: { claims: () => ({ aud: 'https://other.example' }) },
+    expected: REJECTED,
+  },
   {
     name: 'aud the introspection endpoint, sent to the token endpoint',
     assertion: { claims: () => ({ aud: INTROSPECT }) },
@@ -203,7 +233,11 @@ const ROWS: Row[] = [
   { name: 'iat in the future', assertion: { claims: (now) => ({ iat: now + 120 }) }, expected: REJECTED },
   { name: 'no jti', assertion: { claims: () => ({ jti: drop }) }, expected: REJECTED },
   { name: 'an empty jti', assertion: { claims: () => ({ jti: '' }) }, expected: REJECTED },
-  { name: 'a jti of 256 characters', assertion: { claims: () => ({ jti: 'j'.repeat(256) }) }, expected: REJECTED },
+  {
+    name: 'a jti of 256 characters',
+    assertion: { claims: () => ({ jti: 'j'.repeat(256) }) },
+    expected: REJECTED,
+  },
   { name: 'a replayed jti', assertion: {}, sendTwice: true, expected: REJECTED },
   // The signature.
   {
@@ -215,11 +249,17 @@ const ROWS: Row[] = [
     name: 'HS256 (a MAC, keyed with anything the attacker likes)',
     assertion: {
       raw: (claims) =>
-        new SignJWT(claims).setProtectedHeader({ alg: 'HS256', kid: 'es-1' }).sign(new Uint8Array(32).fill(1)),
+        new SignJWT(claims)
+          .setProtectedHeader({ alg: 'HS256', kid: 'es-1' })
+          .sign(new Uint8Array(32).fill(1)),
     },
     expected: REJECTED,
   },
-  { name: 'signed by a key not registered, under a registered kid', assertion: { key: 'other' }, expected: REJECTED },
+  {
+    name: 'signed by a key not registered, under a registered kid',
+    assertion: { key: 'other' },
+    expected: REJECTED,
+  },
   { name: 'a kid the registered set lacks', assertion: { header: { kid: 'nope' } }, expected: REJECTED },
   {
     name: 'a signature that does not match',
@@ -237,7 +277,11 @@ const ROWS: Row[] = [
     name: 'client_id naming another client',
     assertion: {},
     input: (a) => ({ clientAssertion: a, clientId: 'remote' }),
-    expected: { code: 'invalid_client', status: 401, description: 'client_id does not match the client assertion' },
+    expected: {
+      code: 'invalid_client',
+      status: 401,
+      description: 'client_id does not match the client assertion',
+    },
   },
   {
     name: 'another client_assertion_type',
@@ -246,7 +290,11 @@ const ROWS: Row[] = [
       clientAssertion: a,
       clientAssertionType: 'urn:ietf:params:oauth:client-assertion-type:saml2-bearer',
     }),
-    expected: { code: 'invalid_client', status: 401, description: `client_assertion_type must be ${CLIENT_ASSERTION_TYPE}` },
+    expected: {
+      code: 'invalid_client',
+      status: 401,
+      description: `client_assertion_type must be ${CLIENT_ASSERTION_TYPE}`,
+    },
   },
   {
     name: 'client_assertion_type without client_assertion',
@@ -297,7 +345,10 @@ const ROWS: Row[] = [
   },
 ];
 
-async function build(w: World, assertion: Assertion | undefined): Promise<{ token?: string; claims?: JWTPayload }> {
+async function build(
+  w: World,
+  assertion: Assertion | undefined,
+): Promise<{ token?: string; claims?: JWTPayload }> {
   if (assertion === undefined) return {};
   const clientId = assertion.client ?? 'inline';
   const claims: Record<string, unknown> = { ...claimsFor(clientId, w.engine.clock.now()) };
@@ -338,7 +389,10 @@ describe('private_key_jwt client authentication (RFC 7523 §2.2, §3)', () => {
         assert.equal(method, expected.method);
         // The jti is spent: the same id again is a replay, in any process sharing the store.
         assert.ok(jti !== undefined);
-        assert.equal(await w.engine.storage.usedJtis.use(namespace, jti, START + 600, w.engine.clock.now()), false);
+        assert.equal(
+          await w.engine.storage.usedJtis.use(namespace, jti, START + 600, w.engine.clock.now()),
+          false,
+        );
         return;
       }
       const error = await expectOAuthError(w.engine.engine.authenticateClient(input), expected);

@@ -17,7 +17,9 @@ const keys = (async () => {
   const rsa = await generateKeyPair('RS256', { extractable: true });
   const ed = await generateKeyPair('EdDSA', { crv: 'Ed25519', extractable: true });
   // jose makes no RSA key under 2048 bits; node:crypto still does.
-  const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ format: 'jwk' }) as JWK;
+  const small = generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({
+    format: 'jwk',
+  }) as JWK;
   const p384 = await generateKeyPair('ES384', { extractable: true });
   return {
     es: { ...(await exportJWK(es.publicKey)), kid: 'es' },
@@ -31,14 +33,24 @@ const keys = (async () => {
 })();
 type Keys = Awaited<typeof keys>;
 
-const PKJWT = { name: 'signer', grant_types: ['client_credentials'], token_endpoint_auth_method: 'private_key_jwt' };
+const PKJWT = {
+  name: 'signer',
+  grant_types: ['client_credentials'],
+  token_endpoint_auth_method: 'private_key_jwt',
+};
 const set = (...members: JWK[]) => ({ keys: members });
 
 interface Row {
   name: string;
   input: (k: Keys) => ClientInput;
   expected:
-    | { method: Client['tokenEndpointAuthMethod']; isPublic: boolean; secret: boolean; jwks?: boolean; jwksUri?: string }
+    | {
+        method: Client['tokenEndpointAuthMethod'];
+        isPublic: boolean;
+        secret: boolean;
+        jwks?: boolean;
+        jwksUri?: string;
+      }
     | { field: string; message: RegExp };
 }
 
@@ -56,12 +68,20 @@ const ROWS: Row[] = [
   },
   {
     name: 'client_secret_post: a secret too',
-    input: () => ({ name: 'c', grant_types: ['client_credentials'], token_endpoint_auth_method: 'client_secret_post' }),
+    input: () => ({
+      name: 'c',
+      grant_types: ['client_credentials'],
+      token_endpoint_auth_method: 'client_secret_post',
+    }),
     expected: { method: 'client_secret_post', isPublic: false, secret: true },
   },
   {
     name: 'none is public, without saying public',
-    input: () => ({ name: 'p', redirect_uris: ['https://app.example/cb'], token_endpoint_auth_method: 'none' }),
+    input: () => ({
+      name: 'p',
+      redirect_uris: ['https://app.example/cb'],
+      token_endpoint_auth_method: 'none',
+    }),
     expected: { method: 'none', isPublic: true, secret: false },
   },
   {
@@ -72,7 +92,12 @@ const ROWS: Row[] = [
   {
     name: 'private_key_jwt with a jwks_uri (kept in canonical form)',
     input: () => ({ ...PKJWT, jwks_uri: 'https://Keys.Example:443/jwks.json' }),
-    expected: { method: 'private_key_jwt', isPublic: false, secret: false, jwksUri: 'https://keys.example/jwks.json' },
+    expected: {
+      method: 'private_key_jwt',
+      isPublic: false,
+      secret: false,
+      jwksUri: 'https://keys.example/jwks.json',
+    },
   },
   // What is refused, naming the field.
   {
@@ -82,7 +107,12 @@ const ROWS: Row[] = [
   },
   {
     name: 'none with public false',
-    input: () => ({ name: 'p', redirect_uris: ['https://a.example/cb'], token_endpoint_auth_method: 'none', public: false }),
+    input: () => ({
+      name: 'p',
+      redirect_uris: ['https://a.example/cb'],
+      token_endpoint_auth_method: 'none',
+      public: false,
+    }),
     expected: { field: 'public', message: /is public/ },
   },
   {
@@ -107,7 +137,12 @@ const ROWS: Row[] = [
   },
   {
     name: 'a jwks_uri for a public client',
-    input: () => ({ name: 'p', redirect_uris: ['https://a.example/cb'], public: true, jwks_uri: 'https://k.example/j' }),
+    input: () => ({
+      name: 'p',
+      redirect_uris: ['https://a.example/cb'],
+      public: true,
+      jwks_uri: 'https://k.example/j',
+    }),
     expected: { field: 'jwks_uri', message: /only a private_key_jwt client/ },
   },
   {
@@ -222,7 +257,10 @@ describe('changing how a client authenticates', () => {
   it('to private_key_jwt drops the secret; back to client_secret_basic makes a new one, shown once', async () => {
     const k = await keys;
     const engine = await testEngine();
-    const { client, secret } = await engine.engine.clients.create({ name: 'c', grant_types: ['client_credentials'] });
+    const { client, secret } = await engine.engine.clients.create({
+      name: 'c',
+      grant_types: ['client_credentials'],
+    });
     assert.ok(secret);
     const keyed = await engine.engine.clients.update(client, {
       token_endpoint_auth_method: 'private_key_jwt',
@@ -240,7 +278,9 @@ describe('changing how a client authenticates', () => {
     const moved = await engine.engine.clients.update(keyed.client, { jwks_uri: 'https://keys.example/j' });
     assert.deepEqual([moved.client.jwks, moved.client.jwksUri], [null, 'https://keys.example/j']);
 
-    const back = await engine.engine.clients.update(moved.client, { token_endpoint_auth_method: 'client_secret_basic' });
+    const back = await engine.engine.clients.update(moved.client, {
+      token_endpoint_auth_method: 'client_secret_basic',
+    });
     assert.match(back.secret ?? '', /^cs_/);
     const stored = await engine.storage.clients.get(client.id);
     assert.deepEqual([stored?.jwks, stored?.jwksUri, stored?.isPublic], [null, null, false]);
@@ -250,7 +290,10 @@ describe('changing how a client authenticates', () => {
   it('public given alone sets the method it implies; a settings change keeps the method and keys', async () => {
     const k = await keys;
     const engine = await testEngine();
-    const { client } = await engine.engine.clients.create({ name: 'c', redirect_uris: ['https://a.example/cb'] });
+    const { client } = await engine.engine.clients.create({
+      name: 'c',
+      redirect_uris: ['https://a.example/cb'],
+    });
     const made = await engine.engine.clients.update(client, { public: true });
     assert.deepEqual([made.client.tokenEndpointAuthMethod, made.client.secretHash], ['none', null]);
     const keyed = await engine.engine.clients.update(made.client, {

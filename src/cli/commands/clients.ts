@@ -40,7 +40,9 @@ function jwksFromFile(path: string | undefined): unknown {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new UsageError(`--jwks-file: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+    throw new UsageError(
+      `--jwks-file: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
