@@ -68,14 +68,14 @@ export const CLIENTS_HELP = `Usage:
                            [--scopes "a b"] [--public] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD [--jwks-uri URL | --jwks-file FILE]]
-                           [--json]
+                           [--require-par] [--json]
   gatehouse clients list [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
                            [--scopes "a b"] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD] [--jwks-uri URL | --jwks-file FILE]
-                           [--json]
+                           [--require-par | --no-require-par] [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
@@ -100,6 +100,8 @@ export const CLIENTS_HELP = `Usage:
   --jwks-file FILE     private_key_jwt: a JWK Set file ({"keys": [...]}) of the client's public keys
                        (RSA 2048+ bits, EC P-256 or Ed25519; private and symmetric keys are refused).
                        A private_key_jwt client has exactly one of --jwks-uri and --jwks-file.
+  --require-par        /authorize answers this client only with a request_uri it got from POST /par
+                       (RFC 9126 pushed authorization requests); --no-require-par lifts it on update.
 
 update changes the settings given and keeps the others (--redirect-uri or --post-logout-redirect-uri
 given replaces that list).

@@ -44,6 +44,8 @@ export interface ClientInput {
   jwks?: unknown;
   /** RFC 7591 §2: where a private_key_jwt client publishes them instead (https), or null. */
   jwks_uri?: string | null;
+  /** RFC 9126 §6: /authorize takes only this client's pushed requests; false when absent. */
+  require_pushed_authorization_requests?: boolean;
 }
 
 /** A client as shown to operators: never the secret hash. */
@@ -60,6 +62,7 @@ export interface ClientView {
   token_endpoint_auth_method: ClientAuthMethod;
   jwks: PublicJwkSet | null;
   jwks_uri: string | null;
+  require_pushed_authorization_requests: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -78,6 +81,7 @@ export function viewClient(client: Client): ClientView {
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
     jwks: client.jwks,
     jwks_uri: client.jwksUri,
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
   };
@@ -137,6 +141,10 @@ export function validateClientInput(
   for (const scope of scopes) {
     if (!isValidScopeName(scope)) throw new ValidationError('scopes', `malformed scope name "${scope}"`);
   }
+  const requirePushed = input.require_pushed_authorization_requests ?? false;
+  if (typeof requirePushed !== 'boolean') {
+    throw new ValidationError('require_pushed_authorization_requests', 'must be true or false');
+  }
   const tokenType = input.token_type ?? 'bearer';
   if (!(TOKEN_TYPES as readonly string[]).includes(tokenType)) {
     throw new ValidationError('token_type', 'must be bearer or mac');
@@ -153,6 +161,7 @@ export function validateClientInput(
     tokenEndpointAuthMethod,
     jwks,
     jwksUri,
+    requirePushedAuthorizationRequests: requirePushed,
   };
 }
 
@@ -356,6 +365,8 @@ export async function updateClient(
     jwks_uri: jwksUri,
     post_logout_redirect_uris: changes.post_logout_redirect_uris ?? client.postLogoutRedirectUris,
     id_token_signed_response_alg: changes.id_token_signed_response_alg ?? client.idTokenSignedResponseAlg,
+    require_pushed_authorization_requests:
+      changes.require_pushed_authorization_requests ?? client.requirePushedAuthorizationRequests,
   });
 }
 

@@ -50,6 +50,11 @@ export interface Client {
   jwks: PublicJwkSet | null;
   /** Where the client publishes them instead (RFC 7591 §2 `jwks_uri`, https), or null. */
   jwksUri: string | null;
+  /**
+   * RFC 9126 §6 `require_pushed_authorization_requests`: /authorize answers this client only with a
+   * `request_uri` from the pushed authorization request endpoint.
+   */
+  requirePushedAuthorizationRequests: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -127,6 +132,24 @@ export interface RefreshToken {
    */
   authTime: number | null;
   sid: string | null;
+}
+
+/**
+ * An authorization request pushed to POST /par (RFC 9126 §2), kept until /authorize answers it. The
+ * `request_uri` handed out holds a random value; only its SHA-256 is stored.
+ */
+export interface PushedAuthorizationRequest {
+  hash: string;
+  clientId: string;
+  /** The request's parameters, form-encoded as pushed (client credentials left out). */
+  params: string;
+  createdAt: number;
+  /** Until it is first used, the pushed request's own lifetime; from then on the flow's. */
+  expiresAt: number;
+  /** When /authorize first read it (docs/decisions.md, decision 18); null before. */
+  openedAt: number | null;
+  /** When an authorization response was produced for it: it is never used again. */
+  consumedAt: number | null;
 }
 
 /** A signed-in browser. The cookie holds a random id; only its SHA-256 is stored. */

@@ -189,6 +189,7 @@ for (const backend of backends()) {
           tokenEndpointAuthMethod: 'none',
           jwks: null,
           jwksUri: null,
+          requirePushedAuthorizationRequests: false,
           secretHash: null,
           createdAt: now,
           updatedAt: now,

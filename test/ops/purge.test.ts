@@ -189,6 +189,23 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   }
   dead.used_jtis = deadJtis.length;
   await insertChunked(storage, 'used_jtis', [...jtis, ...deadJtis]);
+  // Pushed authorization requests (RFC 9126): dead at their expiry, consumed or not.
+  const pushed = (hash: string, expiresAt: number, consumedAt: number | null) => ({
+    hash,
+    client_id: client.id,
+    params: 'response_type=code',
+    created_at: now - 60,
+    expires_at: expiresAt,
+    opened_at: null,
+    consumed_at: consumedAt,
+  });
+  const livePushed = [pushed('p-live', now + 1, null), pushed('p-consumed', now + 1, now - 1)];
+  keep.pushed_authorization_requests = new Set(livePushed.map((p) => p.hash));
+  const deadPushed = [];
+  for (let i = 0; i < n; i++)
+    deadPushed.push(pushed(`p-dead-${i}`, now - (i % 90), i % 2 ? now - 100 : null));
+  dead.pushed_authorization_requests = deadPushed.length;
+  await insertChunked(storage, 'pushed_authorization_requests', [...livePushed, ...deadPushed]);
   return { keep, dead };
 }
 
@@ -201,6 +218,7 @@ const KEY_COLUMNS: Record<string, string> = {
   throttle: 'key',
   mac_nonces: 'nonce',
   used_jtis: 'jti',
+  pushed_authorization_requests: 'hash',
 };
 
 /**

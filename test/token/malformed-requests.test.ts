@@ -192,6 +192,7 @@ for (const backend of backends()) {
         tokenEndpointAuthMethod: 'client_secret_basic',
         jwks: null,
         jwksUri: null,
+        requirePushedAuthorizationRequests: false,
         createdAt: now,
         updatedAt: now,
       });

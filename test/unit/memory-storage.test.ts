@@ -24,6 +24,7 @@ const client: Client = {
   tokenEndpointAuthMethod: 'client_secret_basic',
   jwks: null,
   jwksUri: null,
+  requirePushedAuthorizationRequests: false,
   createdAt: NOW,
   updatedAt: NOW,
 };

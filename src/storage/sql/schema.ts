@@ -17,6 +17,8 @@ export interface ClientsTable {
   /** A JSON JWK Set, or null. */
   jwks: string | null;
   jwks_uri: string | null;
+  /** RFC 9126 §6; 0 or 1, like is_public. */
+  require_pushed_authorization_requests: number;
 }
 
 export interface UsersTable {
@@ -115,6 +117,17 @@ export interface UsedJtisTable {
   expires_at: number;
 }
 
+export interface PushedAuthorizationRequestsTable {
+  hash: string;
+  client_id: string;
+  /** The request's parameters, form-encoded. */
+  params: string;
+  created_at: number;
+  expires_at: number;
+  opened_at: number | null;
+  consumed_at: number | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -128,4 +141,5 @@ export interface Database {
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
   used_jtis: UsedJtisTable;
+  pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }

@@ -40,6 +40,7 @@ export async function addClient(
     tokenEndpointAuthMethod: isPublic ? 'none' : 'client_secret_basic',
     jwks: null,
     jwksUri: null,
+    requirePushedAuthorizationRequests: false,
     createdAt: now,
     updatedAt: now,
     ...fields,

@@ -3,6 +3,7 @@ import type {
   BrowserSession,
   Client,
   Grant,
+  PushedAuthorizationRequest,
   RefreshToken,
   Scope,
   SigningKeyRecord,
@@ -15,6 +16,7 @@ import type {
   GrantStore,
   MacNonceStore,
   PurgeStore,
+  PushedAuthorizationRequestStore,
   RateLimitStore,
   RefreshTokenStore,
   RevocationStore,
@@ -53,6 +55,7 @@ interface Tables {
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
   usedJtis: Map<string, number>;
+  pushedRequests: Map<string, PushedAuthorizationRequest>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -100,6 +103,8 @@ function clients(t: Tables): ClientStore {
     async delete(id) {
       if (!t.clients.delete(id)) return false;
       for (const grant of [...t.grants.values()]) if (grant.clientId === id) deleteGrant(t, grant.id);
+      for (const [hash, pushed] of t.pushedRequests)
+        if (pushed.clientId === id) t.pushedRequests.delete(hash);
       return true;
     },
   };
@@ -389,6 +394,38 @@ function usedJtis(t: Tables): UsedJtiStore {
   };
 }
 
+function pushedRequests(t: Tables): PushedAuthorizationRequestStore {
+  /** The row while unconsumed and unexpired at `now`, for its client only. */
+  const live = (hash: string, clientId: string, now: number) => {
+    const row = t.pushedRequests.get(hash);
+    return row !== undefined && row.clientId === clientId && row.consumedAt === null && row.expiresAt > now
+      ? row
+      : undefined;
+  };
+  return {
+    async insert(request) {
+      references(t.clients, request.clientId, 'client');
+      insertNew(t.pushedRequests, request.hash, request, 'pushed request');
+    },
+    async open(hash, clientId, now, expiresAtOnceOpened) {
+      // Check and mark with no await between, as the one UPDATE does.
+      const row = live(hash, clientId, now);
+      if (row === undefined) return undefined;
+      if (row.openedAt === null) {
+        row.openedAt = now;
+        row.expiresAt = expiresAtOnceOpened;
+      }
+      return copy(row);
+    },
+    async consume(hash, clientId, at) {
+      const row = live(hash, clientId, at);
+      if (row === undefined) return false;
+      row.consumedAt = at;
+      return true;
+    },
+  };
+}
+
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
 const noPurge: PurgeStore = {
   tables: [],
@@ -414,6 +451,7 @@ export function memoryStorage(): Storage {
     rateLimits: new Map(),
     macNonces: new Map(),
     usedJtis: new Map(),
+    pushedRequests: new Map(),
   };
   return {
     clients: clients(t),
@@ -430,6 +468,7 @@ export function memoryStorage(): Storage {
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
     usedJtis: usedJtis(t),
+    pushedRequests: pushedRequests(t),
     async ping() {},
     async close() {},
   };

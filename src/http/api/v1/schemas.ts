@@ -113,6 +113,9 @@ export const Client = Type.Object(
     token_endpoint_auth_method: ClientAuthMethodName,
     jwks: Type.Union([JwkSet, Type.Null()]),
     jwks_uri: Type.Union([Type.String(), Type.Null()]),
+    require_pushed_authorization_requests: Type.Boolean({
+      description: 'RFC 9126 §6: /authorize takes only pushed authorization requests from this client',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -146,6 +149,10 @@ const clientFields = {
   token_endpoint_auth_method: ClientAuthMethodName,
   jwks: Type.Union([JwkSet, Type.Null()]),
   jwks_uri: Type.Union([JwksUri, Type.Null()]),
+  require_pushed_authorization_requests: Type.Boolean({
+    description:
+      'RFC 9126 §6: /authorize refuses this client any request not pushed to /par first; default false',
+  }),
 };
 const clientInputFields = {
   name: clientFields.name,
@@ -159,6 +166,7 @@ const clientInputFields = {
   token_endpoint_auth_method: Type.Optional(clientFields.token_endpoint_auth_method),
   jwks: Type.Optional(clientFields.jwks),
   jwks_uri: Type.Optional(clientFields.jwks_uri),
+  require_pushed_authorization_requests: Type.Optional(clientFields.require_pushed_authorization_requests),
 };
 export const ClientCreate = Type.Object(clientInputFields, {
   ...strict,

@@ -5,6 +5,7 @@ import type {
   Grant,
   GrantType,
   PublicJwkSet,
+  PushedAuthorizationRequest,
   RefreshToken,
   SigningKeyRecord,
   TokenType,
@@ -14,6 +15,7 @@ import type {
   AuthorizationCodesTable,
   ClientsTable,
   GrantsTable,
+  PushedAuthorizationRequestsTable,
   RefreshTokensTable,
   SigningKeysTable,
   UsersTable,
@@ -36,6 +38,7 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   tokenEndpointAuthMethod: row.token_endpoint_auth_method as ClientAuthMethod,
   jwks: row.jwks === null ? null : (JSON.parse(row.jwks) as PublicJwkSet),
   jwksUri: row.jwks_uri,
+  requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -56,6 +59,7 @@ export const clientToRow = (client: Client): ClientsTable => ({
   token_endpoint_auth_method: client.tokenEndpointAuthMethod,
   jwks: client.jwks === null ? null : JSON.stringify(client.jwks),
   jwks_uri: client.jwksUri,
+  require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
 });
 
 export const userFromRow = (row: UsersTable): User => ({
@@ -199,4 +203,26 @@ export const codeWithGrantFromRow = (row: CodeWithGrantRow): { code: Authorizati
     expires_at: row.grant_expires_at,
     revoked_at: row.grant_revoked_at,
   }),
+});
+
+export const pushedRequestFromRow = (row: PushedAuthorizationRequestsTable): PushedAuthorizationRequest => ({
+  hash: row.hash,
+  clientId: row.client_id,
+  params: row.params,
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+  openedAt: row.opened_at === null ? null : Number(row.opened_at),
+  consumedAt: row.consumed_at === null ? null : Number(row.consumed_at),
+});
+
+export const pushedRequestToRow = (
+  request: PushedAuthorizationRequest,
+): PushedAuthorizationRequestsTable => ({
+  hash: request.hash,
+  client_id: request.clientId,
+  params: request.params,
+  created_at: request.createdAt,
+  expires_at: request.expiresAt,
+  opened_at: request.openedAt,
+  consumed_at: request.consumedAt,
 });
