@@ -16,7 +16,11 @@ import { registerPushedAuthorizationRequestRoute } from './oauth/par-route.js';
 import { registerTokenRoute } from './oauth/token-route.js';
 import { registerUserInfoRoute } from './oauth/userinfo-route.js';
 import { browserUi } from './ui/plugin.js';
-import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
+import {
+  registerTokenManagementRoutes,
+  tokenManagementAuthMetadata,
+  tokenManagementEndpoints,
+} from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
 import { frameworkErrorHandler } from './api/v1/problem.js';
 
@@ -143,7 +147,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         },
       });
       registerJwksRoute(oauth, engine.keyRing);
-      registerTokenManagementRoutes(oauth, engine);
+      registerTokenManagementRoutes(oauth, engine, config.issuer);
       registerPushedAuthorizationRequestRoute(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
@@ -156,6 +160,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           // RFC 9126 §5.
           pushed_authorization_request_endpoint: `${config.issuer}/par`,
         },
+        extraMembers: tokenManagementAuthMetadata(),
         requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
         responseTypes: RESPONSE_TYPES,
         responseModes: RESPONSE_MODES,

@@ -180,6 +180,15 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   dead.mac_nonces = deadNonces.length;
   await insertChunked(storage, 'mac_nonces', [...nonces, ...deadNonces]);
 
+  // Single-use ids (client assertions' jti): kept until they expire, in any namespace.
+  const jtis = [{ namespace: 'client-assertion:c', jti: 'u-live', expires_at: now + 1 }];
+  keep.used_jtis = new Set(['u-live']);
+  const deadJtis = [];
+  for (let i = 0; i < n; i++) {
+    deadJtis.push({ namespace: `client-assertion:c${i % 3}`, jti: `u-dead-${i}`, expires_at: now - (i % 5) });
+  }
+  dead.used_jtis = deadJtis.length;
+  await insertChunked(storage, 'used_jtis', [...jtis, ...deadJtis]);
   // Pushed authorization requests (RFC 9126): dead at their expiry, consumed or not.
   const pushed = (hash: string, expiresAt: number, consumedAt: number | null) => ({
     hash,
@@ -208,6 +217,7 @@ const KEY_COLUMNS: Record<string, string> = {
   revoked_access_tokens: 'jti',
   throttle: 'key',
   mac_nonces: 'nonce',
+  used_jtis: 'jti',
   pushed_authorization_requests: 'hash',
 };
 

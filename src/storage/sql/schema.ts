@@ -13,6 +13,10 @@ export interface ClientsTable {
   id_token_signed_response_alg: string;
   /** JSON array, like redirect_uris. */
   post_logout_redirect_uris: string;
+  token_endpoint_auth_method: string;
+  /** A JSON JWK Set, or null. */
+  jwks: string | null;
+  jwks_uri: string | null;
   /** RFC 9126 §6; 0 or 1, like is_public. */
   require_pushed_authorization_requests: number;
 }
@@ -120,6 +124,12 @@ export interface MacNoncesTable {
   expires_at: number;
 }
 
+export interface UsedJtisTable {
+  namespace: string;
+  jti: string;
+  expires_at: number;
+}
+
 export interface PushedAuthorizationRequestsTable {
   hash: string;
   client_id: string;
@@ -144,5 +154,6 @@ export interface Database {
   throttle: ThrottleTable;
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
+  used_jtis: UsedJtisTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }

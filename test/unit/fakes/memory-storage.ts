@@ -26,6 +26,7 @@ import type {
   SigningKeyStore,
   Storage,
   ThrottleStore,
+  UsedJtiStore,
   UserStore,
 } from '../../../src/core/ports.js';
 
@@ -56,6 +57,7 @@ interface Tables {
   browserSessions: Map<string, BrowserSession>;
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
+  usedJtis: Map<string, number>;
   pushedRequests: Map<string, PushedAuthorizationRequest>;
 }
 
@@ -414,6 +416,19 @@ function macNonces(t: Tables): MacNonceStore {
   };
 }
 
+function usedJtis(t: Tables): UsedJtiStore {
+  return {
+    async use(namespace, jti, expiresAt, now) {
+      const key = JSON.stringify([namespace, jti]);
+      const seenUntil = t.usedJtis.get(key);
+      // Seen before and not yet expired: a replay (UsedJtiStore.use); an expired row is taken over.
+      if (seenUntil !== undefined && seenUntil > now) return false;
+      t.usedJtis.set(key, expiresAt);
+      return true;
+    },
+  };
+}
+
 function pushedRequests(t: Tables): PushedAuthorizationRequestStore {
   /** The row while unconsumed and unexpired at `now`, for its client only. */
   const live = (hash: string, clientId: string, now: number) => {
@@ -471,6 +486,7 @@ export function memoryStorage(): Storage {
     browserSessions: new Map(),
     rateLimits: new Map(),
     macNonces: new Map(),
+    usedJtis: new Map(),
     pushedRequests: new Map(),
   };
   return {
@@ -488,6 +504,7 @@ export function memoryStorage(): Storage {
     purge: noPurge,
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
+    usedJtis: usedJtis(t),
     pushedRequests: pushedRequests(t),
     async ping() {},
     async close() {},

@@ -1,8 +1,10 @@
 import type {
   AuthorizationCode,
   Client,
+  ClientAuthMethod,
   Grant,
   GrantType,
+  PublicJwkSet,
   PushedAuthorizationRequest,
   RefreshToken,
   ResourceServer,
@@ -35,6 +37,9 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   isPublic: row.is_public === 1,
   idTokenSignedResponseAlg: row.id_token_signed_response_alg as Client['idTokenSignedResponseAlg'],
   postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+  tokenEndpointAuthMethod: row.token_endpoint_auth_method as ClientAuthMethod,
+  jwks: row.jwks === null ? null : (JSON.parse(row.jwks) as PublicJwkSet),
+  jwksUri: row.jwks_uri,
   requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
@@ -53,6 +58,9 @@ export const clientToRow = (client: Client): ClientsTable => ({
   updated_at: client.updatedAt,
   id_token_signed_response_alg: client.idTokenSignedResponseAlg,
   post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+  token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+  jwks: client.jwks === null ? null : JSON.stringify(client.jwks),
+  jwks_uri: client.jwksUri,
   require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
 });
 
