@@ -58,6 +58,13 @@ export interface GatehouseConfig {
   pushedAuthorizationRequestTtl: number;
   /** RFC 9126 §5: /authorize takes only pushed authorization requests, from every client. */
   requirePushedAuthorizationRequests: boolean;
+  /**
+   * RFC 9449 §8, §9: `required` makes every DPoP proof carry a server nonce (docs/decisions.md,
+   * decision 21); `off` (the default) asks for none.
+   */
+  dpopNonce: 'required' | 'off';
+  /** How far a DPoP proof's `iat` may be from the server's clock, either way, in seconds (plus 5 s). */
+  dpopProofWindowSeconds: number;
   bodyLimitBytes: number;
   /** Accept an access token in the `access_token` query parameter (RFC 6750 §2.3); off by default. */
   allowAccessTokenInQuery: boolean;
@@ -333,6 +340,8 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_REFRESH_TOKEN_TTL',
   'GATEHOUSE_ALLOW_PLAIN_PKCE',
   'GATEHOUSE_REQUIRE_PAR',
+  'GATEHOUSE_DPOP_NONCE',
+  'GATEHOUSE_DPOP_PROOF_WINDOW',
   'GATEHOUSE_BODY_LIMIT_BYTES',
   'GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY',
   'GATEHOUSE_MAC_TIMESTAMP_WINDOW',
@@ -495,6 +504,11 @@ export function loadConfig(
     pushedAuthorizationRequestTtl: pushedRequestTtl(input.pushedAuthorizationRequestTtl),
     requirePushedAuthorizationRequests:
       input.requirePushedAuthorizationRequests ?? boolean(env, 'GATEHOUSE_REQUIRE_PAR') ?? false,
+    dpopNonce: input.dpopNonce ?? oneOf(env, 'GATEHOUSE_DPOP_NONCE', ['required', 'off']) ?? 'off',
+    dpopProofWindowSeconds:
+      input.dpopProofWindowSeconds ??
+      integer(env, 'GATEHOUSE_DPOP_PROOF_WINDOW', 1, 600, 'seconds') ??
+      60,
     bodyLimitBytes:
       input.bodyLimitBytes ??
       integer(env, 'GATEHOUSE_BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024, 'bytes') ??

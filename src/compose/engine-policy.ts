@@ -8,6 +8,7 @@ export function deriveServerKeys(secret: Buffer) {
     keyEncryptionKey: deriveKey(secret, 'signing-key-encryption'),
     macSecret: deriveKey(secret, 'mac-keys'),
     cookieSecret: deriveKey(secret, 'cookies'),
+    dpopNonceKey: deriveKey(secret, 'dpop-nonces'),
   };
 }
 
@@ -18,6 +19,13 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     issuer: config.issuer,
     // Where http/oauth/token-route.ts serves it, and the metadata says it is.
     tokenEndpoint: `${config.issuer}/token`,
+    // Where http/oauth/par-route.ts serves it.
+    pushedAuthorizationRequestEndpoint: `${config.issuer}/par`,
+    dpop: {
+      proofWindowSeconds: config.dpopProofWindowSeconds,
+      nonce: config.dpopNonce,
+      nonceKey: keys.dpopNonceKey,
+    },
     accessTokenTtl: config.accessTokenTtl,
     idTokenTtl: config.idTokenTtl,
     refreshTokenTtl: config.refreshTokenTtl,

@@ -1,5 +1,6 @@
 import { errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import type { Clock } from '../shared/clock.js';
+import { isJwkThumbprint } from './dpop.js';
 import { grantState } from './grants/liveness.js';
 import type { KeyRing } from './key-ring.js';
 import type { Grant } from './model.js';
@@ -17,7 +18,11 @@ export class InvalidAccessTokenError extends Error {
 
 export interface ValidAccessToken {
   claims: AccessTokenClaims;
-  tokenType: 'bearer' | 'mac';
+  /**
+   * How the token must be presented: `bearer` alone; `mac` with a request signature; `dpop` with a
+   * DPoP proof of the key in `claims.cnf.jkt` (RFC 9449 §7), never as a bearer token.
+   */
+  tokenType: 'bearer' | 'mac' | 'dpop';
   /** The grant the token lives under; absent for client_credentials tokens. */
   grant: Grant | undefined;
 }
@@ -104,7 +109,8 @@ export class AccessTokenValidator {
       // client_credentials tokens carry no grant, so they die here.
       throw new InvalidAccessTokenError('the client of the access token no longer exists');
     }
-    return { claims, tokenType: claims.token_type === 'mac' ? 'mac' : 'bearer', grant };
+    const tokenType = claims.cnf !== undefined ? 'dpop' : claims.token_type === 'mac' ? 'mac' : 'bearer';
+    return { claims, tokenType, grant };
   }
 
   private async verifyWith(token: string, getKey: JWTVerifyGetKey): Promise<AccessTokenClaims> {
@@ -122,12 +128,20 @@ export class AccessTokenValidator {
       typeof payload.scope !== 'string' ||
       typeof payload.jti !== 'string' ||
       (payload.gid !== undefined && typeof payload.gid !== 'string') ||
-      (payload.token_type !== undefined && payload.token_type !== 'mac')
+      (payload.token_type !== undefined && payload.token_type !== 'mac') ||
+      (payload.cnf !== undefined && !isDpopConfirmation(payload.cnf))
     ) {
       throw new InvalidAccessTokenError('the access token has malformed claims');
     }
     return payload as unknown as AccessTokenClaims;
   }
+}
+
+/** RFC 9449 §6.1: a confirmation Gatehouse issues names exactly one key, by its thumbprint. */
+function isDpopConfirmation(cnf: unknown): boolean {
+  if (typeof cnf !== 'object' || cnf === null) return false;
+  const members = Object.keys(cnf);
+  return members.length === 1 && members[0] === 'jkt' && isJwkThumbprint((cnf as { jkt: unknown }).jkt);
 }
 
 function translate(error: unknown): Error {

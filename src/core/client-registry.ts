@@ -46,6 +46,8 @@ export interface ClientInput {
   jwks_uri?: string | null;
   /** RFC 9126 §6: /authorize takes only this client's pushed requests; false when absent. */
   require_pushed_authorization_requests?: boolean;
+  /** RFC 9449 §5.2: every token request must carry a DPoP proof; false when absent. */
+  dpop_bound_access_tokens?: boolean;
 }
 
 /** A client as shown to operators: never the secret hash. */
@@ -63,6 +65,7 @@ export interface ClientView {
   jwks: PublicJwkSet | null;
   jwks_uri: string | null;
   require_pushed_authorization_requests: boolean;
+  dpop_bound_access_tokens: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -82,6 +85,7 @@ export function viewClient(client: Client): ClientView {
     jwks: client.jwks,
     jwks_uri: client.jwksUri,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: client.dpopBoundAccessTokens,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
   };
@@ -149,6 +153,21 @@ export function validateClientInput(
   if (!(TOKEN_TYPES as readonly string[]).includes(tokenType)) {
     throw new ValidationError('token_type', 'must be bearer or mac');
   }
+  const dpopBound = input.dpop_bound_access_tokens ?? false;
+  if (typeof dpopBound !== 'boolean') {
+    throw new ValidationError('dpop_bound_access_tokens', 'must be true or false');
+  }
+  // A MAC token has its own key; a token is never both (docs/decisions.md, decision 3).
+  if (dpopBound && tokenType === 'mac') {
+    throw new ValidationError('dpop_bound_access_tokens', 'a client with MAC tokens cannot have DPoP-bound ones');
+  }
+  // The implicit grant's tokens come from /authorize, where no proof can be sent (RFC 9449 §5.2).
+  if (dpopBound && grantTypes.includes('implicit')) {
+    throw new ValidationError(
+      'dpop_bound_access_tokens',
+      'the implicit grant issues tokens without a DPoP proof: remove it from grant_types',
+    );
+  }
   return {
     name,
     redirectUris,
@@ -162,6 +181,7 @@ export function validateClientInput(
     jwks,
     jwksUri,
     requirePushedAuthorizationRequests: requirePushed,
+    dpopBoundAccessTokens: dpopBound,
   };
 }
 
@@ -367,6 +387,7 @@ export async function updateClient(
     id_token_signed_response_alg: changes.id_token_signed_response_alg ?? client.idTokenSignedResponseAlg,
     require_pushed_authorization_requests:
       changes.require_pushed_authorization_requests ?? client.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: changes.dpop_bound_access_tokens ?? client.dpopBoundAccessTokens,
   });
 }
 

@@ -7,6 +7,7 @@ import { ClientAssertionVerifier } from './client-assertion.js';
 import { authenticateClient, type AuthenticatedClient, type ClientCredentialsInput } from './client-auth.js';
 import { RemoteKeySets } from './client-keys.js';
 import { ClientRegistry } from './client-registry.js';
+import { DpopVerifier, type DpopPolicy } from './dpop.js';
 import { GrantRegistry } from './grant-registry.js';
 import { verifyIdTokenHint, type IdTokenHint } from './id-token-hint.js';
 import { KeyRing, type SigningAlgorithm } from './key-ring.js';
@@ -31,8 +32,15 @@ export interface EnginePolicy {
    * RFC 8707 §2), and the one resource that is never registered: Gatehouse's own API.
    */
   issuer: string;
-  /** The token endpoint's URL: a client assertion may name it as its audience (RFC 7523 §3 item 3). */
+  /**
+   * The token endpoint's URL: a client assertion may name it as its audience (RFC 7523 §3 item 3),
+   * and a DPoP proof sent there must (RFC 9449 §4.3 item 9).
+   */
   tokenEndpoint: string;
+  /** The pushed authorization request endpoint's URL, which a DPoP proof sent there names (RFC 9449 §10.1). */
+  pushedAuthorizationRequestEndpoint: string;
+  /** RFC 9449: the proof window, whether nonces are required, and the key nonces derive from. */
+  dpop: DpopPolicy;
   accessTokenTtl: number;
   /** ID token lifetime (OpenID Connect Core §2 `exp`). */
   idTokenTtl: number;
@@ -92,6 +100,11 @@ export interface Engine {
   readonly userInfo: UserInfoService;
   /** POST /token (RFC 6749 §3.2). */
   readonly tokenEndpoint: TokenEndpoint;
+  /**
+   * RFC 9449 DPoP proofs and nonces, for every endpoint that takes them: the token endpoint and /par
+   * use it inside the engine; /v1 and /userinfo check presented tokens with it (token-presentation.ts).
+   */
+  readonly dpop: DpopVerifier;
   /** Access-token validation, introspection (RFC 7662) and revocation (RFC 7009). */
   readonly tokens: TokenServices;
   /** MAC tokens' keys and nonces, for verifying MAC-signed requests to /v1 (docs/decisions.md, decision 3). */
@@ -167,6 +180,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     ttl: policy.idTokenTtl,
   });
   const resourceTargets = new ResourceTargets(storage.resources, policy.issuer);
+  const dpop = new DpopVerifier({ clock, usedJtis: storage.usedJtis, policy: policy.dpop });
   const tokenEndpoint = new TokenEndpoint(
     {
       storage,
@@ -185,6 +199,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       },
     },
     authenticate,
+    { verifier: dpop, endpointUrl: policy.tokenEndpoint },
   );
   const tokens = createTokenServices({
     keyRing,
@@ -206,8 +221,9 @@ export function createEngine(deps: EngineDependencies): Engine {
     keyRing,
     issuer,
     idTokens,
-    userInfo: new UserInfoService({ validator: tokens.validator, users: storage.users }),
+    userInfo: new UserInfoService({ validator: tokens.validator, users: storage.users, dpop }),
     tokenEndpoint,
+    dpop,
     tokens,
     macTokens: macTokens(policy.macSecret, policy.macTimestampWindowSeconds, storage.macNonces, clock),
     authorization: new AuthorizationService({
@@ -222,6 +238,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       resources: resourceTargets,
       pushedRequestTtl: policy.pushedAuthorizationRequestTtl,
       requirePushedRequests: policy.requirePushedAuthorizationRequests,
+      dpop: { verifier: dpop, parEndpointUrl: policy.pushedAuthorizationRequestEndpoint },
     }),
     browserSessions: new BrowserSessions(storage.browserSessions, clock),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),

@@ -23,7 +23,11 @@ export type OAuthErrorCode =
   | 'request_not_supported'
   | 'request_uri_not_supported'
   /** RFC 8707 §2: a `resource` that is malformed, unknown, or not what the grant allows. */
-  | 'invalid_target';
+  | 'invalid_target'
+  /** RFC 9449 §5: a DPoP proof that is missing where required, malformed or wrong. */
+  | 'invalid_dpop_proof'
+  /** RFC 9449 §8: the proof must carry the nonce the response's DPoP-Nonce header holds. */
+  | 'use_dpop_nonce';
 
 /** An error the client is meant to see, with the HTTP status it travels with. */
 export class OAuthError extends Error {
@@ -33,6 +37,8 @@ export class OAuthError extends Error {
     readonly status: number = 400,
     /** Seconds the client should wait before retrying (429 only). */
     readonly retryAfter?: number,
+    /** Response headers the error travels with (RFC 9449 §8: `DPoP-Nonce`). */
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(`${code}: ${description}`);
     this.name = 'OAuthError';
@@ -71,3 +77,14 @@ export const tooManyAttempts = (retryAfter: number): OAuthError =>
     429,
     retryAfter,
   );
+
+/**
+ * RFC 9449 §5, §8: a refused DPoP proof at the token endpoint (or /par) is a 400; `use_dpop_nonce`
+ * carries the nonce to use in its DPoP-Nonce header.
+ */
+export const dpopProofError = (
+  code: 'invalid_dpop_proof' | 'use_dpop_nonce',
+  description: string,
+  nonce?: string,
+): OAuthError =>
+  new OAuthError(code, description, 400, undefined, nonce === undefined ? {} : { 'dpop-nonce': nonce });

@@ -55,6 +55,11 @@ export interface Client {
    * `request_uri` from the pushed authorization request endpoint.
    */
   requirePushedAuthorizationRequests: boolean;
+  /**
+   * RFC 9449 §5.2 `dpop_bound_access_tokens`: the token endpoint refuses this client's requests that
+   * carry no DPoP proof, so its access tokens are always sender-constrained.
+   */
+  dpopBoundAccessTokens: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -128,6 +133,11 @@ export interface AuthorizationCode {
    * none. The token request may narrow them, never widen them.
    */
   resources: string[];
+  /**
+   * RFC 9449 §10: the `dpop_jkt` of the authorization request, the JWK thumbprint (RFC 7638) of the
+   * key whose DPoP proof the token request must carry; null when none was sent.
+   */
+  dpopJkt: string | null;
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;
@@ -156,6 +166,12 @@ export interface RefreshToken {
    * narrow its access token to some of them, never widen; copied unchanged on rotation.
    */
   resources: string[];
+  /**
+   * RFC 9449 §5: the JWK thumbprint of the DPoP key a public client's refresh token is bound to (each
+   * refresh must carry a proof made with it); copied on rotation. Null: not bound (a confidential
+   * client's, whose authentication already binds it, or one issued without a proof).
+   */
+  dpopJkt: string | null;
 }
 
 /**

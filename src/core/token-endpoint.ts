@@ -1,10 +1,12 @@
 import type { AuthenticatedClient, ClientCredentialsInput } from './client-auth.js';
-import { invalidRequest, unauthorizedClient, unsupportedGrantType } from './errors.js';
+import type { DpopProof, DpopVerifier } from './dpop.js';
+import { dpopProofError, invalidRequest, unauthorizedClient, unsupportedGrantType } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
 import type { GrantContext, GrantHandler } from './grants/grant-handler.js';
 import { passwordGrant } from './grants/password.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
+import type { Client } from './model.js';
 import type { TokenResponse } from './token-issuer.js';
 
 export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
@@ -21,7 +23,17 @@ export interface TokenEndpointRequest {
   resources?: readonly string[];
   /** The client's address, for the password grant's per-source counts. */
   address?: string;
+  /** Every `DPoP` header field value of the request (RFC 9449 §4.1); none when absent. */
+  dpopProofs?: readonly string[];
 }
+
+/** The token endpoint's side of RFC 9449: the proof rules and the URL proofs must name. */
+export interface TokenEndpointDpop {
+  verifier: DpopVerifier;
+  /** The token endpoint's URL, from the issuer: what a proof's `htu` must be (§4.3 item 9). */
+  endpointUrl: string;
+}
+
 
 /** Client authentication as the engine does it (Engine.authenticateClient, core/client-auth.ts). */
 export type ClientAuthentication = (credentials: ClientCredentialsInput) => Promise<AuthenticatedClient>;
@@ -33,6 +45,7 @@ export class TokenEndpoint {
   constructor(
     private readonly context: GrantContext,
     private readonly authenticateClient: ClientAuthentication,
+    private readonly dpop: TokenEndpointDpop,
     handlers: readonly GrantHandler[] = TOKEN_GRANT_HANDLERS,
   ) {
     const byType = new Map<string, GrantHandler>();
@@ -67,9 +80,40 @@ export class TokenEndpoint {
     if (client.isPublic && !handler.allowsPublicClients) {
       throw unauthorizedClient(`public clients may not use the ${grantType} grant`);
     }
+    const dpop = await this.verifyProof(client, request.dpopProofs ?? []);
     return handler.handle(
-      { client, params: request.params, resources: request.resources ?? [], address: request.address ?? '' },
+      {
+        client,
+        params: request.params,
+        resources: request.resources ?? [],
+        address: request.address ?? '',
+        dpop,
+      },
       this.context,
     );
+  }
+
+  /** The nonce successful responses carry (RFC 9449 §8), when nonces are on. */
+  dpopNonce(): string | undefined {
+    return this.dpop.verifier.nonce();
+  }
+
+  /**
+   * RFC 9449 §5: the request's proof, checked against this endpoint; undefined when it has none. A
+   * client registered with dpop_bound_access_tokens must send one (§5.2).
+   */
+  private async verifyProof(client: Client, proofs: readonly string[]): Promise<DpopProof | undefined> {
+    if (proofs.length === 0) {
+      if (client.dpopBoundAccessTokens) {
+        throw dpopProofError('invalid_dpop_proof', 'this client must send a DPoP proof (dpop_bound_access_tokens)');
+      }
+      return undefined;
+    }
+    // A MAC token has its own key; one token cannot be both (docs/decisions.md, decision 3).
+    if (client.tokenType === 'mac') {
+      throw invalidRequest('this client is registered for MAC tokens; DPoP proofs do not apply to it');
+    }
+    const { verifier, endpointUrl } = this.dpop;
+    return verifier.verifyAtAuthorizationServer({ proofs, method: 'POST', url: endpointUrl });
   }
 }

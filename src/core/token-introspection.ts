@@ -20,7 +20,8 @@ export interface IntrospectionResponse {
   scope?: string;
   client_id?: string;
   username?: string;
-  token_type?: 'bearer' | 'mac';
+  /** RFC 9449 §6.2: `DPoP` for a DPoP-bound token. */
+  token_type?: 'bearer' | 'mac' | 'DPoP';
   exp?: number;
   iat?: number;
   sub?: string;
@@ -28,6 +29,8 @@ export interface IntrospectionResponse {
   aud?: string | string[];
   iss?: string;
   jti?: string;
+  /** RFC 9449 §6.2 (RFC 7800 §3.1): the key a DPoP-bound token is bound to. */
+  cnf?: { jkt: string };
   mac_key?: string;
   mac_algorithm?: MacAlgorithm;
 }
@@ -70,7 +73,7 @@ export class TokenIntrospector {
         active: true,
         scope: claims.scope,
         client_id: claims.client_id,
-        token_type: tokenType,
+        token_type: tokenType === 'dpop' ? 'DPoP' : tokenType,
         exp: claims.exp,
         iat: claims.iat,
         sub: claims.sub,
@@ -78,6 +81,8 @@ export class TokenIntrospector {
         iss: claims.iss,
         jti: claims.jti,
       };
+      // RFC 9449 §6.2: a resource server learns the key to check the request's proof against.
+      if (claims.cnf !== undefined) response.cnf = { jkt: claims.cnf.jkt };
       if (claims.gid !== undefined) {
         const user = await this.options.storage.users.get(claims.sub);
         if (user !== undefined) response.username = user.username;

@@ -11,7 +11,8 @@ import { formatScope } from './scopes.js';
 /** The JSON body of a successful token response (RFC 6749 §5.1), plus MAC fields when they apply. */
 export interface TokenResponse {
   access_token: string;
-  token_type: 'bearer' | 'mac';
+  /** RFC 9449 §5: `DPoP` for a token bound to the key of the request's proof. */
+  token_type: 'bearer' | 'mac' | 'DPoP';
   expires_in: number;
   refresh_token?: string;
   scope?: string;
@@ -35,6 +36,11 @@ export interface AccessTokenClaims {
   gid?: string;
   /** Present ("mac") only on MAC tokens, so a MAC token is never accepted as a bearer token. */
   token_type?: 'mac';
+  /**
+   * RFC 9449 §6.1 (RFC 7800 §3.1): the DPoP key the token is bound to, as its RFC 7638 thumbprint;
+   * only on DPoP tokens, which are refused as bearer tokens.
+   */
+  cnf?: { jkt: string };
 }
 
 export interface TokenIssuerOptions {
@@ -65,6 +71,11 @@ export interface IssueInput {
   refresh?: { scope: string[]; resources: readonly string[] };
   /** The sign-in the refresh token descends from (OpenID Connect Core §12.2); none outside OpenID Connect. */
   authentication?: RefreshAuthentication;
+  /**
+   * RFC 9449: the thumbprint of the key of the request's DPoP proof. The access token is bound to it
+   * (`cnf.jkt`, token_type DPoP), and a public client's refresh token too (§5).
+   */
+  dpopJkt?: string;
 }
 
 /** The sign-in a refresh token descends from: what its refreshes' ID tokens repeat (Core §12.2). */
@@ -84,12 +95,15 @@ export class TokenIssuer {
     const response = await this.issueAccessToken(input);
     if (input.withRefreshToken && input.grant !== undefined) {
       const kept = input.refresh ?? { scope: input.scope, resources: input.resources ?? [] };
+      // RFC 9449 §5: a public client's refresh token is bound to the key, since nothing else
+      // authenticates its holder; a confidential client's is bound by its authentication already.
       response.refresh_token = await this.issueRefreshToken(
         input.client,
         input.grant,
         kept.scope,
         input.authentication,
         kept.resources,
+        input.client.isPublic ? (input.dpopJkt ?? null) : null,
       );
     }
     return response;
@@ -111,11 +125,14 @@ export class TokenIssuer {
       jti,
     };
     if (input.grant !== undefined) claims.gid = input.grant.id;
-    const mac = input.client.tokenType === 'mac';
+    // A DPoP-bound token is never a MAC token (the token endpoint refuses proofs from MAC clients).
+    const dpop = input.dpopJkt !== undefined;
+    const mac = !dpop && input.client.tokenType === 'mac';
     if (mac) claims.token_type = 'mac';
+    if (dpop) claims.cnf = { jkt: input.dpopJkt as string };
     const response: TokenResponse = {
       access_token: await this.options.keyRing.sign(claims as unknown as Record<string, unknown>),
-      token_type: mac ? 'mac' : 'bearer',
+      token_type: dpop ? 'DPoP' : mac ? 'mac' : 'bearer',
       expires_in: Math.max(0, exp - now),
     };
     if (claims.scope !== '') response.scope = claims.scope;
@@ -132,8 +149,9 @@ export class TokenIssuer {
     scope: string[],
     authentication: RefreshAuthentication = NO_AUTHENTICATION,
     resources: readonly string[] = [],
+    dpopJkt: string | null = null,
   ): Promise<string> {
-    const { token, record } = this.newRefreshToken(client, grant, scope, authentication, resources);
+    const { token, record } = this.newRefreshToken(client, grant, scope, authentication, resources, dpopJkt);
     await this.options.refreshTokens.insert(record);
     return token;
   }
@@ -141,7 +159,8 @@ export class TokenIssuer {
   /**
    * A refresh token and the record to store for it, without storing it (rotation stores it
    * atomically). `authentication` is the sign-in it descends from (OpenID Connect Core §12.2);
-   * `resources` those of the grant (RFC 8707 §2.2), which its refreshes may narrow.
+   * `resources` those of the grant (RFC 8707 §2.2), which its refreshes may narrow; `dpopJkt` the DPoP
+   * key it is bound to (RFC 9449 §5), or null.
    */
   newRefreshToken(
     client: Client,
@@ -149,6 +168,7 @@ export class TokenIssuer {
     scope: string[],
     authentication: RefreshAuthentication = NO_AUTHENTICATION,
     resources: readonly string[] = [],
+    dpopJkt: string | null = null,
   ): { token: string; record: RefreshToken } {
     const now = this.options.clock.now();
     const token = randomToken('rt_');
@@ -166,6 +186,7 @@ export class TokenIssuer {
         authTime: authentication.authTime,
         sid: authentication.sid,
         resources: [...resources],
+        dpopJkt,
       },
     };
   }

@@ -1,6 +1,7 @@
 import formBody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../core/dpop.js';
 import type { Engine } from '../core/engine.js';
 import type { RateLimitStore } from '../core/ports.js';
 import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
@@ -142,7 +143,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       oauth.setErrorHandler(oauthErrorHandler);
       registerTokenRoute(oauth, engine.tokenEndpoint, {
         issued(grantType, response) {
-          metrics.tokenIssued(grantType, response.token_type);
+          metrics.tokenIssued(grantType, response.token_type.toLowerCase());
           if (response.refresh_token !== undefined) metrics.tokenIssued(grantType, 'refresh');
         },
       });
@@ -160,12 +161,20 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           // RFC 9126 §5.
           pushed_authorization_request_endpoint: `${config.issuer}/par`,
         },
-        extraMembers: tokenManagementAuthMetadata(),
+        extraMembers: {
+          ...tokenManagementAuthMetadata(),
+          // RFC 9449 §5.1: the algorithms the token endpoint (and every resource here) takes proofs in.
+          dpop_signing_alg_values_supported: DPOP_SIGNING_ALGORITHMS,
+        },
         requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
         responseTypes: RESPONSE_TYPES,
         responseModes: RESPONSE_MODES,
       });
-      registerUserInfoRoute(oauth, engine.userInfo, { allowQuery: config.allowAccessTokenInQuery });
+      registerUserInfoRoute(oauth, engine, {
+        allowQuery: config.allowAccessTokenInQuery,
+        issuer: config.issuer,
+        basePath: config.basePath,
+      });
     },
     { prefix: config.basePath },
   );

@@ -190,6 +190,7 @@ for (const backend of backends()) {
           jwks: null,
           jwksUri: null,
           requirePushedAuthorizationRequests: false,
+          dpopBoundAccessTokens: false,
           secretHash: null,
           createdAt: now,
           updatedAt: now,

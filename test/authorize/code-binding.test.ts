@@ -50,6 +50,7 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
     authTime: null,
     sid: null,
     resources: [],
+    dpopJkt: null,
   };
   const revoked: string[] = [];
   // Only what the handler reads before it refuses; anything else would throw.
@@ -70,13 +71,13 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
   it('answers a foreign used code exactly like an unknown one, and revokes nothing', async () => {
     const unknown = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('thief'), params: params('ac_nosuch'), address: '127.0.0.1', resources: [] },
+        { client: client('thief'), params: params('ac_nosuch'), address: '127.0.0.1', resources: [], dpop: undefined },
         context,
       ),
     );
     const foreign = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('thief'), params: params('ac_used'), address: '127.0.0.1', resources: [] },
+        { client: client('thief'), params: params('ac_used'), address: '127.0.0.1', resources: [], dpop: undefined },
         context,
       ),
     );
@@ -88,7 +89,7 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
   it('revokes the grant when the owning client replays its code (RFC 6749 §4.1.2)', async () => {
     const replay = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('owner'), params: params('ac_used'), address: '127.0.0.1', resources: [] },
+        { client: client('owner'), params: params('ac_used'), address: '127.0.0.1', resources: [], dpop: undefined },
         context,
       ),
     );

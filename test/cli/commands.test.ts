@@ -122,6 +122,7 @@ for (const backend of backends()) {
         authTime: null,
         sid: null,
         resources: [],
+        dpopJkt: null,
       });
       const sessionHash = sha256(randomToken('bs_'));
       await storage.browserSessions.insert({

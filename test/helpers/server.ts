@@ -138,6 +138,7 @@ export async function startTestServer(
         authTime: options.authTime ?? null,
         sid: options.sid ?? null,
         resources: options.resources ?? [],
+        dpopJkt: null,
       });
       return { code, grant };
     },

@@ -82,6 +82,7 @@ async function seedCodes(storage: SqlStorage, client: Client, userId: string, n:
       authTime: null,
       sid: null,
       resources: [],
+      dpopJkt: null,
     });
     codes.push(code);
   }

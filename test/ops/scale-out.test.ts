@@ -101,6 +101,7 @@ describe(
         authTime: null,
         sid: null,
         resources: [],
+        dpopJkt: null,
       });
       return code;
     };

@@ -41,6 +41,7 @@ function makeClient(overrides: Partial<Client> = {}): Client {
     jwks: null,
     jwksUri: null,
     requirePushedAuthorizationRequests: false,
+    dpopBoundAccessTokens: false,
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -90,6 +91,7 @@ function makeCode(grant: Grant, overrides: Partial<AuthorizationCode> = {}): Aut
     authTime: null,
     sid: null,
     resources: [],
+    dpopJkt: null,
     ...overrides,
   };
 }
@@ -104,6 +106,7 @@ function makeRefreshToken(grant: Grant, overrides: Partial<RefreshToken> = {}): 
     authTime: null,
     sid: null,
     resources: [],
+    dpopJkt: null,
     createdAt: NOW,
     expiresAt: NOW + 86400,
     retiredAt: null,
@@ -929,6 +932,7 @@ function confidentialClient(name: string) {
     jwks: null,
     jwksUri: null,
     requirePushedAuthorizationRequests: false,
+    dpopBoundAccessTokens: false,
     createdAt: 1,
     updatedAt: 1,
   };

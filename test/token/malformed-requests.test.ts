@@ -193,6 +193,7 @@ for (const backend of backends()) {
         jwks: null,
         jwksUri: null,
         requirePushedAuthorizationRequests: false,
+        dpopBoundAccessTokens: false,
         createdAt: now,
         updatedAt: now,
       });

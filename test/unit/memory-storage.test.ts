@@ -25,6 +25,7 @@ const client: Client = {
   jwks: null,
   jwksUri: null,
   requirePushedAuthorizationRequests: false,
+  dpopBoundAccessTokens: false,
   createdAt: NOW,
   updatedAt: NOW,
 };
@@ -62,6 +63,7 @@ const code: AuthorizationCode = {
   authTime: null,
   sid: null,
   resources: [],
+  dpopJkt: null,
 };
 const token = (hash: string, retiredAt: number | null = null): RefreshToken => ({
   hash,
@@ -75,6 +77,7 @@ const token = (hash: string, retiredAt: number | null = null): RefreshToken => (
   authTime: null,
   sid: null,
   resources: [],
+  dpopJkt: null,
 });
 
 async function seeded(): Promise<Storage> {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestHasBody } from './mac.js';
-import { isForm, refusalFor } from './respond.js';
+import { dpopHeaderValues, isForm, refusalFor } from './respond.js';
 import {
   ResourceServer,
   type RequestInfo,
@@ -44,6 +44,7 @@ function requestInfo(req: ConnectRequest): RequestInfo {
         : Object.fromEntries(new URL(req.url ?? '/', 'http://x').searchParams),
     rawBody: req.rawBody,
     hasBody: requestHasBody(req.headers),
+    dpop: dpopHeaderValues(req.rawHeaders),
   };
 }
 
@@ -63,11 +64,13 @@ export function expressResourceServer(options: ResourceServerOptions | { resourc
         server.authorize(requestInfo(req), scopes).then(
           (token) => {
             req.accessToken = token;
+            // RFC 9449 §9: the nonce to use next, when the service asks for nonces.
+            if (token.dpopNonce !== undefined) res.setHeader('dpop-nonce', token.dpopNonce);
             if (res.locals !== undefined) res.locals.accessToken = token;
             next();
           },
           (error: unknown) => {
-            const refusal = refusalFor(error, server.realm);
+            const refusal = refusalFor(error, server.realm, server.dpopAlgorithms);
             if (refusal === undefined) return next(error);
             res.statusCode = refusal.status;
             for (const [name, value] of Object.entries(refusal.headers)) res.setHeader(name, value);

@@ -5,7 +5,7 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import { requestHasBody } from './mac.js';
-import { isForm, refusalFor } from './respond.js';
+import { dpopHeaderValues, isForm, refusalFor } from './respond.js';
 import {
   ResourceServer,
   type RequestInfo,
@@ -41,6 +41,7 @@ function requestInfo(request: FastifyRequest): RequestInfo {
     // Set by a raw-body plugin, if the application uses one; needed only for MAC bodyhash.
     rawBody: Buffer.isBuffer(raw) ? raw : typeof raw === 'string' ? Buffer.from(raw) : undefined,
     hasBody: requestHasBody(request.headers),
+    dpop: dpopHeaderValues(request.raw.rawHeaders),
   };
 }
 
@@ -52,8 +53,11 @@ async function plugin(app: FastifyInstance, options: FastifyResourceServerOption
     return async function checkToken(request, reply) {
       try {
         request.accessToken = await server.authorize(requestInfo(request), scopes);
+        // RFC 9449 §9: the nonce to use next, when the service asks for nonces.
+        const nonce = request.accessToken.dpopNonce;
+        if (nonce !== undefined) reply.header('dpop-nonce', nonce);
       } catch (error) {
-        const refusal = refusalFor(error, server.realm);
+        const refusal = refusalFor(error, server.realm, server.dpopAlgorithms);
         if (refusal === undefined) throw error;
         return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
       }

@@ -3,6 +3,8 @@
  * It imports only jose and node: modules; the Fastify and Express adapters need nothing of their
  * frameworks at run time (Fastify's types only, an optional peer), so a service that validates
  * tokens installs none of the server's database drivers (docs/decisions.md, decision 16).
+ * RFC 9449 DPoP: the `dpop` option accepts `Authorization: DPoP` with its proof; a DPoP-bound token
+ * is never accepted as a bearer token.
  * The subpaths `/mac` and `/rfc6750` export the framework-free rules that the server's own /v1 API
  * shares with this library, so each rule has one copy.
  */
@@ -27,6 +29,16 @@ export {
   type MacCredentials,
   type MacRequest,
 } from './mac.js';
+export {
+  MemoryDpopReplayStore,
+  DpopReplayStoreFullError,
+  DEFAULT_DPOP_ALGORITHMS,
+  accessTokenHash,
+  type DpopReplayStore,
+  type DpopNonceSource,
+  type DpopOptions,
+  type MemoryDpopReplayStoreOptions,
+} from './dpop.js';
 export { nodeFetch, type FetchLike } from './node-fetch.js';
 export { gatehouseResourceServer, type FastifyResourceServerOptions } from './fastify.js';
 export {

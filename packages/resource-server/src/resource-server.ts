@@ -13,6 +13,7 @@ import {
   verifyMacSignature,
   type NonceStore,
 } from './mac.js';
+import { DpopProofChecker, type DpopOptions } from './dpop.js';
 import { nodeFetch, type FetchLike } from './node-fetch.js';
 import { extractCredential, missingScopes, TokenError } from './rfc6750.js';
 
@@ -61,6 +62,11 @@ export interface ResourceServerOptions {
     nonceStore?: NonceStore;
   };
   /**
+   * RFC 9449 DPoP: accept `Authorization: DPoP` with a proof (set `origin`). Whether or not this is
+   * set, a DPoP-bound token (one with `cnf.jkt`) is never accepted as a bearer token.
+   */
+  dpop?: DpopOptions;
+  /**
    * How many validated tokens to remember (default 10,000; 0 turns it off). A client presents the
    * same access token on many requests; a token seen before is not verified again, only checked for
    * expiry. Exact revocation still needs `introspection`, which is never cached.
@@ -86,18 +92,25 @@ export interface RequestInfo {
   rawBody?: Buffer;
   /** False when the request has no body (no Content-Length or Transfer-Encoding): then it is empty. */
   hasBody?: boolean;
+  /** Every `DPoP` header field value, as sent (RFC 9449 §4.3 item 1: a second one is refused). */
+  dpop?: string[];
 }
 
 /** A token that passed every check, as attached to the request. */
 export interface VerifiedToken {
   token: string;
-  tokenType: 'bearer' | 'mac';
+  /** `dpop`: a DPoP-bound token, presented with a proof of its key (RFC 9449 §7). */
+  tokenType: 'bearer' | 'mac' | 'dpop';
   claims: JWTPayload & { client_id: string; scope?: string; jti: string; sub: string };
   scopes: string[];
   subject: string;
   clientId: string;
   /** From introspection, when it ran and the token acts for a user. */
   username?: string;
+  /** RFC 9449: the thumbprint of the key a DPoP-bound token is bound to (`cnf.jkt`). */
+  jkt?: string;
+  /** RFC 9449 §9: the nonce the adapters send back in `DPoP-Nonce`, when nonces are on. */
+  dpopNonce?: string;
 }
 
 /** Introspection could not be completed; the adapters answer 503 rather than let the request through. */
@@ -132,6 +145,8 @@ export class ResourceServer {
   private readonly closeFetch: () => void;
   private readonly nonces: NonceStore;
   private readonly macOrigins: { host: string; port: string }[];
+  private readonly dpop: DpopProofChecker | undefined;
+  private readonly dpopOrigins: string[];
   private readonly verified = new Map<string, { token: VerifiedToken; exp: number }>();
 
   constructor(private readonly options: ResourceServerOptions) {
@@ -160,6 +175,13 @@ export class ResourceServer {
     this.nonces = options.mac?.nonceStore ?? new MemoryNonceStore();
     // Parsed now, so that a malformed origin fails at start-up rather than on the first MAC request.
     this.macOrigins = [options.mac?.origin ?? []].flat().map(macOrigin);
+    this.dpopOrigins = [options.dpop?.origin ?? []].flat().map(dpopOrigin);
+    this.dpop = options.dpop === undefined ? undefined : new DpopProofChecker(options.dpop);
+  }
+
+  /** The algorithms of the DPoP challenge (RFC 9449 §7.1 `algs`); undefined when DPoP is not accepted. */
+  get dpopAlgorithms(): readonly string[] | undefined {
+    return this.dpopOrigins.length === 0 ? undefined : this.dpop?.algorithms;
   }
 
   private now(): number {
@@ -179,7 +201,9 @@ export class ResourceServer {
     const verified =
       credential.scheme === 'mac'
         ? await this.verifyMacRequest(request, credential.macHeader ?? '')
-        : await this.verifyBearer(credential.token);
+        : credential.scheme === 'dpop'
+          ? await this.verifyDpopRequest(request, credential.token)
+          : await this.verifyBearer(credential.token);
     const missing =
       requiredScopes.length === 0 ? [] : missingScopes(verified.scopes.join(' '), requiredScopes);
     if (missing.length > 0) {
@@ -196,11 +220,51 @@ export class ResourceServer {
     if (verified.claims.token_type === 'mac') {
       throw new TokenError('invalid_token', 'a MAC token must be presented with the MAC scheme');
     }
+    // RFC 9449 §7.2: a bound token is worthless without its key; as a bearer token it is refused.
+    if (verified.claims.cnf !== undefined) {
+      throw new TokenError(
+        'invalid_token',
+        'a DPoP-bound access token must be presented with the DPoP scheme and a DPoP proof',
+      );
+    }
+    if (this.options.dpop?.required === true) {
+      throw new TokenError('invalid_token', 'this resource takes only DPoP-bound access tokens');
+    }
     if (this.options.introspection !== undefined) {
       const result = await this.introspect(token);
       if (!result.active) throw new TokenError('invalid_token', 'the access token is no longer active');
       if (result.username !== undefined) verified.username = result.username;
     }
+    return verified;
+  }
+
+  /** RFC 9449 §7.1: a DPoP-bound token with the request's proof of its key. */
+  private async verifyDpopRequest(request: RequestInfo, token: string): Promise<VerifiedToken> {
+    const fail = (description: string) => new TokenError('invalid_token', description, { scheme: 'dpop' });
+    if (this.dpop === undefined || this.dpopOrigins.length === 0) {
+      throw fail('DPoP tokens need the dpop.origin option, which is not set');
+    }
+    const verified = await this.verifyJwt(token, 'dpop');
+    const jkt = confirmationKey(verified.claims.cnf);
+    if (jkt === undefined) throw fail('this access token is not DPoP-bound: present it with the Bearer scheme');
+    const path = request.url.split('?', 1)[0] ?? '/';
+    await this.dpop.check({
+      proofs: request.dpop ?? [],
+      method: request.method,
+      urls: this.dpopOrigins.map((origin) => `${origin}${path}`),
+      accessToken: token,
+      jkt,
+      now: this.now(),
+      leeway: this.options.clockToleranceSeconds ?? 5,
+    });
+    if (this.options.introspection !== undefined) {
+      const result = await this.introspect(token);
+      if (!result.active) throw fail('the access token is no longer active');
+      if (result.username !== undefined) verified.username = result.username;
+    }
+    verified.jkt = jkt;
+    const nonce = await this.dpop.nonce();
+    if (nonce !== undefined) verified.dpopNonce = nonce;
     return verified;
   }
 
@@ -267,7 +331,7 @@ export class ResourceServer {
     return verified;
   }
 
-  private async verifyJwt(token: string, scheme: 'bearer' | 'mac'): Promise<VerifiedToken> {
+  private async verifyJwt(token: string, scheme: 'bearer' | 'mac' | 'dpop'): Promise<VerifiedToken> {
     // Off: not even the look-up, which hashes the whole token.
     if ((this.options.verifiedTokenCacheSize ?? 10_000) <= 0)
       return await this.verifyJwtSignature(token, scheme);
@@ -298,7 +362,7 @@ export class ResourceServer {
   /** A value, not a promise, when the key is in hand: the common path takes no extra promise hop. */
   private verifyJwtSignature(
     token: string,
-    scheme: 'bearer' | 'mac',
+    scheme: 'bearer' | 'mac' | 'dpop',
   ): VerifiedToken | Promise<VerifiedToken> {
     const now = Math.floor(this.now());
     const result = this.jwtVerifier.verify(token, this.jwks.current(), now);
@@ -309,7 +373,11 @@ export class ResourceServer {
       .then((keys) => this.verifiedToken(token, scheme, this.jwtVerifier.verify(token, keys, now)));
   }
 
-  private verifiedToken(token: string, scheme: 'bearer' | 'mac', result: JwtVerification): VerifiedToken {
+  private verifiedToken(
+    token: string,
+    scheme: 'bearer' | 'mac' | 'dpop',
+    result: JwtVerification,
+  ): VerifiedToken {
     if (!result.valid) throw new TokenError('invalid_token', describeFailure(result), { scheme });
     const claims = result.claims as VerifiedToken['claims'];
     return {
@@ -356,6 +424,28 @@ export class ResourceServer {
   close(): void {
     this.closeFetch();
   }
+}
+
+/** RFC 9449 §6.1: the thumbprint a token's `cnf` confirms, when it is a DPoP confirmation. */
+function confirmationKey(cnf: unknown): string | undefined {
+  if (typeof cnf !== 'object' || cnf === null) return undefined;
+  const jkt = (cnf as { jkt?: unknown }).jkt;
+  return typeof jkt === 'string' && jkt !== '' ? jkt : undefined;
+}
+
+/** An origin (scheme, host, port) as a proof's `htu` starts with it; refused at start-up when malformed. */
+function dpopOrigin(value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`dpop.origin must be an absolute URL such as https://api.example.com, got ${value}`);
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
+    throw new Error(`dpop.origin must be an http(s) origin, got ${value}`);
+  }
+  // Its path, if any, is where this service is mounted under the origin.
+  return `${url.origin}${url.pathname.replace(/\/$/, '')}`;
 }
 
 function describeFailure(result: JwtVerification & { valid: false }): string {

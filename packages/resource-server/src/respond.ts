@@ -1,4 +1,5 @@
 import { TokenError } from './rfc6750.js';
+import { DpopReplayStoreFullError } from './dpop.js';
 import { NonceStoreFullError } from './mac.js';
 import { IntrospectionUnavailableError } from './resource-server.js';
 
@@ -11,13 +12,23 @@ export interface Refusal {
 
 /**
  * The RFC 6750 answer to a TokenError (status, WWW-Authenticate, JSON body), or 503 when
- * introspection could not run or the memory nonce store is full: unverifiable means refused. Other errors are the framework's to handle.
+ * introspection could not run or a memory nonce or replay store is full: unverifiable means refused.
+ * Other errors are the framework's to handle. `dpopAlgorithms`: DPoP is accepted, and offered in the
+ * challenges (RFC 9449 §7.1).
  */
-export function refusalFor(error: unknown, realm: string): Refusal | undefined {
+export function refusalFor(
+  error: unknown,
+  realm: string,
+  dpopAlgorithms?: readonly string[],
+): Refusal | undefined {
   if (error instanceof TokenError) {
     return {
       status: error.status,
-      headers: { 'www-authenticate': error.challenge(realm), 'cache-control': 'no-store' },
+      headers: {
+        ...error.options.headers,
+        'www-authenticate': error.challenge(realm, dpopAlgorithms),
+        'cache-control': 'no-store',
+      },
       body: {
         ...(error.code === undefined ? {} : { error: error.code }),
         error_description: error.description,
@@ -43,7 +54,26 @@ export function refusalFor(error: unknown, realm: string): Refusal | undefined {
       },
     };
   }
+  if (error instanceof DpopReplayStoreFullError) {
+    return {
+      status: 503,
+      headers: { 'retry-after': '5', 'cache-control': 'no-store' },
+      body: {
+        error: 'temporarily_unavailable',
+        error_description: 'the DPoP proof cannot be checked for replay right now',
+      },
+    };
+  }
   return undefined;
+}
+
+/** Every `DPoP` header field of a Node request, as sent: Node would join repeated ones into one value. */
+export function dpopHeaderValues(rawHeaders: readonly string[]): string[] {
+  const values: string[] = [];
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]?.toLowerCase() === 'dpop') values.push(rawHeaders[i + 1] ?? '');
+  }
+  return values;
 }
 
 const FORM = 'application/x-www-form-urlencoded';

@@ -1,39 +1,66 @@
 /**
  * RFC 6750 on the resource-server side, framework-free: where a request carries its access token,
- * and how refusals are announced. Shared by Gatehouse's own /v1 API and the resource-server library.
+ * and how refusals are announced; with RFC 9449 §7's DPoP scheme beside Bearer. Shared by
+ * Gatehouse's own /v1 API and the resource-server library.
  */
 
-export type TokenErrorCode = 'invalid_request' | 'invalid_token' | 'insufficient_scope';
+/** RFC 6750 §3.1's codes, and RFC 9449 §7.1's and §9's for the DPoP scheme. */
+export type TokenErrorCode =
+  | 'invalid_request'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce';
 
-/** The scheme a credential came with: Bearer (header, form body or query) or MAC (header only). */
-export type CredentialScheme = 'bearer' | 'mac';
+/**
+ * The scheme a credential came with: Bearer (header, form body or query), MAC (header only), or DPoP
+ * (RFC 9449 §7.1: `Authorization: DPoP`, with the proof in the `DPoP` header).
+ */
+export type CredentialScheme = 'bearer' | 'mac' | 'dpop';
 
 export interface PresentedCredential {
   scheme: CredentialScheme;
-  /** For bearer tokens, the token; for MAC, the `id` is parsed later from `macHeader`. */
+  /** For bearer and DPoP tokens, the token; for MAC, the `id` is parsed later from `macHeader`. */
   token: string;
   source: 'header' | 'body' | 'query';
   /** The raw MAC Authorization header, when scheme is mac. */
   macHeader?: string;
 }
 
-/** A refusal: its HTTP status follows RFC 6750 §3.1 from the error code (none: 401). */
+/**
+ * A refusal: its HTTP status follows RFC 6750 §3.1 from the error code (none: 401; RFC 9449 §7.1 and
+ * §9: invalid_dpop_proof and use_dpop_nonce are 401 too).
+ */
 export class TokenError extends Error {
   readonly status: 400 | 401 | 403;
 
   constructor(
     readonly code: TokenErrorCode | undefined,
     readonly description: string,
-    readonly options: { scheme?: CredentialScheme; scope?: string } = {},
+    readonly options: {
+      scheme?: CredentialScheme;
+      scope?: string;
+      /** Headers the refusal travels with: RFC 9449 §9's `DPoP-Nonce` for use_dpop_nonce. */
+      headers?: Readonly<Record<string, string>>;
+    } = {},
   ) {
     super(description);
     this.name = 'TokenError';
     this.status = code === 'invalid_request' ? 400 : code === 'insufficient_scope' ? 403 : 401;
   }
 
-  /** The WWW-Authenticate challenge (RFC 6750 §3; for MAC, docs/decisions.md, decision 3). */
-  challenge(realm: string): string {
-    return formatChallenge(this.options.scheme ?? 'bearer', realm, this);
+  /**
+   * The WWW-Authenticate value (RFC 6750 §3; for MAC, docs/decisions.md, decision 3; RFC 9449 §7.1).
+   * With `dpopAlgorithms` (DPoP is accepted, with these proof algorithms) a refusal under Bearer, or
+   * of a request without a token, also offers the DPoP scheme; one under DPoP carries `algs`.
+   */
+  challenge(realm: string, dpopAlgorithms?: readonly string[]): string {
+    const scheme = this.options.scheme ?? 'bearer';
+    const own = formatChallenge(scheme, realm, this, dpopAlgorithms);
+    if (dpopAlgorithms === undefined || scheme !== 'bearer') return own;
+    // RFC 9110 §11.6.1: several challenges in one field, comma-separated.
+    const noError = this.code === undefined ? this : undefined;
+    return `${own}, ${formatChallenge('dpop', realm, noError, dpopAlgorithms)}`;
   }
 }
 
@@ -42,21 +69,37 @@ function quotedValue(value: string): string {
   return value.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
 }
 
-export function formatChallenge(scheme: CredentialScheme, realm: string, error?: TokenError): string {
+const SCHEME_NAMES: Record<CredentialScheme, string> = { bearer: 'Bearer', mac: 'MAC', dpop: 'DPoP' };
+
+/**
+ * One challenge. `dpopAlgorithms` is the DPoP challenge's `algs` (RFC 9449 §7.1: the proof
+ * algorithms accepted, space-separated).
+ */
+export function formatChallenge(
+  scheme: CredentialScheme,
+  realm: string,
+  error?: TokenError,
+  dpopAlgorithms?: readonly string[],
+): string {
   const params: string[] = [];
   // The MAC drafts define no realm parameter; Gatehouse answers `MAC error="invalid_token"` (decision 3).
-  if (scheme === 'bearer') params.push(`realm="${quotedValue(realm)}"`);
+  if (scheme !== 'mac') params.push(`realm="${quotedValue(realm)}"`);
   // RFC 6750 §3.1: a request without any authentication gets no error code.
   if (error?.code !== undefined) {
     params.push(`error="${error.code}"`);
     params.push(`error_description="${quotedValue(error.description)}"`);
     if (error.options.scope !== undefined) params.push(`scope="${quotedValue(error.options.scope)}"`);
   }
-  return `${scheme === 'mac' ? 'MAC' : 'Bearer'} ${params.join(', ')}`;
+  if (scheme === 'dpop' && dpopAlgorithms !== undefined && dpopAlgorithms.length > 0) {
+    params.push(`algs="${quotedValue(dpopAlgorithms.join(' '))}"`);
+  }
+  return `${SCHEME_NAMES[scheme]} ${params.join(', ')}`;
 }
 
 // RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
 const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
+// RFC 9449 §7.1: the DPoP scheme takes the token as Bearer does (token68).
+const DPOP_HEADER = /^dpop +([A-Za-z0-9\-._~+/]+=*) *$/i;
 
 export interface CredentialSources {
   authorization: string | undefined;
@@ -69,8 +112,9 @@ export interface CredentialSources {
 }
 
 /**
- * Finds the one credential a request presents. A scheme other than Bearer or MAC counts as none;
- * more than one method is invalid_request (RFC 6750 §2: "MUST NOT use more than one method").
+ * Finds the one credential a request presents. A scheme other than Bearer, DPoP or MAC counts as
+ * none; more than one method is invalid_request (RFC 6750 §2: "MUST NOT use more than one method").
+ * A DPoP token is taken from the header only (RFC 9449 §7.1); its proof is the caller's to check.
  */
 export function extractCredential(sources: CredentialSources): PresentedCredential | undefined {
   const found: PresentedCredential[] = [];
@@ -81,6 +125,12 @@ export function extractCredential(sources: CredentialSources): PresentedCredenti
       const match = BEARER_HEADER.exec(header);
       if (!match?.[1]) throw new TokenError('invalid_request', 'malformed Bearer authorization header');
       found.push({ scheme: 'bearer', token: match[1], source: 'header' });
+    } else if (scheme === 'dpop') {
+      const match = DPOP_HEADER.exec(header);
+      if (!match?.[1]) {
+        throw new TokenError('invalid_request', 'malformed DPoP authorization header', { scheme: 'dpop' });
+      }
+      found.push({ scheme: 'dpop', token: match[1], source: 'header' });
     } else if (scheme === 'mac') {
       found.push({ scheme: 'mac', token: '', source: 'header', macHeader: header });
     }

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
-import { invalidRequest, OAuthError } from '../errors.js';
+import type { DpopVerifier } from '../dpop.js';
+import { dpopProofError, invalidRequest, OAuthError } from '../errors.js';
 import { isGrantLive } from '../grants/liveness.js';
 import type { IdTokenHint } from '../id-token-hint.js';
 import type { IdTokenInput } from '../oidc/id-token.js';
@@ -72,6 +73,11 @@ export interface AuthorizationServiceOptions {
   pushedRequestTtl: number;
   /** RFC 9126 §5: every client's /authorize must come through the pushed authorization request endpoint. */
   requirePushedRequests?: boolean;
+  /**
+   * RFC 9449 §10.1: the proof rules, and the pushed authorization request endpoint's URL that a proof
+   * sent there must name. Without it a DPoP header at /par is refused.
+   */
+  dpop?: { verifier: DpopVerifier; parEndpointUrl: string };
 }
 
 /** The pushed authorization request endpoint's answer (RFC 9126 §2.2). */
@@ -187,9 +193,10 @@ export class AuthorizationService {
   /**
    * POST /par (RFC 9126 §2): validates the authorization request `client` (authenticated as at the
    * token endpoint) pushed, exactly as /authorize would, and stores it for its /authorize. Errors are
-   * the token endpoint's kind (RFC 9126 §2.3): an OAuthError with status 400.
+   * the token endpoint's kind (RFC 9126 §2.3): an OAuthError with status 400. `dpopProofs` are the
+   * request's DPoP header values (RFC 9449 §10.1): a proof binds the code to its key, as `dpop_jkt`.
    */
-  async push(client: Client, body: string): Promise<PushedRequestResponse> {
+  async push(client: Client, body: string, dpopProofs: readonly string[] = []): Promise<PushedRequestResponse> {
     const params = new URLSearchParams(body);
     // RFC 9126 §2.1: client_id, when sent, names the authenticated client (checked by client
     // authentication); the request is stored as that client's, without its credentials.
@@ -198,6 +205,15 @@ export class AuthorizationService {
       throw invalidRequest('client_id does not match the authenticated client');
     }
     params.delete('client_id');
+    if (dpopProofs.length > 0) {
+      // RFC 9449 §10.1: the proof's key is the request's dpop_jkt; one sent with it must be the same.
+      const jkt = await this.pushedProofKey(dpopProofs);
+      const named = params.getAll('dpop_jkt');
+      if (named.some((value) => value !== jkt)) {
+        throw dpopProofError('invalid_dpop_proof', 'dpop_jkt is not the thumbprint of the DPoP proof’s key');
+      }
+      params.set('dpop_jkt', jkt);
+    }
     const query = new URLSearchParams([['client_id', client.id], ...params]).toString();
     const validation = await validateAuthorizationRequest(
       query,
@@ -222,6 +238,18 @@ export class AuthorizationService {
       consumedAt: null,
     });
     return { request_uri: requestUri, expires_in: ttl };
+  }
+
+  /** The key thumbprint of a DPoP proof sent to POST /par (RFC 9449 §10.1); 400 when it is refused. */
+  private async pushedProofKey(proofs: readonly string[]): Promise<string> {
+    const { dpop } = this.options;
+    if (dpop === undefined) throw dpopProofError('invalid_dpop_proof', 'DPoP is not accepted here');
+    const proof = await dpop.verifier.verifyAtAuthorizationServer({
+      proofs,
+      method: 'POST',
+      url: dpop.parEndpointUrl,
+    });
+    return proof.jkt;
   }
 
   private async openPushedRequest(
@@ -493,6 +521,7 @@ export class AuthorizationService {
       authTime: request.openid ? (authentication?.authTime ?? null) : null,
       sid: request.openid ? (authentication?.sid ?? null) : null,
       resources: request.resources,
+      dpopJkt: request.dpopJkt,
       createdAt: now,
       expiresAt: now + this.options.authorizationCodeTtl,
       consumedAt: null,

@@ -2,6 +2,7 @@ import type { OAuthErrorCode } from '../errors.js';
 import { OAuthError } from '../errors.js';
 import type { IdTokenHint } from '../id-token-hint.js';
 import type { Client, GrantType } from '../model.js';
+import { isJwkThumbprint } from '../dpop.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import { canonicalRedirectUri, isRegisteredRedirectUri } from '../redirect-uri.js';
 import type { ClientStore } from '../ports.js';
@@ -108,6 +109,11 @@ export interface AuthorizationRequest {
   query: string;
   /** The stored hash of the pushed request (RFC 9126) it was read from; null for one sent in the URL. */
   pushedRequest: string | null;
+  /**
+   * RFC 9449 §10 `dpop_jkt`: the thumbprint of the DPoP key the code is bound to (its token request
+   * must carry a proof made with it); null when none was sent.
+   */
+  dpopJkt: string | null;
 }
 
 export type AuthorizationValidation =
@@ -444,6 +450,24 @@ export async function validateAuthorizationRequest(
     }
   }
 
+  // 6a. RFC 9449 §10: dpop_jkt binds the code to a DPoP key: a SHA-256 JWK thumbprint (RFC 7638),
+  // base64url. Only a code has a token request to bind; a dpop_bound_access_tokens client (§5.2)
+  // gets no token from this endpoint, where no proof can be sent.
+  const dpopJktParam = single(params, 'dpop_jkt').value;
+  let dpopJkt: string | null = null;
+  if (dpopJktParam !== undefined) {
+    if (!isJwkThumbprint(dpopJktParam)) {
+      return fail('invalid_request', 'dpop_jkt must be a base64url SHA-256 JWK thumbprint (RFC 7638)');
+    }
+    if (parts.code) dpopJkt = dpopJktParam;
+  }
+  if (parts.token && client.dpopBoundAccessTokens) {
+    return fail(
+      'invalid_request',
+      'this client takes only DPoP-bound access tokens, which the authorization endpoint cannot issue: use response_type code',
+    );
+  }
+
   const prompt: Prompt = { none: false, login: false, consent: false, selectAccount: false };
   if (!openid) {
     // An OAuth 2.0 request: only prompt=consent, as Gatehouse always read it.
@@ -469,6 +493,7 @@ export async function validateAuthorizationRequest(
         idTokenHint: undefined,
         query: carried ?? params.toString(),
         pushedRequest,
+        dpopJkt,
       },
     };
   }
@@ -533,6 +558,7 @@ export async function validateAuthorizationRequest(
       idTokenHint,
       query: carried ?? params.toString(),
       pushedRequest,
+      dpopJkt,
     },
   };
 }

@@ -14,7 +14,7 @@ export const authorizationCodeGrant = {
   grantType: 'authorization_code',
   allowsPublicClients: true,
   async handle(
-    { client, params, resources: resourceValues },
+    { client, params, resources: resourceValues, dpop },
     { storage, issuer, idTokens, clock, resources },
   ) {
     const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
@@ -53,6 +53,15 @@ export const authorizationCodeGrant = {
     } else if (client.isPublic) {
       throw invalidGrant('public clients must use PKCE');
     }
+    // RFC 9449 §10: a code issued for a dpop_jkt is redeemed only with a proof made with that key.
+    if (stored.dpopJkt !== null) {
+      if (dpop === undefined) {
+        throw invalidGrant('this authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof made with it');
+      }
+      if (dpop.jkt !== stored.dpopJkt) {
+        throw invalidGrant('the DPoP proof is not made with the key the authorization request named (dpop_jkt)');
+      }
+    }
 
     // RFC 8707 §2.2: the token may be for some of the resources the authorization request named,
     // never another; by default for all of them. Its scope is what those resources offer of the code's.
@@ -74,6 +83,8 @@ export const authorizationCodeGrant = {
       resources: urisOf(targets),
       grant,
       refresh: { scope: consumed.scope, resources: consumed.resources },
+      // RFC 9449 §5: bound to the proof's key, the access token and a public client's refresh token.
+      ...(dpop === undefined ? {} : { dpopJkt: dpop.jkt }),
     };
     if (!isOpenIdScope(consumed.scope)) {
       return issuer.issue({ ...tokens, withRefreshToken: client.grantTypes.includes('refresh_token') });

@@ -9,7 +9,7 @@ import type { GrantHandler } from './grant-handler.js';
 export const clientCredentialsGrant = {
   grantType: 'client_credentials',
   allowsPublicClients: false,
-  async handle({ client, params, resources: resourceValues }, { issuer, resources }) {
+  async handle({ client, params, resources: resourceValues, dpop }, { issuer, resources }) {
     const asked = parseScope(params.scope);
     const targets = await resources.resolve(resourceValues);
     const scope = resolveScopeForResources(asked, client.scopes, targets);
@@ -19,6 +19,8 @@ export const clientCredentialsGrant = {
       scope,
       resources: urisOf(targets),
       withRefreshToken: false,
+      // RFC 9449 §5: bound to the key of the request's proof, if it sent one.
+      ...(dpop === undefined ? {} : { dpopJkt: dpop.jkt }),
     });
   },
 } satisfies GrantHandler;

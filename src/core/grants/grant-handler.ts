@@ -1,4 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
+import type { DpopProof } from '../dpop.js';
 import type { Client, GrantType } from '../model.js';
 import type { IdTokenIssuer } from '../oidc/id-token.js';
 import type { Storage } from '../ports.js';
@@ -13,6 +14,8 @@ export interface TokenRequest {
   resources: readonly string[];
   /** The address the request came from (behind a trusted proxy, the one it reports). */
   address: string;
+  /** The request's DPoP proof, verified (RFC 9449 §5); undefined when it sent none. */
+  dpop: DpopProof | undefined;
 }
 
 export interface GrantPolicy {

@@ -13,7 +13,7 @@ const wrongCredentials = () => invalidGrant('wrong user name or password', 401);
 export const passwordGrant = {
   grantType: 'password',
   allowsPublicClients: true,
-  async handle({ client, params, address, resources: resourceValues }, context) {
+  async handle({ client, params, address, resources: resourceValues, dpop }, context) {
     const { storage, clock, issuer, policy, resources } = context;
     // RFC 6749 §10.7, RFC 9700 §2.4: a client without a secret cannot be told from anyone who read its
     // id, so by default it may not collect passwords (unauthorized_client, RFC 6749 §5.2); the operator
@@ -82,6 +82,8 @@ export const passwordGrant = {
       resources: urisOf(targets),
       grant,
       withRefreshToken,
+      // RFC 9449 §5: the access token (and a public client's refresh token) bound to the proof's key.
+      ...(dpop === undefined ? {} : { dpopJkt: dpop.jkt }),
     });
   },
 } satisfies GrantHandler;

@@ -16,7 +16,7 @@ export const refreshTokenGrant = {
   grantType: 'refresh_token',
   allowsPublicClients: true,
   async handle(
-    { client, params, resources: resourceValues },
+    { client, params, resources: resourceValues, dpop },
     { storage, issuer, idTokens, clock, policy, resources },
   ) {
     const presented = params.refresh_token;
@@ -34,6 +34,15 @@ export const refreshTokenGrant = {
       throw invalidGrant('refresh token already used');
     }
     if (stored.expiresAt !== null && stored.expiresAt <= now) throw invalidGrant('refresh token expired');
+    // RFC 9449 §5: a bound refresh token (a public client's) is used only with a proof of its key.
+    if (stored.dpopJkt !== null) {
+      if (dpop === undefined) {
+        throw invalidGrant('this refresh token is bound to a DPoP key: send a DPoP proof made with it');
+      }
+      if (dpop.jkt !== stored.dpopJkt) {
+        throw invalidGrant('the DPoP proof is not made with the key this refresh token is bound to');
+      }
+    }
 
     // RFC 6749 §6: the scope may narrow the original grant but never widen it.
     const requested = parseScope(params.scope);
@@ -57,9 +66,9 @@ export const refreshTokenGrant = {
 
     const grant = await liveGrant(storage, stored.grantId, now);
     // The new refresh token keeps the original scope (RFC 6749 §6) and resources (RFC 8707 §2.2),
-    // whatever this request narrowed, less what the client may no longer have, and the sign-in it
-    // descends from (Core §12.2).
-    const next = issuer.newRefreshToken(client, grant, allowed, stored, stored.resources);
+    // whatever this request narrowed, less what the client may no longer have, the sign-in it
+    // descends from (Core §12.2) and the DPoP key it is bound to (RFC 9449 §5).
+    const next = issuer.newRefreshToken(client, grant, allowed, stored, stored.resources, stored.dpopJkt);
     const retired = await storage.refreshTokens.rotate(hash, next.record, now);
     if (retired === undefined) throw invalidGrant('refresh token already used');
     const response = await issuer.issueAccessToken({
@@ -69,6 +78,9 @@ export const refreshTokenGrant = {
       resources: urisOf(targets),
       grant,
       withRefreshToken: false,
+      // RFC 9449 §5: the new access token is bound to this request's proof, whatever the refresh
+      // token is bound to (a confidential client's is not: its new key may be another).
+      ...(dpop === undefined ? {} : { dpopJkt: dpop.jkt }),
     });
     response.refresh_token = next.token;
     const authentication = authenticationOfRefreshToken(stored);

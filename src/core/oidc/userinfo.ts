@@ -1,5 +1,7 @@
 import { InvalidAccessTokenError, type AccessTokenValidator } from '../access-token-validation.js';
+import type { DpopVerifier } from '../dpop.js';
 import type { UserStore } from '../ports.js';
+import { checkTokenPresentation, type TokenPresentation } from '../token-presentation.js';
 import { isOpenIdScope, OPENID_SCOPE, userClaims, type UserClaims } from './claims.js';
 
 /** The UserInfo response (Core §5.3.2): `sub` always, then the claims the token's scopes release. */
@@ -26,6 +28,8 @@ export class UserInfoError extends Error {
 export interface UserInfoOptions {
   validator: Pick<AccessTokenValidator, 'validate'>;
   users: Pick<UserStore, 'get'>;
+  /** Checks the proof of a DPoP-bound token (RFC 9449 §7). */
+  dpop: DpopVerifier;
 }
 
 /** The UserInfo endpoint's rules (Core §5.3), for GET and POST /userinfo. */
@@ -33,22 +37,24 @@ export class UserInfoService {
   constructor(private readonly options: UserInfoOptions) {}
 
   /**
-   * The claims about the user an access token acts for. The token must be a live bearer token of
-   * this server (signature, expiry, revocation, grant: the same validation as /v1), issued for a
-   * user, with `openid` in its scope (Core §5.3: UserInfo is an OpenID Connect resource).
+   * The claims about the user an access token acts for. The token must be a live token of this
+   * server (signature, expiry, revocation, grant: the same validation as /v1), presented as what it
+   * is (a bearer token, or a DPoP-bound one with its proof: RFC 9449 §7), issued for a user, with
+   * `openid` in its scope (Core §5.3: UserInfo is an OpenID Connect resource). A refused proof is
+   * the verifier's DpopProofError.
    */
-  async claims(accessToken: string): Promise<UserInfoResponse> {
+  async claims(
+    accessToken: string,
+    presentation: TokenPresentation = { scheme: 'bearer' },
+  ): Promise<UserInfoResponse> {
     let valid;
     try {
       valid = await this.options.validator.validate(accessToken);
+      await checkTokenPresentation(accessToken, valid, presentation, this.options.dpop);
     } catch (error) {
       if (error instanceof InvalidAccessTokenError)
         throw new UserInfoError('invalid_token', error.description);
       throw error;
-    }
-    // A MAC token is useless without its signature (docs/decisions.md, decision 3): never a bearer token.
-    if (valid.tokenType === 'mac') {
-      throw new UserInfoError('invalid_token', 'a MAC token must be presented with the MAC scheme');
     }
     // client_credentials tokens act for no user: there is no one to describe.
     if (valid.grant === undefined) {

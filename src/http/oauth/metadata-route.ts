@@ -50,7 +50,7 @@ function authorizationServerMetadata(options: MetadataOptions, scopeNames: strin
     code_challenge_methods_supported: options.allowPlainPkce ? ['S256', 'plain'] : ['S256'],
     // RFC 9207 §3: every authorization response carries iss.
     authorization_response_iss_parameter_supported: true,
-    token_types_supported: ['bearer', 'mac'],
+    token_types_supported: ['bearer', 'mac', 'DPoP'],
     mac_algorithms_supported: ['hmac-sha-256', 'hmac-sha-1'],
     // RFC 9126 §5; a client may still be held to it on its own (its require_pushed_authorization_requests).
     require_pushed_authorization_requests: options.requirePushedAuthorizationRequests ?? false,

@@ -43,5 +43,6 @@ export function oauthErrorHandler(
   reply.header('pragma', 'no-cache');
   if (oauthError.status === 401) reply.header('www-authenticate', 'Basic realm="gatehouse"');
   if (oauthError.retryAfter !== undefined) reply.header('retry-after', String(oauthError.retryAfter));
+  for (const [name, value] of Object.entries(oauthError.headers)) reply.header(name, value);
   return reply.send(JSON.stringify(oauthError.toJSON()));
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../core/engine.js';
 import { invalidRequest, OAuthError } from '../../core/errors.js';
+import { dpopHeaderValues } from '../dpop-request.js';
 import { formAsSearchParams, requireFormBody } from '../form-params.js';
 
 /** The client authentication parameters (RFC 6749 §2.3.1): each at most once. */
@@ -17,7 +18,7 @@ function credential(params: URLSearchParams, name: string): string | undefined {
  */
 export function registerPushedAuthorizationRequestRoute(
   app: FastifyInstance,
-  engine: Pick<Engine, 'authenticateClient' | 'authorization'>,
+  engine: Pick<Engine, 'authenticateClient' | 'authorization' | 'dpop'>,
   /** The issuer URL: this endpoint's own address is `${issuer}/par`. */
   issuer: string,
 ): void {
@@ -37,7 +38,10 @@ export function registerPushedAuthorizationRequestRoute(
       endpointUrl: `${issuer}/par`,
     };
     const { client } = await engine.authenticateClient(credentials);
-    const pushed = await engine.authorization.push(client, params.toString());
+    // RFC 9449 §10.1: a DPoP proof binds the code to its key, as dpop_jkt does.
+    const pushed = await engine.authorization.push(client, params.toString(), dpopHeaderValues(request));
+    const nonce = engine.dpop.nonce();
+    if (nonce !== undefined) reply.header('dpop-nonce', nonce);
     reply.code(201);
     reply.header('content-type', 'application/json;charset=UTF-8');
     reply.header('cache-control', 'no-store');

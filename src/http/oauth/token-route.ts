@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { TokenEndpoint } from '../../core/token-endpoint.js';
 import type { TokenResponse } from '../../core/token-issuer.js';
+import { dpopHeaderValues } from '../dpop-request.js';
 import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
 
 /** RFC 8707 §2: `resource` may be sent more than once; every other parameter once (RFC 6749 §3.2). */
@@ -25,8 +26,12 @@ export function registerTokenRoute(
       params,
       resources: repeatedParam(request.body, 'resource'),
       address: request.ip,
+      dpopProofs: dpopHeaderValues(request),
     });
     observer?.issued(params.grant_type ?? '', response);
+    // RFC 9449 §8: with nonces required, every answer hands out the one to use next.
+    const nonce = tokenEndpoint.dpopNonce();
+    if (nonce !== undefined) reply.header('dpop-nonce', nonce);
     reply.header('content-type', 'application/json;charset=UTF-8');
     reply.header('cache-control', 'no-store');
     reply.header('pragma', 'no-cache');

@@ -19,6 +19,8 @@ export interface ClientsTable {
   jwks_uri: string | null;
   /** RFC 9126 §6; 0 or 1, like is_public. */
   require_pushed_authorization_requests: number;
+  /** RFC 9449 §5.2; 0 or 1, like is_public. */
+  dpop_bound_access_tokens: number;
 }
 
 export interface UsersTable {
@@ -73,6 +75,8 @@ export interface AuthorizationCodesTable {
   sid: string | null;
   /** JSON array of canonical resource URIs (RFC 8707); '[]' for none. */
   resources: string;
+  /** RFC 9449: the JWK thumbprint the row is bound to, or null. */
+  dpop_jkt: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -88,6 +92,8 @@ export interface RefreshTokensTable {
   sid: string | null;
   /** JSON array of canonical resource URIs (RFC 8707); '[]' for none. */
   resources: string;
+  /** RFC 9449: the JWK thumbprint the row is bound to, or null. */
+  dpop_jkt: string | null;
 }
 
 export interface RevokedAccessTokensTable {

@@ -41,6 +41,7 @@ export async function addClient(
     jwks: null,
     jwksUri: null,
     requirePushedAuthorizationRequests: false,
+    dpopBoundAccessTokens: false,
     createdAt: now,
     updatedAt: now,
     ...fields,
@@ -127,6 +128,7 @@ export async function seedCode(
     authTime: options.authTime ?? null,
     sid: options.sid ?? null,
     resources: options.resources ?? [],
+    dpopJkt: null,
   });
   return { code, grant };
 }

@@ -5,6 +5,9 @@ import {
   type ValidAccessToken,
 } from '../../../core/access-token-validation.js';
 import { extractCredential, missingScopes, TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
+import type { DpopVerifier } from '../../../core/dpop.js';
+import { checkTokenPresentation } from '../../../core/token-presentation.js';
+import { dpopTokenError, presentationOf } from '../../dpop-request.js';
 import { mediaType } from '../../form-params.js';
 import { Problem } from './problem.js';
 
@@ -13,6 +16,11 @@ export interface ApiAuthOptions {
   allowQuery: boolean;
   /** Checks a MAC-signed request and returns its token's validation; see mac-authentication.ts. */
   verifyMac?: (request: FastifyRequest, header: string) => Promise<ValidAccessToken>;
+  /** Checks the proof of a DPoP-bound token (RFC 9449 §7), and hands out nonces (§9). */
+  dpop: DpopVerifier;
+  /** The issuer URL and base path, which the URL a DPoP proof names is built from. */
+  issuer: string;
+  basePath: string;
 }
 
 export interface RouteAuth {
@@ -49,7 +57,7 @@ const FORM = 'application/x-www-form-urlencoded';
  */
 export function authenticator(options: ApiAuthOptions) {
   return function requireToken(auth: RouteAuth): preValidationAsyncHookHandler {
-    const hook = async function authenticate(request: FastifyRequest, _reply: FastifyReply) {
+    const hook = async function authenticate(request: FastifyRequest, reply: FastifyReply) {
       const isForm = mediaType(request.headers['content-type']) === FORM;
       const formBody = isForm ? (request.body as Record<string, unknown> | undefined) : undefined;
       const query = request.query as Record<string, unknown> | undefined;
@@ -69,17 +77,25 @@ export function authenticator(options: ApiAuthOptions) {
         }
         valid = await options.verifyMac(request, credential.macHeader ?? '');
       } else {
+        const scheme = credential.scheme;
         try {
           valid = await options.validator.validate(credential.token);
+          // A MAC token is useless without its signature, a DPoP-bound one without its proof: each is
+          // refused as a bearer token (RFC 9449 §7.2); under DPoP the proof is checked here.
+          await checkTokenPresentation(
+            credential.token,
+            valid,
+            presentationOf(request, scheme, options.issuer, options.basePath),
+            options.dpop,
+          );
         } catch (error) {
           if (error instanceof InvalidAccessTokenError)
-            throw new TokenError('invalid_token', error.description);
-          throw error;
+            throw new TokenError('invalid_token', error.description, { scheme });
+          throw dpopTokenError(error, options.dpop) ?? error;
         }
-        // A MAC token is useless without its signature: as a bearer token it is refused.
-        if (valid.tokenType === 'mac') {
-          throw new TokenError('invalid_token', 'a MAC token must be presented with the MAC scheme');
-        }
+        // RFC 9449 §9: with nonces required, the one to use next.
+        const nonce = scheme === 'dpop' ? options.dpop.nonce() : undefined;
+        if (nonce !== undefined) reply.header('dpop-nonce', nonce);
       }
 
       const scheme = credential.scheme;

@@ -127,6 +127,9 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
         validator: engine.tokens.validator,
         allowQuery: deps.config.allowAccessTokenInQuery,
         verifyMac,
+        dpop: engine.dpop,
+        issuer: deps.config.issuer,
+        basePath: deps.config.basePath,
       }),
     };
     registerMeRoutes(api, context);

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/validation.js';
 import { TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
+import { DPOP_CHALLENGE_ALGORITHMS } from '../../dpop-request.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../../store-unavailable.js';
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json';
@@ -58,7 +59,11 @@ function toProblem(error: unknown): Problem | undefined {
   if (error instanceof TokenError) {
     return new Problem(error.status, error.description, {
       ...(error.code === undefined ? {} : { error: error.code }),
-      headers: { 'www-authenticate': error.challenge(REALM) },
+      // RFC 9449 §7.1: DPoP is offered beside Bearer; §9: use_dpop_nonce carries DPoP-Nonce.
+      headers: {
+        ...error.options.headers,
+        'www-authenticate': error.challenge(REALM, DPOP_CHALLENGE_ALGORITHMS),
+      },
     });
   }
   if (error instanceof ValidationError) return new Problem(400, error.message, { field: error.field });

@@ -9,6 +9,7 @@ import * as openIdConnect from './0007-openid-connect.js';
 import * as resourceIndicators from './0008-resource-indicators.js';
 import * as privateKeyJwt from './0009-private-key-jwt.js';
 import * as pushedAuthorizationRequests from './0011-pushed-authorization-requests.js';
+import * as dpop from './0012-dpop.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008-resource-indicators': resourceIndicators,
   '0009-private-key-jwt': privateKeyJwt,
   '0011-pushed-authorization-requests': pushedAuthorizationRequests,
+  '0012-dpop': dpop,
 };
 
 export const migrationProvider: MigrationProvider = {

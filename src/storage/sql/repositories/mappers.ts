@@ -41,6 +41,7 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   jwks: row.jwks === null ? null : (JSON.parse(row.jwks) as PublicJwkSet),
   jwksUri: row.jwks_uri,
   requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
+  dpopBoundAccessTokens: row.dpop_bound_access_tokens === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -62,6 +63,7 @@ export const clientToRow = (client: Client): ClientsTable => ({
   jwks: client.jwks === null ? null : JSON.stringify(client.jwks),
   jwks_uri: client.jwksUri,
   require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
+  dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
 });
 
 export const userFromRow = (row: UsersTable): User => ({
@@ -117,6 +119,7 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
   resources: JSON.parse(row.resources) as string[],
+  dpopJkt: row.dpop_jkt,
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   consumedAt: row.consumed_at,
@@ -138,6 +141,7 @@ export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => (
   auth_time: code.authTime,
   sid: code.sid,
   resources: JSON.stringify(code.resources),
+  dpop_jkt: code.dpopJkt,
 });
 
 export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
@@ -152,6 +156,7 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
   resources: JSON.parse(row.resources) as string[],
+  dpopJkt: row.dpop_jkt,
 });
 
 export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
@@ -166,6 +171,7 @@ export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
   auth_time: token.authTime,
   sid: token.sid,
   resources: JSON.stringify(token.resources),
+  dpop_jkt: token.dpopJkt,
 });
 
 export const resourceFromRow = (row: ResourcesTable): ResourceServer => ({
