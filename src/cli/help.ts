@@ -70,14 +70,15 @@ export const CLIENTS_HELP = `Usage:
                            [--scopes "a b"] [--public] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD [--jwks-uri URL | --jwks-file FILE]]
-                           [--require-par] [--json]
+                           [--require-par] [--require-dpop] [--json]
   gatehouse clients list [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
                            [--scopes "a b"] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD] [--jwks-uri URL | --jwks-file FILE]
-                           [--require-par | --no-require-par] [--json]
+                           [--require-par | --no-require-par]
+                           [--require-dpop | --no-require-dpop] [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
@@ -104,6 +105,9 @@ export const CLIENTS_HELP = `Usage:
                        A private_key_jwt client has exactly one of --jwks-uri and --jwks-file.
   --require-par        /authorize answers this client only with a request_uri it got from POST /par
                        (RFC 9126 pushed authorization requests); --no-require-par lifts it on update.
+  --require-dpop       Every token request of this client must carry a DPoP proof, so its access
+                       tokens are always bound to its key (RFC 9449 dpop_bound_access_tokens); not
+                       with --token-type mac or the implicit grant. --no-require-dpop lifts it.
 
 update changes the settings given and keeps the others (--redirect-uri or --post-logout-redirect-uri
 given replaces that list).

@@ -21,6 +21,7 @@ function describe(view: ClientView & { client_secret?: string }): string {
     `token_type:    ${view.token_type}`,
     `id_token_alg:  ${view.id_token_signed_response_alg}`,
     `require_par:   ${view.require_pushed_authorization_requests}`,
+    `require_dpop:  ${view.dpop_bound_access_tokens}`,
     ...(view.post_logout_redirect_uris.length > 0
       ? [`post_logout:   ${view.post_logout_redirect_uris.join(' ')}`]
       : []),
@@ -65,6 +66,8 @@ const SETTINGS = {
   'jwks-file': { type: 'string' },
   'require-par': { type: 'boolean' },
   'no-require-par': { type: 'boolean' },
+  'require-dpop': { type: 'boolean' },
+  'no-require-dpop': { type: 'boolean' },
 } as const satisfies Options;
 
 /** RFC 9126 §6: --require-par turns it on, --no-require-par off; undefined when neither is given. */
@@ -74,6 +77,16 @@ function requirePar(values: { 'require-par'?: boolean; 'no-require-par'?: boolea
   }
   if (values['require-par']) return true;
   if (values['no-require-par']) return false;
+  return undefined;
+}
+
+/** RFC 9449 §5.2: --require-dpop turns dpop_bound_access_tokens on, --no-require-dpop off. */
+function requireDpop(values: { 'require-dpop'?: boolean; 'no-require-dpop'?: boolean }): boolean | undefined {
+  if (values['require-dpop'] && values['no-require-dpop']) {
+    throw new UsageError('give --require-dpop or --no-require-dpop, not both');
+  }
+  if (values['require-dpop']) return true;
+  if (values['no-require-dpop']) return false;
   return undefined;
 }
 
@@ -145,6 +158,7 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           jwks_uri: values['jwks-uri'],
           jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
+          dpop_bound_access_tokens: requireDpop(values),
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
@@ -182,12 +196,13 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           jwks_uri: values['jwks-uri'],
           jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
+          dpop_bound_access_tokens: requireDpop(values),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
             'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
               '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par, ' +
-              '--no-require-par, --auth-method, --jwks-uri or --jwks-file',
+              '--no-require-par, --require-dpop, --no-require-dpop, --auth-method, --jwks-uri or --jwks-file',
           );
         }
         const { client, secret } = await engine.clients.update(await existing(), changes);

@@ -5,6 +5,9 @@ const apiDescription = (issuer: string) => `The REST API of Gatehouse, version 1
 
 **Authentication.** Every operation needs an OAuth 2.0 access token from this server, sent as
 \`Authorization: Bearer <token>\` (RFC 6750; a form-body \`access_token\` works on routes without a JSON body).
+A DPoP-bound token (\`token_type\` \`DPoP\`, RFC 9449) is sent as \`Authorization: DPoP <token>\` with a \`DPoP\`
+proof header for the request (\`htm\`, \`htu\` the operation's URL under ${issuer}, \`ath\`); as a Bearer token it is refused.
+With nonces required, a 401 \`use_dpop_nonce\` carries the nonce to use in \`DPoP-Nonce\`.
 The management operations need the scope \`admin\`; \`GET /v1/users/me\` needs \`profile\` and a token issued for a user.
 An operator gets an admin token with a client made on the command line:
 
@@ -58,7 +61,8 @@ export function openApiOptions(options: {
         securitySchemes: {
           oauth2: {
             type: 'oauth2',
-            description: 'Access tokens from this server, presented as Bearer tokens (RFC 6750).',
+            description:
+              'Access tokens from this server, presented as Bearer tokens (RFC 6750), or DPoP-bound tokens with the DPoP scheme and a proof (RFC 9449 §7).',
             flows: {
               clientCredentials: { tokenUrl: `${issuer}/token`, scopes },
               authorizationCode: {

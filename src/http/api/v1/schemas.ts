@@ -118,6 +118,9 @@ export const Client = Type.Object(
     require_pushed_authorization_requests: Type.Boolean({
       description: 'RFC 9126 §6: /authorize takes only pushed authorization requests from this client',
     }),
+    dpop_bound_access_tokens: Type.Boolean({
+      description: 'RFC 9449 §5.2: every token request of this client must carry a DPoP proof',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -155,6 +158,10 @@ const clientFields = {
     description:
       'RFC 9126 §6: /authorize refuses this client any request not pushed to /par first; default false',
   }),
+  dpop_bound_access_tokens: Type.Boolean({
+    description:
+      'RFC 9449 §5.2: the token endpoint refuses this client any request without a DPoP proof, so its access tokens are always DPoP-bound; not with token_type mac or the implicit grant; default false',
+  }),
 };
 const clientInputFields = {
   name: clientFields.name,
@@ -169,6 +176,7 @@ const clientInputFields = {
   jwks: Type.Optional(clientFields.jwks),
   jwks_uri: Type.Optional(clientFields.jwks_uri),
   require_pushed_authorization_requests: Type.Optional(clientFields.require_pushed_authorization_requests),
+  dpop_bound_access_tokens: Type.Optional(clientFields.dpop_bound_access_tokens),
 };
 export const ClientCreate = Type.Object(clientInputFields, {
   ...strict,
