@@ -103,7 +103,7 @@ export interface GatehouseConfig {
   maxConnections: number;
   /**
    * Fetch private_key_jwt clients' jwks_uri from loopback, private, link-local and unique-local
-   * addresses too (docs/decisions.md, decision 19); off by default.
+   * addresses too (docs/decisions.md, decision 20); off by default.
    */
   allowPrivateJwksUri: boolean;
   /** A jwks_uri fetch must be done within this many milliseconds. */

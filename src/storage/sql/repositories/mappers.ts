@@ -7,6 +7,7 @@ import type {
   PublicJwkSet,
   PushedAuthorizationRequest,
   RefreshToken,
+  ResourceServer,
   SigningKeyRecord,
   TokenType,
   User,
@@ -17,6 +18,7 @@ import type {
   GrantsTable,
   PushedAuthorizationRequestsTable,
   RefreshTokensTable,
+  ResourcesTable,
   SigningKeysTable,
   UsersTable,
 } from '../schema.js';
@@ -114,6 +116,7 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   nonce: row.nonce,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  resources: JSON.parse(row.resources) as string[],
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   consumedAt: row.consumed_at,
@@ -134,6 +137,7 @@ export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => (
   nonce: code.nonce,
   auth_time: code.authTime,
   sid: code.sid,
+  resources: JSON.stringify(code.resources),
 });
 
 export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
@@ -147,6 +151,7 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   retiredAt: row.retired_at,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  resources: JSON.parse(row.resources) as string[],
 });
 
 export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
@@ -160,6 +165,21 @@ export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
   retired_at: token.retiredAt,
   auth_time: token.authTime,
   sid: token.sid,
+  resources: JSON.stringify(token.resources),
+});
+
+export const resourceFromRow = (row: ResourcesTable): ResourceServer => ({
+  uri: row.uri,
+  name: row.name,
+  scopes: splitScope(row.scopes),
+  createdAt: Number(row.created_at),
+});
+
+export const resourceToRow = (resource: ResourceServer): ResourcesTable => ({
+  uri: resource.uri,
+  name: resource.name,
+  scopes: joinScope(resource.scopes),
+  created_at: resource.createdAt,
 });
 
 export const signingKeyFromRow = (row: SigningKeysTable): SigningKeyRecord => ({
