@@ -1,6 +1,6 @@
 /**
- * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750 and RFC 7009 ones used by Gatehouse, and the
- * authorization endpoint's OpenID Connect errors (Core §3.1.2.6).
+ * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750 and RFC 7009 ones used by Gatehouse, the
+ * authorization endpoint's OpenID Connect errors (Core §3.1.2.6) and RFC 7591's registration errors.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -21,7 +21,10 @@ export type OAuthErrorCode =
   | 'consent_required'
   | 'interaction_required'
   | 'request_not_supported'
-  | 'request_uri_not_supported';
+  | 'request_uri_not_supported'
+  // RFC 7591 §3.2.2, the registration endpoint's.
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 /** An error the client is meant to see, with the HTTP status it travels with. */
 export class OAuthError extends Error {

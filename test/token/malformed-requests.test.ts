@@ -189,6 +189,9 @@ for (const backend of backends()) {
         isPublic: false,
         idTokenSignedResponseAlg: 'RS256',
         postLogoutRedirectUris: [],
+        registration: 'operator',
+        registrationAccessTokenHash: null,
+        firstGrantedAt: null,
         createdAt: now,
         updatedAt: now,
       });

@@ -21,6 +21,9 @@ const client: Client = {
   isPublic: false,
   idTokenSignedResponseAlg: 'RS256',
   postLogoutRedirectUris: [],
+  registration: 'operator',
+  registrationAccessTokenHash: null,
+  firstGrantedAt: null,
   createdAt: NOW,
   updatedAt: NOW,
 };

@@ -13,6 +13,20 @@ export interface ClientsTable {
   id_token_signed_response_alg: string;
   /** JSON array, like redirect_uris. */
   post_logout_redirect_uris: string;
+  /** operator | token | open. */
+  registration: string;
+  registration_access_token_hash: string | null;
+  first_granted_at: number | null;
+}
+
+export interface InitialAccessTokensTable {
+  id: string;
+  hash: string;
+  /** Space-delimited; null: the scopes open registration allows. */
+  scopes: string | null;
+  created_at: number;
+  expires_at: number;
+  clients_registered: number;
 }
 
 export interface UsersTable {
@@ -117,4 +131,5 @@ export interface Database {
   throttle: ThrottleTable;
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
+  initial_access_tokens: InitialAccessTokensTable;
 }

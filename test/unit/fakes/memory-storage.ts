@@ -3,6 +3,7 @@ import type {
   BrowserSession,
   Client,
   Grant,
+  InitialAccessToken,
   RefreshToken,
   Scope,
   SigningKeyRecord,
@@ -13,6 +14,7 @@ import type {
   BrowserSessionStore,
   ClientStore,
   GrantStore,
+  InitialAccessTokenStore,
   MacNonceStore,
   PurgeStore,
   RateLimitStore,
@@ -51,6 +53,7 @@ interface Tables {
   browserSessions: Map<string, BrowserSession>;
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
+  initialAccessTokens: Map<string, InitialAccessToken>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -78,10 +81,11 @@ function clients(t: Tables): ClientStore {
       const client = t.clients.get(id);
       return client && copy(client);
     },
-    async list({ name, grantType, limit, offset }) {
+    async list({ name, grantType, registration, limit, offset }) {
       const matching = [...t.clients.values()]
         .filter((c) => name === undefined || c.name === name)
         .filter((c) => grantType === undefined || (c.grantTypes as string[]).includes(grantType))
+        .filter((c) => registration === undefined || c.registration === registration)
         .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return { items: matching.slice(offset, offset + limit).map(copy), total: matching.length };
     },
@@ -99,6 +103,37 @@ function clients(t: Tables): ClientStore {
       if (!t.clients.delete(id)) return false;
       for (const grant of [...t.grants.values()]) if (grant.clientId === id) deleteGrant(t, grant.id);
       return true;
+    },
+    async recordFirstGrant(id, at) {
+      const client = t.clients.get(id);
+      if (client !== undefined && client.firstGrantedAt === null) client.firstGrantedAt = at;
+    },
+  };
+}
+
+function initialAccessTokens(t: Tables): InitialAccessTokenStore {
+  return {
+    async insert(token) {
+      if ([...t.initialAccessTokens.values()].some((other) => other.hash === token.hash)) {
+        throw new Error('unique: initial access token hash exists');
+      }
+      insertNew(t.initialAccessTokens, token.id, token, 'initial access token');
+    },
+    async getByHash(hash) {
+      const token = [...t.initialAccessTokens.values()].find((other) => other.hash === hash);
+      return token && copy(token);
+    },
+    async list() {
+      return [...t.initialAccessTokens.values()]
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(copy);
+    },
+    async delete(id) {
+      return t.initialAccessTokens.delete(id);
+    },
+    async countRegistration(id) {
+      const token = t.initialAccessTokens.get(id);
+      if (token !== undefined) token.clientsRegistered += 1;
     },
   };
 }
@@ -398,6 +433,7 @@ export function memoryStorage(): Storage {
     browserSessions: new Map(),
     rateLimits: new Map(),
     macNonces: new Map(),
+    initialAccessTokens: new Map(),
   };
   return {
     clients: clients(t),
@@ -413,6 +449,7 @@ export function memoryStorage(): Storage {
     purge: noPurge,
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
+    initialAccessTokens: initialAccessTokens(t),
     async ping() {},
     async close() {},
   };

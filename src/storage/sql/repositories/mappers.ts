@@ -1,7 +1,9 @@
 import type {
   AuthorizationCode,
   Client,
+  ClientRegistration,
   Grant,
+  InitialAccessToken,
   GrantType,
   RefreshToken,
   SigningKeyRecord,
@@ -12,6 +14,7 @@ import type {
   AuthorizationCodesTable,
   ClientsTable,
   GrantsTable,
+  InitialAccessTokensTable,
   RefreshTokensTable,
   SigningKeysTable,
   UsersTable,
@@ -31,6 +34,9 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   isPublic: row.is_public === 1,
   idTokenSignedResponseAlg: row.id_token_signed_response_alg as Client['idTokenSignedResponseAlg'],
   postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+  registration: row.registration as ClientRegistration,
+  registrationAccessTokenHash: row.registration_access_token_hash,
+  firstGrantedAt: row.first_granted_at === null ? null : Number(row.first_granted_at),
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -48,6 +54,27 @@ export const clientToRow = (client: Client): ClientsTable => ({
   updated_at: client.updatedAt,
   id_token_signed_response_alg: client.idTokenSignedResponseAlg,
   post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+  registration: client.registration,
+  registration_access_token_hash: client.registrationAccessTokenHash,
+  first_granted_at: client.firstGrantedAt,
+});
+
+export const initialAccessTokenFromRow = (row: InitialAccessTokensTable): InitialAccessToken => ({
+  id: row.id,
+  hash: row.hash,
+  scopes: row.scopes === null ? null : splitScope(row.scopes),
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+  clientsRegistered: Number(row.clients_registered),
+});
+
+export const initialAccessTokenToRow = (token: InitialAccessToken): InitialAccessTokensTable => ({
+  id: token.id,
+  hash: token.hash,
+  scopes: token.scopes === null ? null : joinScope(token.scopes),
+  created_at: token.createdAt,
+  expires_at: token.expiresAt,
+  clients_registered: token.clientsRegistered,
 });
 
 export const userFromRow = (row: UsersTable): User => ({
