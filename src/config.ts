@@ -569,14 +569,17 @@ export function loadConfig(
     maxConnections:
       input.maxConnections ?? integer(env, 'GATEHOUSE_MAX_CONNECTIONS', 1, 1_000_000, 'connections') ?? 1000,
     dynamicRegistration:
-      input.dynamicRegistration ?? oneOf(env, 'GATEHOUSE_DYNAMIC_REGISTRATION', REGISTRATION_POLICIES) ?? 'off',
-    dynamicRegistrationScopes:
+      input.dynamicRegistration ??
+      oneOf(env, 'GATEHOUSE_DYNAMIC_REGISTRATION', REGISTRATION_POLICIES) ??
+      'off',
+    dynamicRegistrationScopes: registrationScopes(
+      input.dynamicRegistrationScopes?.join(' '),
+      'dynamicRegistrationScopes',
+    ) ??
       registrationScopes(
-        input.dynamicRegistrationScopes?.join(' '),
-        'dynamicRegistrationScopes',
-      ) ??
-      registrationScopes(env.GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES, 'GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES') ??
-      [...DEFAULT_DYNAMIC_REGISTRATION_SCOPES],
+        env.GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES,
+        'GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES',
+      ) ?? [...DEFAULT_DYNAMIC_REGISTRATION_SCOPES],
     dynamicRegistrationRateLimit:
       input.dynamicRegistrationRateLimit ??
       integer(env, 'GATEHOUSE_DYNAMIC_REGISTRATION_RATE_LIMIT', 0, MAX_COUNT, 'registrations per hour') ??

@@ -328,14 +328,20 @@ export class DynamicRegistration {
     const client = await this.managed(clientId, registrationAccessToken);
     if (!isObject(metadata)) throw invalidClientMetadata('the body must be a JSON object of client metadata');
     if (metadata.client_id !== client.id) {
-      throw invalidClientMetadata('client_id must be sent, and be the id of the client updated (RFC 7592 §2.2)');
+      throw invalidClientMetadata(
+        'client_id must be sent, and be the id of the client updated (RFC 7592 §2.2)',
+      );
     }
     const secret = metadata.client_secret;
     if (
       secret !== undefined &&
-      (typeof secret !== 'string' || client.secretHash === null || !safeEqual(sha256(secret), client.secretHash))
+      (typeof secret !== 'string' ||
+        client.secretHash === null ||
+        !safeEqual(sha256(secret), client.secretHash))
     ) {
-      throw invalidClientMetadata('client_secret cannot be chosen: send the current secret, or none (RFC 7592 §2.2)');
+      throw invalidClientMetadata(
+        'client_secret cannot be chosen: send the current secret, or none (RFC 7592 §2.2)',
+      );
     }
     const scopes = [...new Set([...client.scopes, ...this.options.scopes])];
     const input = clientInputFromMetadata(metadata, { scopes });
@@ -366,7 +372,10 @@ export class DynamicRegistration {
     // Compared in constant time, and a comparison is spent when there is nothing to compare with.
     const matches = safeEqual(presented, stored ?? presented) && stored !== null;
     if (client === undefined || !matches) {
-      throw new RegistrationAuthError('invalid_token', 'the registration access token is not valid for this client');
+      throw new RegistrationAuthError(
+        'invalid_token',
+        'the registration access token is not valid for this client',
+      );
     }
     return client;
   }

@@ -50,7 +50,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('initial_access_tokens').execute();
-  for (const index of ['refresh_tokens_by_client', 'authorization_codes_by_client', 'clients_by_registration']) {
+  for (const index of [
+    'refresh_tokens_by_client',
+    'authorization_codes_by_client',
+    'clients_by_registration',
+  ]) {
     await db.schema.dropIndex(index).execute();
   }
   for (const column of ['first_granted_at', 'registration_access_token_hash', 'registration']) {
