@@ -27,7 +27,6 @@ function isConsentPage(res: HttpResponse): boolean {
 
 const SELF_REGISTERED =
   /registered itself with Gatehouse,\s+so\s+nobody\s+has\s+checked\s+that\s+its\s+name\s+is\s+really\s+its\s+own/;
-/registered itself with Gatehouse, so nobody has checked that its\s+name is really its own/;
 
 /** A server for one describe block: started before its tests, closed after them. */
 function serverFor(backend: Backend, overrides: ConfigInput): () => TestServer {
@@ -296,9 +295,9 @@ for (const backend of backends()) {
       const read = await manage(server(), 'GET', id, token);
       assert.equal(read.status, 200, read.text);
       assert.equal(read.headers['cache-control'], 'no-store');
-      const { client_secret: secret, registration_access_token: _token, ...rest } = created;
-      assert.ok(secret);
-      assert.deepEqual(read.json, rest);
+      const { client_secret: secret, registration_access_token: registrationToken, ...rest } = created;
+      assert.ok(secret && registrationToken);
+      assert.deepEqual(read.json, rest, 'as registered, without the secret or the token');
 
       // Wrong tokens: none, another client's, an unknown client, an operator's client.
       const operators = (await server().client({ redirect_uris: [CALLBACK] })).client;
