@@ -312,9 +312,10 @@ export const DEFAULT_DYNAMIC_REGISTRATION_SCOPES: readonly string[] = [
  * GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES: space-separated scope names (RFC 6749 §3.3), never `admin`,
  * which manages Gatehouse itself and is never given to a client that registered itself.
  */
-function registrationScopes(value: string | undefined, name: string): string[] | undefined {
-  if (value === undefined) return undefined;
-  const scopes = [...new Set(value.split(/\s+/).filter(Boolean))];
+function registrationScopes(value: string | string[] | undefined, name: string): string[] | undefined {
+  // Unset or empty: the default, as for every variable; a list given in code is taken as it is.
+  if (value === undefined || value === '') return undefined;
+  const scopes = [...new Set(Array.isArray(value) ? value : value.split(/\s+/).filter(Boolean))];
   for (const scope of scopes) {
     if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) {
       throw new ConfigError(`${name}: ${JSON.stringify(scope)} is not a scope name`);
@@ -573,7 +574,7 @@ export function loadConfig(
       oneOf(env, 'GATEHOUSE_DYNAMIC_REGISTRATION', REGISTRATION_POLICIES) ??
       'off',
     dynamicRegistrationScopes: registrationScopes(
-      input.dynamicRegistrationScopes?.join(' '),
+      input.dynamicRegistrationScopes,
       'dynamicRegistrationScopes',
     ) ??
       registrationScopes(
