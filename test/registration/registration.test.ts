@@ -379,6 +379,22 @@ for (const backend of backends()) {
       );
     });
 
+    it("an operator's client's consent page says nothing of registering itself", async () => {
+      const { client } = await server().client({
+        name: 'Operated',
+        redirect_uris: [CALLBACK],
+        scopes: ['profile'],
+      });
+      const { user, password } = await server().user();
+      const browser = new FormBrowser(server());
+      const path = `/authorize?${new URLSearchParams({ response_type: 'code', client_id: client.id, scope: 'profile' }).toString()}`;
+      assert.equal((await browser.signIn(user.username, password, path)).status, 303);
+      const consent = await browser.get(path);
+      assert.ok(isConsentPage(consent));
+      assert.match(consent.text, /Operated/);
+      assert.doesNotMatch(consent.text, /registered itself/);
+    });
+
     it('a registered confidential client authenticates with its secret (client_secret_post)', async () => {
       const client = await registered(server(), {
         redirect_uris: [CALLBACK],
