@@ -13,7 +13,7 @@ import type { ClientStore, InitialAccessTokenStore, ScopeStore } from './ports.j
 import { canonicalRedirectUri } from './redirect-uri.js';
 import { ValidationError } from './validation.js';
 
-/** GATEHOUSE_DYNAMIC_REGISTRATION (docs/decisions.md, decision 18). */
+/** GATEHOUSE_DYNAMIC_REGISTRATION (docs/decisions.md, decision 19). */
 export const REGISTRATION_POLICIES = ['off', 'token', 'open'] as const;
 export type RegistrationPolicy = (typeof REGISTRATION_POLICIES)[number];
 
@@ -62,7 +62,7 @@ export class RegistrationAuthError extends Error {
   }
 }
 
-/** What a registration may ask for (docs/decisions.md, decision 18). */
+/** What a registration may ask for (docs/decisions.md, decision 19). */
 export interface RegistrationLimits {
   /** The scopes the client may be registered with; all of them when its metadata names none. */
   scopes: readonly string[];
@@ -171,6 +171,12 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
     );
   }
 
+  // RFC 9126 §6: a client may ask that /authorize take only its pushed requests.
+  const requirePushed = metadata.require_pushed_authorization_requests;
+  if (requirePushed !== undefined && requirePushed !== null && typeof requirePushed !== 'boolean') {
+    throw invalidClientMetadata('require_pushed_authorization_requests must be true or false');
+  }
+
   const postLogoutRedirectUris = stringArray(metadata, 'post_logout_redirect_uris', invalidClientMetadata);
   if (postLogoutRedirectUris !== undefined && postLogoutRedirectUris.length > MAX_REGISTERED_URIS) {
     throw invalidClientMetadata(`post_logout_redirect_uris may list at most ${MAX_REGISTERED_URIS} URIs`);
@@ -183,6 +189,7 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
     scopes,
     token_type: 'bearer',
     public: authMethod === 'none',
+    require_pushed_authorization_requests: requirePushed === true,
     ...(postLogoutRedirectUris === undefined ? {} : { post_logout_redirect_uris: postLogoutRedirectUris }),
     ...(metadata.id_token_signed_response_alg === undefined || metadata.id_token_signed_response_alg === null
       ? {}
@@ -224,6 +231,7 @@ export interface ClientInformation {
   scope: string;
   post_logout_redirect_uris: string[];
   id_token_signed_response_alg: string;
+  require_pushed_authorization_requests: boolean;
 }
 
 /** The client as RFC 7591 metadata: what it is registered with now, after Gatehouse's defaults. */
@@ -253,6 +261,7 @@ export function clientInformation(
     scope: client.scopes.join(' '),
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
   };
 }
 
@@ -272,7 +281,7 @@ export interface DynamicRegistrationOptions {
 
 /**
  * RFC 7591 dynamic client registration and RFC 7592 client management (docs/decisions.md,
- * decision 18). The HTTP layer serves it only while the policy is not `off`.
+ * decision 19). The HTTP layer serves it only while the policy is not `off`.
  */
 export class DynamicRegistration {
   constructor(private readonly options: DynamicRegistrationOptions) {}
@@ -317,7 +326,7 @@ export class DynamicRegistration {
    * PUT /register/:id (RFC 7592 §2.2): the metadata sent replaces the registration whole, a member
    * left out taking its default. `client_id` must be the client's; `client_secret`, when sent, must be
    * its current secret (a client never chooses its secret). The scopes may be any the client has, or
-   * any open registration allows (docs/decisions.md, decision 18).
+   * any open registration allows (docs/decisions.md, decision 19).
    */
   async update(
     clientId: string,

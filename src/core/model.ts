@@ -15,7 +15,7 @@ export type TokenType = (typeof TOKEN_TYPES)[number];
 /**
  * How a client came to be registered: by an operator (`gatehouse clients create`, /v1/clients), or by
  * itself at the RFC 7591 registration endpoint, with an initial access token or with none (docs/decisions.md,
- * decision 18).
+ * decision 19).
  */
 export const CLIENT_REGISTRATIONS = ['operator', 'token', 'open'] as const;
 export type ClientRegistration = (typeof CLIENT_REGISTRATIONS)[number];
@@ -46,6 +46,11 @@ export interface Client {
    * purge deletes those that were never granted anything (core/purge.ts).
    */
   firstGrantedAt: number | null;
+  /**
+   * RFC 9126 §6 `require_pushed_authorization_requests`: /authorize answers this client only with a
+   * `request_uri` from the pushed authorization request endpoint.
+   */
+  requirePushedAuthorizationRequests: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -125,6 +130,24 @@ export interface RefreshToken {
   sid: string | null;
 }
 
+/**
+ * An authorization request pushed to POST /par (RFC 9126 §2), kept until /authorize answers it. The
+ * `request_uri` handed out holds a random value; only its SHA-256 is stored.
+ */
+export interface PushedAuthorizationRequest {
+  hash: string;
+  clientId: string;
+  /** The request's parameters, form-encoded as pushed (client credentials left out). */
+  params: string;
+  createdAt: number;
+  /** Until it is first used, the pushed request's own lifetime; from then on the flow's. */
+  expiresAt: number;
+  /** When /authorize first read it (docs/decisions.md, decision 18); null before. */
+  openedAt: number | null;
+  /** When an authorization response was produced for it: it is never used again. */
+  consumedAt: number | null;
+}
+
 /** A signed-in browser. The cookie holds a random id; only its SHA-256 is stored. */
 export interface BrowserSession {
   hash: string;
@@ -147,7 +170,7 @@ export interface SigningKeyRecord {
 
 /**
  * An RFC 7591 §3 initial access token: lets whoever holds it register clients while the policy is
- * `token`, until it expires or an operator deletes it (docs/decisions.md, decision 18). Only the
+ * `token`, until it expires or an operator deletes it (docs/decisions.md, decision 19). Only the
  * token's SHA-256 is stored.
  */
 export interface InitialAccessToken {

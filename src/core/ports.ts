@@ -5,6 +5,7 @@ import type {
   ClientRegistration,
   Grant,
   InitialAccessToken,
+  PushedAuthorizationRequest,
   RefreshToken,
   Scope,
   SigningKeyRecord,
@@ -38,7 +39,7 @@ export interface ClientStore {
   recordFirstGrant(id: string, at: number): Promise<void>;
 }
 
-/** RFC 7591 §3 initial access tokens (docs/decisions.md, decision 18). */
+/** RFC 7591 §3 initial access tokens (docs/decisions.md, decision 19). */
 export interface InitialAccessTokenStore {
   insert(token: InitialAccessToken): Promise<void>;
   /** The token with this hash, expired or not; undefined when there is none. */
@@ -152,7 +153,7 @@ export interface RateLimitStore {
 
 /** The times before which rows are dead, computed by core/purge.ts from the policy. */
 export interface PurgeCutoffs {
-  /** Codes, refresh tokens, sessions, nonces and throttle windows that expired at or before this are dead. */
+  /** Codes, refresh tokens, sessions, nonces, pushed requests and throttle windows that expired at or before this are dead. */
   now: number;
   /** Revoked access-token ids whose token expired before this (clock leeway for resource servers). */
   revokedAccessTokensExpiredBefore: number;
@@ -160,7 +161,7 @@ export interface PurgeCutoffs {
   grantsRevokedBefore: number;
   /**
    * Clients registered `open` before this that were never granted anything are deleted; null or
-   * absent keeps them all (docs/decisions.md, decision 18).
+   * absent keeps them all (docs/decisions.md, decision 19).
    */
   unusedOpenClientsRegisteredBefore?: number | null;
 }
@@ -192,6 +193,27 @@ export interface MacNonceStore {
   remember(jti: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
 }
 
+/** Pushed authorization requests (RFC 9126), shared by every process: any one may serve the /authorize. */
+export interface PushedAuthorizationRequestStore {
+  insert(request: PushedAuthorizationRequest): Promise<void>;
+  /**
+   * The request `hash` of client `clientId`, while it is neither consumed nor expired at `now`, in one
+   * statement. The first such read marks it opened at `now` and moves its expiry to
+   * `expiresAtOnceOpened`; later reads change nothing.
+   */
+  open(
+    hash: string,
+    clientId: string,
+    now: number,
+    expiresAtOnceOpened: number,
+  ): Promise<PushedAuthorizationRequest | undefined>;
+  /**
+   * Marks the request consumed at `at`, in one statement, only while it is unconsumed and unexpired:
+   * of any number of concurrent callers exactly one gets true.
+   */
+  consume(hash: string, clientId: string, at: number): Promise<boolean>;
+}
+
 export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
@@ -207,6 +229,7 @@ export interface Storage {
   readonly rateLimits: RateLimitStore;
   readonly macNonces: MacNonceStore;
   readonly initialAccessTokens: InitialAccessTokenStore;
+  readonly pushedRequests: PushedAuthorizationRequestStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -189,6 +189,7 @@ for (const backend of backends()) {
           registration: 'operator',
           registrationAccessTokenHash: null,
           firstGrantedAt: null,
+          requirePushedAuthorizationRequests: false,
           secretHash: null,
           createdAt: now,
           updatedAt: now,

@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const ACCESS_TTL = 3600;
 const SKEW = CLOCK_SKEW_SECONDS;
-/** How long an anonymous registration may go unused (docs/decisions.md, decision 18). */
+/** How long an anonymous registration may go unused (docs/decisions.md, decision 19). */
 const UNUSED = 7 * 86_400;
 /** No pauses: the tests count rows and statements, not time. */
 const UNPACED: PurgePacing = { ...DEFAULT_PURGE_PACING, dutyCycle: 1 };
@@ -250,6 +250,24 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
     deadNonces.push({ jti: `j-${i % 7}`, nonce: `n-dead-${i}`, expires_at: now - (i % 5) });
   dead.mac_nonces = deadNonces.length;
   await insertChunked(storage, 'mac_nonces', [...nonces, ...deadNonces]);
+
+  // Pushed authorization requests (RFC 9126): dead at their expiry, consumed or not.
+  const pushed = (hash: string, expiresAt: number, consumedAt: number | null) => ({
+    hash,
+    client_id: client.id,
+    params: 'response_type=code',
+    created_at: now - 60,
+    expires_at: expiresAt,
+    opened_at: null,
+    consumed_at: consumedAt,
+  });
+  const livePushed = [pushed('p-live', now + 1, null), pushed('p-consumed', now + 1, now - 1)];
+  keep.pushed_authorization_requests = new Set(livePushed.map((p) => p.hash));
+  const deadPushed = [];
+  for (let i = 0; i < n; i++)
+    deadPushed.push(pushed(`p-dead-${i}`, now - (i % 90), i % 2 ? now - 100 : null));
+  dead.pushed_authorization_requests = deadPushed.length;
+  await insertChunked(storage, 'pushed_authorization_requests', [...livePushed, ...deadPushed]);
   return { keep, dead };
 }
 
@@ -263,6 +281,7 @@ const KEY_COLUMNS: Record<string, string> = {
   mac_nonces: 'nonce',
   initial_access_tokens: 'id',
   clients: 'id',
+  pushed_authorization_requests: 'hash',
 };
 
 /**

@@ -192,6 +192,7 @@ for (const backend of backends()) {
         registration: 'operator',
         registrationAccessTokenHash: null,
         firstGrantedAt: null,
+        requirePushedAuthorizationRequests: false,
         createdAt: now,
         updatedAt: now,
       });

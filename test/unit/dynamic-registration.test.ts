@@ -169,6 +169,7 @@ const ROWS: Row[] = [
         client_secret_expires_at: 0,
         scope: OPEN_SCOPES.join(' '),
         id_token_signed_response_alg: 'RS256',
+        require_pushed_authorization_requests: false,
       },
     },
   },
@@ -234,6 +235,20 @@ const ROWS: Row[] = [
         id_token_signed_response_alg: 'ES256',
       },
     },
+  },
+  {
+    name: 'require_pushed_authorization_requests (RFC 9126 §6) is registered',
+    metadata: { ...minimal, require_pushed_authorization_requests: true },
+    expected: {
+      registration: 'open',
+      isPublic: false,
+      registered: { require_pushed_authorization_requests: true },
+    },
+  },
+  {
+    name: 'require_pushed_authorization_requests must be a boolean',
+    metadata: { ...minimal, require_pushed_authorization_requests: 'yes' },
+    expected: { error: 'invalid_client_metadata', description: /true or false/ },
   },
   {
     name: 'a private-use scheme names the client when client_name is absent',

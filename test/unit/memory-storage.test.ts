@@ -24,6 +24,7 @@ const client: Client = {
   registration: 'operator',
   registrationAccessTokenHash: null,
   firstGrantedAt: null,
+  requirePushedAuthorizationRequests: false,
   createdAt: NOW,
   updatedAt: NOW,
 };

@@ -11,6 +11,7 @@ import { createPurgeRepository } from './repositories/purge.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
 import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
+import { createPushedRequestRepository } from './repositories/pushed-requests.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
@@ -185,6 +186,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db),
     initialAccessTokens: createInitialAccessTokenRepository(db),
+    pushedRequests: createPushedRequestRepository(db),
     observeQueries: queries.observe,
     observeConnectionErrors(listener) {
       connectionErrorListeners.add(listener);

@@ -17,6 +17,8 @@ export interface ClientsTable {
   registration: string;
   registration_access_token_hash: string | null;
   first_granted_at: number | null;
+  /** RFC 9126 §6; 0 or 1, like is_public. */
+  require_pushed_authorization_requests: number;
 }
 
 export interface InitialAccessTokensTable {
@@ -119,6 +121,17 @@ export interface MacNoncesTable {
   expires_at: number;
 }
 
+export interface PushedAuthorizationRequestsTable {
+  hash: string;
+  client_id: string;
+  /** The request's parameters, form-encoded. */
+  params: string;
+  created_at: number;
+  expires_at: number;
+  opened_at: number | null;
+  consumed_at: number | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -132,4 +145,5 @@ export interface Database {
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
   initial_access_tokens: InitialAccessTokensTable;
+  pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }

@@ -40,6 +40,7 @@ export async function addClient(
     registration: 'operator',
     registrationAccessTokenHash: null,
     firstGrantedAt: null,
+    requirePushedAuthorizationRequests: false,
     createdAt: now,
     updatedAt: now,
     ...fields,

@@ -4,6 +4,7 @@ import type {
   Client,
   Grant,
   InitialAccessToken,
+  PushedAuthorizationRequest,
   RefreshToken,
   Scope,
   SigningKeyRecord,
@@ -17,6 +18,7 @@ import type {
   InitialAccessTokenStore,
   MacNonceStore,
   PurgeStore,
+  PushedAuthorizationRequestStore,
   RateLimitStore,
   RefreshTokenStore,
   RevocationStore,
@@ -54,6 +56,7 @@ interface Tables {
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
   initialAccessTokens: Map<string, InitialAccessToken>;
+  pushedRequests: Map<string, PushedAuthorizationRequest>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -102,6 +105,8 @@ function clients(t: Tables): ClientStore {
     async delete(id) {
       if (!t.clients.delete(id)) return false;
       for (const grant of [...t.grants.values()]) if (grant.clientId === id) deleteGrant(t, grant.id);
+      for (const [hash, pushed] of t.pushedRequests)
+        if (pushed.clientId === id) t.pushedRequests.delete(hash);
       return true;
     },
     async recordFirstGrant(id, at) {
@@ -409,6 +414,38 @@ function macNonces(t: Tables): MacNonceStore {
   };
 }
 
+function pushedRequests(t: Tables): PushedAuthorizationRequestStore {
+  /** The row while unconsumed and unexpired at `now`, for its client only. */
+  const live = (hash: string, clientId: string, now: number) => {
+    const row = t.pushedRequests.get(hash);
+    return row !== undefined && row.clientId === clientId && row.consumedAt === null && row.expiresAt > now
+      ? row
+      : undefined;
+  };
+  return {
+    async insert(request) {
+      references(t.clients, request.clientId, 'client');
+      insertNew(t.pushedRequests, request.hash, request, 'pushed request');
+    },
+    async open(hash, clientId, now, expiresAtOnceOpened) {
+      // Check and mark with no await between, as the one UPDATE does.
+      const row = live(hash, clientId, now);
+      if (row === undefined) return undefined;
+      if (row.openedAt === null) {
+        row.openedAt = now;
+        row.expiresAt = expiresAtOnceOpened;
+      }
+      return copy(row);
+    },
+    async consume(hash, clientId, at) {
+      const row = live(hash, clientId, at);
+      if (row === undefined) return false;
+      row.consumedAt = at;
+      return true;
+    },
+  };
+}
+
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
 const noPurge: PurgeStore = {
   tables: [],
@@ -434,6 +471,7 @@ export function memoryStorage(): Storage {
     rateLimits: new Map(),
     macNonces: new Map(),
     initialAccessTokens: new Map(),
+    pushedRequests: new Map(),
   };
   return {
     clients: clients(t),
@@ -450,6 +488,7 @@ export function memoryStorage(): Storage {
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
     initialAccessTokens: initialAccessTokens(t),
+    pushedRequests: pushedRequests(t),
     async ping() {},
     async close() {},
   };

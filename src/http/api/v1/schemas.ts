@@ -88,6 +88,9 @@ export const Client = Type.Object(
     post_logout_redirect_uris: Type.Array(Type.String()),
     id_token_signed_response_alg: IdTokenAlgorithm,
     registration: Registration,
+    require_pushed_authorization_requests: Type.Boolean({
+      description: 'RFC 9126 §6: /authorize takes only pushed authorization requests from this client',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -117,6 +120,10 @@ const clientFields = {
   public: Type.Boolean(),
   post_logout_redirect_uris: Type.Array(PostLogoutRedirectUri, { maxItems: 50 }),
   id_token_signed_response_alg: IdTokenAlgorithm,
+  require_pushed_authorization_requests: Type.Boolean({
+    description:
+      'RFC 9126 §6: /authorize refuses this client any request not pushed to /par first; default false',
+  }),
 };
 const clientInputFields = {
   name: clientFields.name,
@@ -127,6 +134,7 @@ const clientInputFields = {
   public: Type.Optional(clientFields.public),
   post_logout_redirect_uris: Type.Optional(clientFields.post_logout_redirect_uris),
   id_token_signed_response_alg: Type.Optional(clientFields.id_token_signed_response_alg),
+  require_pushed_authorization_requests: Type.Optional(clientFields.require_pushed_authorization_requests),
 };
 export const ClientCreate = Type.Object(clientInputFields, {
   ...strict,

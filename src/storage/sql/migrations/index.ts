@@ -7,6 +7,7 @@ import * as signingKeyRevocation from './0005-signing-key-revocation.js';
 import * as serverSecretCheck from './0006-server-secret-check.js';
 import * as openIdConnect from './0007-openid-connect.js';
 import * as dynamicRegistration from './0010-dynamic-registration.js';
+import * as pushedAuthorizationRequests from './0011-pushed-authorization-requests.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Migration> = {
   '0006-server-secret-check': serverSecretCheck,
   '0007-openid-connect': openIdConnect,
   '0010-dynamic-registration': dynamicRegistration,
+  '0011-pushed-authorization-requests': pushedAuthorizationRequests,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -5,6 +5,7 @@ import type {
   Grant,
   InitialAccessToken,
   GrantType,
+  PushedAuthorizationRequest,
   RefreshToken,
   SigningKeyRecord,
   TokenType,
@@ -15,6 +16,7 @@ import type {
   ClientsTable,
   GrantsTable,
   InitialAccessTokensTable,
+  PushedAuthorizationRequestsTable,
   RefreshTokensTable,
   SigningKeysTable,
   UsersTable,
@@ -37,6 +39,7 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   registration: row.registration as ClientRegistration,
   registrationAccessTokenHash: row.registration_access_token_hash,
   firstGrantedAt: row.first_granted_at === null ? null : Number(row.first_granted_at),
+  requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -57,6 +60,7 @@ export const clientToRow = (client: Client): ClientsTable => ({
   registration: client.registration,
   registration_access_token_hash: client.registrationAccessTokenHash,
   first_granted_at: client.firstGrantedAt,
+  require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
 });
 
 export const initialAccessTokenFromRow = (row: InitialAccessTokensTable): InitialAccessToken => ({
@@ -218,4 +222,26 @@ export const codeWithGrantFromRow = (row: CodeWithGrantRow): { code: Authorizati
     expires_at: row.grant_expires_at,
     revoked_at: row.grant_revoked_at,
   }),
+});
+
+export const pushedRequestFromRow = (row: PushedAuthorizationRequestsTable): PushedAuthorizationRequest => ({
+  hash: row.hash,
+  clientId: row.client_id,
+  params: row.params,
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+  openedAt: row.opened_at === null ? null : Number(row.opened_at),
+  consumedAt: row.consumed_at === null ? null : Number(row.consumed_at),
+});
+
+export const pushedRequestToRow = (
+  request: PushedAuthorizationRequest,
+): PushedAuthorizationRequestsTable => ({
+  hash: request.hash,
+  client_id: request.clientId,
+  params: request.params,
+  created_at: request.createdAt,
+  expires_at: request.expiresAt,
+  opened_at: request.openedAt,
+  consumed_at: request.consumedAt,
 });

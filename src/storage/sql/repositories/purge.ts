@@ -17,6 +17,8 @@ const deadGrant = (c: PurgeCutoffs) =>
 /** Children first: a grant's rows go before the grant, so no grant delete cascades over a large set. */
 const PLANS: Record<string, PurgePlan> = {
   authorization_codes: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
+  // RFC 9126 pushed requests, consumed or not, once past their expiry (migration 0011 indexes it).
+  pushed_authorization_requests: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
   refresh_tokens: {
     key: ['hash'],
     // Retired tokens stay until their own expiry: reuse detection (RFC 9700 §4.14) needs them.
@@ -35,7 +37,7 @@ const PLANS: Record<string, PurgePlan> = {
   // RFC 7591 §3 initial access tokens past their expiry (migration 0010 indexes expires_at).
   initial_access_tokens: { key: ['id'], dead: (c) => sql`expires_at <= ${c.now}` },
   // Clients that registered themselves anonymously and were never granted anything in their first
-  // days (docs/decisions.md, decision 18). Last: after the grants, and with none of their own, their
+  // days (docs/decisions.md, decision 19). Last: after the grants, and with none of their own, their
   // delete cascades over nothing (migration 0010 indexes the search and the cascade).
   clients: {
     key: ['id'],
