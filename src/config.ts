@@ -104,7 +104,7 @@ export interface GatehouseConfig {
   maxConnections: number;
   /**
    * RFC 7591 dynamic client registration at /register: off, with an initial access token, or open to
-   * anyone (docs/decisions.md, decision 19).
+   * anyone (docs/decisions.md, decision 20).
    */
   dynamicRegistration: RegistrationPolicy;
   /** The scopes a client registering itself may have (an initial access token may set its own); never admin. */

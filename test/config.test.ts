@@ -54,7 +54,7 @@ describe('configuration from the environment', () => {
     assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_ID_TOKEN_TTL: '300' }), []);
   });
 
-  it('dynamic registration: off by default; its scopes, rate limit and unused days (docs/decisions.md, decision 19)', () => {
+  it('dynamic registration: off by default; its scopes, rate limit and unused days (docs/decisions.md, decision 20)', () => {
     const load = (env: NodeJS.ProcessEnv) =>
       loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env });
     const defaults = load({});

@@ -21,6 +21,7 @@ import { runClientsCommand } from './commands/clients.js';
 import { runGrantsCommand } from './commands/grants.js';
 import { runInitialAccessTokensCommand } from './commands/initial-access-tokens.js';
 import { runKeysCommand } from './commands/keys.js';
+import { runResourcesCommand } from './commands/resources.js';
 import { runScopesCommand } from './commands/scopes.js';
 import { runUsersCommand } from './commands/users.js';
 import { INIT_HELP, MAIN_HELP, MIGRATE_HELP, SERVE_HELP } from './help.js';
@@ -295,6 +296,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'initial-access-tokens':
         await runInitialAccessTokensCommand(rest, withEngine);
+        return 0;
+      case 'resources':
+        await runResourcesCommand(rest, withEngine);
         return 0;
       case 'grants':
         await runGrantsCommand(rest, withEngine);

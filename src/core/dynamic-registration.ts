@@ -13,7 +13,7 @@ import type { ClientStore, InitialAccessTokenStore, ScopeStore } from './ports.j
 import { canonicalRedirectUri } from './redirect-uri.js';
 import { ValidationError } from './validation.js';
 
-/** GATEHOUSE_DYNAMIC_REGISTRATION (docs/decisions.md, decision 19). */
+/** GATEHOUSE_DYNAMIC_REGISTRATION (docs/decisions.md, decision 20). */
 export const REGISTRATION_POLICIES = ['off', 'token', 'open'] as const;
 export type RegistrationPolicy = (typeof REGISTRATION_POLICIES)[number];
 
@@ -62,7 +62,7 @@ export class RegistrationAuthError extends Error {
   }
 }
 
-/** What a registration may ask for (docs/decisions.md, decision 19). */
+/** What a registration may ask for (docs/decisions.md, decision 20). */
 export interface RegistrationLimits {
   /** The scopes the client may be registered with; all of them when its metadata names none. */
   scopes: readonly string[];
@@ -281,7 +281,7 @@ export interface DynamicRegistrationOptions {
 
 /**
  * RFC 7591 dynamic client registration and RFC 7592 client management (docs/decisions.md,
- * decision 19). The HTTP layer serves it only while the policy is not `off`.
+ * decision 20). The HTTP layer serves it only while the policy is not `off`.
  */
 export class DynamicRegistration {
   constructor(private readonly options: DynamicRegistrationOptions) {}
@@ -326,7 +326,7 @@ export class DynamicRegistration {
    * PUT /register/:id (RFC 7592 §2.2): the metadata sent replaces the registration whole, a member
    * left out taking its default. `client_id` must be the client's; `client_secret`, when sent, must be
    * its current secret (a client never chooses its secret). The scopes may be any the client has, or
-   * any open registration allows (docs/decisions.md, decision 19).
+   * any open registration allows (docs/decisions.md, decision 20).
    */
   async update(
     clientId: string,

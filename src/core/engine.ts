@@ -15,6 +15,8 @@ import { IdTokenIssuer } from './oidc/id-token.js';
 import { InitialAccessTokenRegistry } from './initial-access-tokens.js';
 import { UserInfoService } from './oidc/userinfo.js';
 import type { Storage } from './ports.js';
+import { ResourceRegistry } from './resource-registry.js';
+import { ResourceTargets } from './resources.js';
 import { ScopeRegistry } from './scope-registry.js';
 import { SigningKeyRegistry } from './signing-key-registry.js';
 import { TokenEndpoint } from './token-endpoint.js';
@@ -24,7 +26,10 @@ import { UserRegistry } from './user-registry.js';
 
 /** The engine's rules as plain values: compose/gatehouse.ts derives them from the configuration. */
 export interface EnginePolicy {
-  /** The issuer URL; also the audience of every access token (RFC 9068 §2.2). */
+  /**
+   * The issuer URL; also the audience of every access token for no other resource (RFC 9068 §2.2,
+   * RFC 8707 §2), and the one resource that is never registered: Gatehouse's own API.
+   */
   issuer: string;
   accessTokenTtl: number;
   /** ID token lifetime (OpenID Connect Core §2 `exp`). */
@@ -49,7 +54,7 @@ export interface EnginePolicy {
   macSecret: Buffer;
   /** How far a MAC-signed request's time may be from the server's clock, either way. */
   macTimestampWindowSeconds: number;
-  /** RFC 7591 / RFC 7592 dynamic client registration (docs/decisions.md, decision 19). */
+  /** RFC 7591 / RFC 7592 dynamic client registration (docs/decisions.md, decision 20). */
   dynamicRegistration: {
     policy: RegistrationPolicy;
     /** The scopes open registration allows, and an initial access token without scopes of its own. */
@@ -103,6 +108,8 @@ export interface Engine {
   readonly initialAccessTokens: InitialAccessTokenRegistry;
   readonly users: UserRegistry;
   readonly scopes: ScopeRegistry;
+  /** The resource servers a `resource` parameter may name (RFC 8707). */
+  readonly resources: ResourceRegistry;
   readonly grants: GrantRegistry;
   readonly signingKeys: SigningKeyRegistry;
   /**
@@ -135,7 +142,6 @@ export function createEngine(deps: EngineDependencies): Engine {
     clock,
     refreshTokens: storage.refreshTokens,
     issuer: policy.issuer,
-    audience: policy.issuer,
     accessTokenTtl: policy.accessTokenTtl,
     refreshTokenTtl: policy.refreshTokenTtl,
     macSecret: policy.macSecret,
@@ -147,11 +153,13 @@ export function createEngine(deps: EngineDependencies): Engine {
     issuer: policy.issuer,
     ttl: policy.idTokenTtl,
   });
+  const resourceTargets = new ResourceTargets(storage.resources, policy.issuer);
   const tokenEndpoint = new TokenEndpoint({
     storage,
     issuer,
     idTokens,
     clock,
+    resources: resourceTargets,
     policy: {
       refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
       passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
@@ -195,6 +203,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       allowPlainPkce: policy.allowPlainPkce,
       verifyIdTokenHint: checkIdTokenHint,
       idTokens,
+      resources: resourceTargets,
       pushedRequestTtl: policy.pushedAuthorizationRequestTtl,
       requirePushedRequests: policy.requirePushedAuthorizationRequests,
     }),
@@ -212,6 +221,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
     users: new UserRegistry(storage, clock),
     scopes,
+    resources: new ResourceRegistry(storage, clock, resourceTargets),
     grants: new GrantRegistry(storage, clock),
     signingKeys: new SigningKeyRegistry(storage.signingKeys, keyRing),
     verifyIdTokenHint: checkIdTokenHint,

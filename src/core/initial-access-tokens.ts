@@ -43,7 +43,7 @@ export interface InitialAccessTokenInput {
 /**
  * RFC 7591 §3 initial access tokens, as operators make, list and delete them (`gatehouse
  * initial-access-tokens`). A token registers any number of clients until it expires or is deleted
- * (docs/decisions.md, decision 19); each is shown once, when made, and stored as its SHA-256 only.
+ * (docs/decisions.md, decision 20); each is shown once, when made, and stored as its SHA-256 only.
  */
 export class InitialAccessTokenRegistry {
   constructor(

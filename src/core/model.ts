@@ -15,7 +15,7 @@ export type TokenType = (typeof TOKEN_TYPES)[number];
 /**
  * How a client came to be registered: by an operator (`gatehouse clients create`, /v1/clients), or by
  * itself at the RFC 7591 registration endpoint, with an initial access token or with none (docs/decisions.md,
- * decision 19).
+ * decision 20).
  */
 export const CLIENT_REGISTRATIONS = ['operator', 'token', 'open'] as const;
 export type ClientRegistration = (typeof CLIENT_REGISTRATIONS)[number];
@@ -76,6 +76,20 @@ export interface Scope {
 }
 
 /**
+ * A registered resource server (RFC 8707): what a `resource` parameter may name, and so the `aud` of
+ * the access tokens issued for it.
+ */
+export interface ResourceServer {
+  /** Absolute https URI (http only on loopback), no fragment, in canonical form (core/resources.ts). */
+  uri: string;
+  /** What operators call it; null when none was given. */
+  name: string | null;
+  /** The scopes it offers; empty: it accepts any scope the client has. */
+  scopes: string[];
+  createdAt: number;
+}
+
+/**
  * What a resource owner (or, for the password grant, a login) authorized a client to do.
  * Every refresh and access token is issued under a grant and dies with it.
  */
@@ -105,6 +119,11 @@ export interface AuthorizationCode {
   authTime: number | null;
   /** The browser session of that authentication, the ID token's `sid`; null outside OpenID Connect. */
   sid: string | null;
+  /**
+   * The resources the authorization request named (RFC 8707 §2), canonical URIs; empty when it named
+   * none. The token request may narrow them, never widen them.
+   */
+  resources: string[];
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;
@@ -128,6 +147,11 @@ export interface RefreshToken {
    */
   authTime: number | null;
   sid: string | null;
+  /**
+   * The resources of the grant (RFC 8707 §2.2), canonical URIs, empty for none: a refresh may
+   * narrow its access token to some of them, never widen; copied unchanged on rotation.
+   */
+  resources: string[];
 }
 
 /**
@@ -170,7 +194,7 @@ export interface SigningKeyRecord {
 
 /**
  * An RFC 7591 §3 initial access token: lets whoever holds it register clients while the policy is
- * `token`, until it expires or an operator deletes it (docs/decisions.md, decision 19). Only the
+ * `token`, until it expires or an operator deletes it (docs/decisions.md, decision 20). Only the
  * token's SHA-256 is stored.
  */
 export interface InitialAccessToken {

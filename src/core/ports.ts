@@ -7,6 +7,7 @@ import type {
   InitialAccessToken,
   PushedAuthorizationRequest,
   RefreshToken,
+  ResourceServer,
   Scope,
   SigningKeyRecord,
   User,
@@ -39,7 +40,7 @@ export interface ClientStore {
   recordFirstGrant(id: string, at: number): Promise<void>;
 }
 
-/** RFC 7591 §3 initial access tokens (docs/decisions.md, decision 19). */
+/** RFC 7591 §3 initial access tokens (docs/decisions.md, decision 20). */
 export interface InitialAccessTokenStore {
   insert(token: InitialAccessToken): Promise<void>;
   /** The token with this hash, expired or not; undefined when there is none. */
@@ -68,6 +69,20 @@ export interface ScopeStore {
   get(name: string): Promise<Scope | undefined>;
   list(): Promise<Scope[]>;
   delete(name: string): Promise<boolean>;
+}
+
+/** The registered resource servers (RFC 8707), by canonical URI. */
+export interface ResourceStore {
+  /** Returns false, storing nothing, when a resource with this URI is registered already. */
+  insert(resource: ResourceServer): Promise<boolean>;
+  get(uri: string): Promise<ResourceServer | undefined>;
+  /** Those of `uris` that are registered, in one read (every token request naming resources). */
+  getMany(uris: readonly string[]): Promise<ResourceServer[]>;
+  /** Every resource, by URI. */
+  list(): Promise<ResourceServer[]>;
+  /** Writes name and scopes; false when no resource has this URI. */
+  update(resource: ResourceServer): Promise<boolean>;
+  delete(uri: string): Promise<boolean>;
 }
 
 export interface GrantStore {
@@ -161,7 +176,7 @@ export interface PurgeCutoffs {
   grantsRevokedBefore: number;
   /**
    * Clients registered `open` before this that were never granted anything are deleted; null or
-   * absent keeps them all (docs/decisions.md, decision 19).
+   * absent keeps them all (docs/decisions.md, decision 20).
    */
   unusedOpenClientsRegisteredBefore?: number | null;
 }
@@ -218,6 +233,7 @@ export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
   readonly scopes: ScopeStore;
+  readonly resources: ResourceStore;
   readonly grants: GrantStore;
   readonly codes: AuthorizationCodeStore;
   readonly refreshTokens: RefreshTokenStore;

@@ -54,7 +54,7 @@ export interface PurgePolicy extends PurgePacing {
   accessTokenTtl: number;
   /**
    * A client registered `open` (RFC 7591, no initial access token) that nobody has granted anything
-   * this many seconds after it registered is deleted (docs/decisions.md, decision 19); 0 or absent
+   * this many seconds after it registered is deleted (docs/decisions.md, decision 20); 0 or absent
    * keeps them.
    */
   unusedOpenClientSeconds?: number;

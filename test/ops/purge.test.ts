@@ -22,7 +22,7 @@ import { waitFor } from '../helpers/wait.js';
 
 const ACCESS_TTL = 3600;
 const SKEW = CLOCK_SKEW_SECONDS;
-/** How long an anonymous registration may go unused (docs/decisions.md, decision 19). */
+/** How long an anonymous registration may go unused (docs/decisions.md, decision 20). */
 const UNUSED = 7 * 86_400;
 /** No pauses: the tests count rows and statements, not time. */
 const UNPACED: PurgePacing = { ...DEFAULT_PURGE_PACING, dutyCycle: 1 };

@@ -82,7 +82,7 @@ function registrationErrorHandler(
 
 /**
  * POST /register (RFC 7591 §3) and the client configuration endpoint /register/:id (RFC 7592 §2),
- * served while GATEHOUSE_DYNAMIC_REGISTRATION is not `off` (docs/decisions.md, decision 19). JSON in
+ * served while GATEHOUSE_DYNAMIC_REGISTRATION is not `off` (docs/decisions.md, decision 20). JSON in
  * and out; registrations are limited per address per hour.
  */
 export function registrationRoutes(options: RegistrationRoutesOptions) {

@@ -47,6 +47,15 @@ export interface ScopesTable {
   created_at: number;
 }
 
+export interface ResourcesTable {
+  /** Canonical URI (core/resources.ts). */
+  uri: string;
+  name: string | null;
+  /** Space-delimited; empty: any scope. */
+  scopes: string;
+  created_at: number;
+}
+
 export interface GrantsTable {
   id: string;
   client_id: string;
@@ -72,6 +81,8 @@ export interface AuthorizationCodesTable {
   nonce: string | null;
   auth_time: number | null;
   sid: string | null;
+  /** JSON array of canonical resource URIs (RFC 8707); '[]' for none. */
+  resources: string;
 }
 
 export interface RefreshTokensTable {
@@ -85,6 +96,8 @@ export interface RefreshTokensTable {
   retired_at: number | null;
   auth_time: number | null;
   sid: string | null;
+  /** JSON array of canonical resource URIs (RFC 8707); '[]' for none. */
+  resources: string;
 }
 
 export interface RevokedAccessTokensTable {
@@ -136,6 +149,7 @@ export interface Database {
   clients: ClientsTable;
   users: UsersTable;
   scopes: ScopesTable;
+  resources: ResourcesTable;
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
   refresh_tokens: RefreshTokensTable;

@@ -18,7 +18,7 @@ export interface ConsentPageInput {
   lifetime: string;
   /**
    * The client registered itself (RFC 7591): its name is its own claim, which nobody checked
-   * (docs/decisions.md, decision 19).
+   * (docs/decisions.md, decision 20).
    */
   selfRegistered?: boolean;
   error?: string;

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 // Frozen in time: later changes go into new migration files, never here.
-// RFC 7591 dynamic client registration and RFC 7592 management (docs/decisions.md, decision 19).
+// RFC 7591 dynamic client registration and RFC 7592 management (docs/decisions.md, decision 20).
 // Every new client column has a default, so clients made before read as an operator's.
 export async function up(db: Kysely<unknown>): Promise<void> {
   // operator | token | open: how the client came to be registered.

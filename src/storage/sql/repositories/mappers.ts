@@ -7,6 +7,7 @@ import type {
   GrantType,
   PushedAuthorizationRequest,
   RefreshToken,
+  ResourceServer,
   SigningKeyRecord,
   TokenType,
   User,
@@ -18,6 +19,7 @@ import type {
   InitialAccessTokensTable,
   PushedAuthorizationRequestsTable,
   RefreshTokensTable,
+  ResourcesTable,
   SigningKeysTable,
   UsersTable,
 } from '../schema.js';
@@ -133,6 +135,7 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   nonce: row.nonce,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  resources: JSON.parse(row.resources) as string[],
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   consumedAt: row.consumed_at,
@@ -153,6 +156,7 @@ export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => (
   nonce: code.nonce,
   auth_time: code.authTime,
   sid: code.sid,
+  resources: JSON.stringify(code.resources),
 });
 
 export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
@@ -166,6 +170,7 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   retiredAt: row.retired_at,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  resources: JSON.parse(row.resources) as string[],
 });
 
 export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
@@ -179,6 +184,21 @@ export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
   retired_at: token.retiredAt,
   auth_time: token.authTime,
   sid: token.sid,
+  resources: JSON.stringify(token.resources),
+});
+
+export const resourceFromRow = (row: ResourcesTable): ResourceServer => ({
+  uri: row.uri,
+  name: row.name,
+  scopes: splitScope(row.scopes),
+  createdAt: Number(row.created_at),
+});
+
+export const resourceToRow = (resource: ResourceServer): ResourcesTable => ({
+  uri: resource.uri,
+  name: resource.name,
+  scopes: joinScope(resource.scopes),
+  created_at: resource.createdAt,
 });
 
 export const signingKeyFromRow = (row: SigningKeysTable): SigningKeyRecord => ({

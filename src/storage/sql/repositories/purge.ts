@@ -37,7 +37,7 @@ const PLANS: Record<string, PurgePlan> = {
   // RFC 7591 §3 initial access tokens past their expiry (migration 0010 indexes expires_at).
   initial_access_tokens: { key: ['id'], dead: (c) => sql`expires_at <= ${c.now}` },
   // Clients that registered themselves anonymously and were never granted anything in their first
-  // days (docs/decisions.md, decision 19). Last: after the grants, and with none of their own, their
+  // days (docs/decisions.md, decision 20). Last: after the grants, and with none of their own, their
   // delete cascades over nothing (migration 0010 indexes the search and the cascade).
   clients: {
     key: ['id'],
