@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
@@ -468,14 +469,16 @@ for (const backend of backends()) {
         // The other handle has read none of these yet (no client cached).
         const answers = [await during!, await flow(other, second!, fourth!)];
         for (const [i, code] of [first!, second!].entries()) {
-          assert.deepEqual(answers[i], [
-            client,
-            [grant],
-            user,
-            { code, grant },
-            { ...code, consumedAt: NOW + 1 },
-            undefined,
-          ]);
+          const [read, ...rest] = (answers[i] ?? []).splice(3, 1);
+          assert.deepEqual(rest, []);
+          // Started together, the read and the consume of one code may run in either order (PostgreSQL
+          // gives them two connections): the read sees the code as it was before or after.
+          const consumed = { ...code, consumedAt: NOW + 1 };
+          assert.ok(
+            isDeepStrictEqual(read, { code, grant }) || isDeepStrictEqual(read, { code: consumed, grant }),
+            JSON.stringify(read),
+          );
+          assert.deepEqual(answers[i], [client, [grant], user, consumed, undefined]);
           assert.equal(await storage.codes.consume(code.hash, NOW + 2), undefined);
         }
         assert.deepEqual(await other.codes.getWithGrant(third!.hash), { code: third, grant });
