@@ -40,6 +40,7 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     allowPublicPasswordGrant: config.allowPublicPasswordGrant,
     macSecret: keys.macSecret,
     macTimestampWindowSeconds: config.macTimestampWindowSeconds,
+    dynamicRegistration: { policy: config.dynamicRegistration, scopes: config.dynamicRegistrationScopes },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,
       algorithm: config.signingAlgorithm,

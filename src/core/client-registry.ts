@@ -8,6 +8,7 @@ import {
   TOKEN_TYPES,
   type Client,
   type ClientAuthMethod,
+  type ClientRegistration,
   type GrantType,
   type PublicJwkSet,
   type TokenType,
@@ -64,6 +65,8 @@ export interface ClientView {
   token_endpoint_auth_method: ClientAuthMethod;
   jwks: PublicJwkSet | null;
   jwks_uri: string | null;
+  /** Who registered it: an operator, or the client itself with an initial access token or none. */
+  registration: ClientRegistration;
   require_pushed_authorization_requests: boolean;
   dpop_bound_access_tokens: boolean;
   created_at: string;
@@ -84,6 +87,7 @@ export function viewClient(client: Client): ClientView {
     token_endpoint_auth_method: client.tokenEndpointAuthMethod,
     jwks: client.jwks,
     jwks_uri: client.jwksUri,
+    registration: client.registration,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens,
     created_at: new Date(client.createdAt * 1000).toISOString(),
@@ -98,10 +102,20 @@ const REDIRECTING_GRANTS: readonly GrantType[] = ['authorization_code', 'implici
 // zero-width joiners (U+200C, U+200D) stay allowed: some scripts and emoji need them.
 const CONTROL_CHARACTERS = /[\p{Cc}\p{Cs}\p{Co}\p{Zl}\p{Zp}]|(?![\u200c\u200d])\p{Cf}/u;
 
+/** A client's settings: what ClientInput sets, not its identity, secret, origin or times. */
+export type ClientSettings = Omit<
+  Client,
+  | 'id'
+  | 'secretHash'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'registration'
+  | 'registrationAccessTokenHash'
+  | 'firstGrantedAt'
+>;
+
 /** Checks the operator's input and fills in defaults; throws ValidationError naming the field. */
-export function validateClientInput(
-  input: ClientInput,
-): Omit<Client, 'id' | 'secretHash' | 'createdAt' | 'updatedAt'> {
+export function validateClientInput(input: ClientInput): ClientSettings {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name === '' || name.length > 200) throw new ValidationError('name', 'must be 1 to 200 characters');
   if (CONTROL_CHARACTERS.test(name)) {
@@ -285,7 +299,7 @@ export function newClientSecret(): { secret: string; hash: string } {
 }
 
 /** What the client registry reads and writes. */
-type ClientStorage = { readonly clients: ClientStore; readonly scopes: ScopeStore };
+export type ClientStorage = { readonly clients: ClientStore; readonly scopes: ScopeStore };
 
 export async function registerScopesOf(
   storage: Pick<ClientStorage, 'scopes'>,
@@ -411,10 +425,20 @@ export async function rotateClientSecret(
   return secret;
 }
 
+/** How a new client came: an operator's, unless it registered itself (RFC 7591). */
+export interface ClientOrigin {
+  registration: ClientRegistration;
+  /** SHA-256 of its RFC 7592 registration access token; null for an operator's client. */
+  registrationAccessTokenHash: string | null;
+}
+
+const OPERATOR: ClientOrigin = { registration: 'operator', registrationAccessTokenHash: null };
+
 export async function createClient(
   storage: ClientStorage,
   clock: Clock,
   input: ClientInput,
+  origin: ClientOrigin = OPERATOR,
 ): Promise<ClientWithSecret> {
   const fields = validateClientInput(input);
   const now = clock.now();
@@ -423,6 +447,9 @@ export async function createClient(
     ...fields,
     id: newClientId(),
     secretHash: credentials?.hash ?? null,
+    registration: origin.registration,
+    registrationAccessTokenHash: origin.registrationAccessTokenHash,
+    firstGrantedAt: null,
     createdAt: now,
     updatedAt: now,
   };

@@ -4,7 +4,7 @@ import { BlockList, isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import type { JwksFetcher } from '../core/ports.js';
 
-/** What a jwks_uri fetch may do (docs/decisions.md, decision 20). */
+/** What a jwks_uri fetch may do (docs/decisions.md, decision 21). */
 export interface JwksFetchPolicy {
   /**
    * Fetch from loopback, private, link-local, unique-local and other non-public addresses too

@@ -4,7 +4,7 @@ import { createJwksFetcher, isNonPublicAddress, JwksFetchError } from '../../src
 import { startKeyServer, type KeyServer } from '../helpers/key-server.js';
 
 /**
- * The jwks_uri fetcher (src/outbound, docs/decisions.md decision 20): which addresses it will not
+ * The jwks_uri fetcher (src/outbound, docs/decisions.md decision 21): which addresses it will not
  * reach unless the operator allows it, and what it does with the answers of a real HTTPS server.
  */
 

@@ -11,6 +11,7 @@ import { createPurgeRepository } from './repositories/purge.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
 import { createUsedJtiRepository } from './repositories/used-jtis.js';
+import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
@@ -188,6 +189,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db),
     usedJtis: createUsedJtiRepository(db),
+    initialAccessTokens: createInitialAccessTokenRepository(db),
     pushedRequests: createPushedRequestRepository(db),
     observeQueries: queries.observe,
     observeConnectionErrors(listener) {

@@ -17,10 +17,24 @@ export interface ClientsTable {
   /** A JSON JWK Set, or null. */
   jwks: string | null;
   jwks_uri: string | null;
+  /** operator | token | open. */
+  registration: string;
+  registration_access_token_hash: string | null;
+  first_granted_at: number | null;
   /** RFC 9126 §6; 0 or 1, like is_public. */
   require_pushed_authorization_requests: number;
   /** RFC 9449 §5.2; 0 or 1, like is_public. */
   dpop_bound_access_tokens: number;
+}
+
+export interface InitialAccessTokensTable {
+  id: string;
+  hash: string;
+  /** Space-delimited; null: the scopes open registration allows. */
+  scopes: string | null;
+  created_at: number;
+  expires_at: number;
+  clients_registered: number;
 }
 
 export interface UsersTable {
@@ -161,5 +175,6 @@ export interface Database {
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
   used_jtis: UsedJtisTable;
+  initial_access_tokens: InitialAccessTokensTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }

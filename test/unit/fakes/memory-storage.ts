@@ -3,6 +3,7 @@ import type {
   BrowserSession,
   Client,
   Grant,
+  InitialAccessToken,
   PushedAuthorizationRequest,
   RefreshToken,
   ResourceServer,
@@ -15,6 +16,7 @@ import type {
   BrowserSessionStore,
   ClientStore,
   GrantStore,
+  InitialAccessTokenStore,
   MacNonceStore,
   PurgeStore,
   PushedAuthorizationRequestStore,
@@ -58,6 +60,7 @@ interface Tables {
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
   usedJtis: Map<string, number>;
+  initialAccessTokens: Map<string, InitialAccessToken>;
   pushedRequests: Map<string, PushedAuthorizationRequest>;
 }
 
@@ -86,10 +89,11 @@ function clients(t: Tables): ClientStore {
       const client = t.clients.get(id);
       return client && copy(client);
     },
-    async list({ name, grantType, limit, offset }) {
+    async list({ name, grantType, registration, limit, offset }) {
       const matching = [...t.clients.values()]
         .filter((c) => name === undefined || c.name === name)
         .filter((c) => grantType === undefined || (c.grantTypes as string[]).includes(grantType))
+        .filter((c) => registration === undefined || c.registration === registration)
         .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return { items: matching.slice(offset, offset + limit).map(copy), total: matching.length };
     },
@@ -109,6 +113,37 @@ function clients(t: Tables): ClientStore {
       for (const [hash, pushed] of t.pushedRequests)
         if (pushed.clientId === id) t.pushedRequests.delete(hash);
       return true;
+    },
+    async recordFirstGrant(id, at) {
+      const client = t.clients.get(id);
+      if (client !== undefined && client.firstGrantedAt === null) client.firstGrantedAt = at;
+    },
+  };
+}
+
+function initialAccessTokens(t: Tables): InitialAccessTokenStore {
+  return {
+    async insert(token) {
+      if ([...t.initialAccessTokens.values()].some((other) => other.hash === token.hash)) {
+        throw new Error('unique: initial access token hash exists');
+      }
+      insertNew(t.initialAccessTokens, token.id, token, 'initial access token');
+    },
+    async getByHash(hash) {
+      const token = [...t.initialAccessTokens.values()].find((other) => other.hash === hash);
+      return token && copy(token);
+    },
+    async list() {
+      return [...t.initialAccessTokens.values()]
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(copy);
+    },
+    async delete(id) {
+      return t.initialAccessTokens.delete(id);
+    },
+    async countRegistration(id) {
+      const token = t.initialAccessTokens.get(id);
+      if (token !== undefined) token.clientsRegistered += 1;
     },
   };
 }
@@ -487,6 +522,7 @@ export function memoryStorage(): Storage {
     rateLimits: new Map(),
     macNonces: new Map(),
     usedJtis: new Map(),
+    initialAccessTokens: new Map(),
     pushedRequests: new Map(),
   };
   return {
@@ -505,6 +541,7 @@ export function memoryStorage(): Storage {
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
     usedJtis: usedJtis(t),
+    initialAccessTokens: initialAccessTokens(t),
     pushedRequests: pushedRequests(t),
     async ping() {},
     async close() {},

@@ -1,6 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { MAX_CLIENT_KEYS } from '../../../core/client-keys.js';
-import { CLIENT_AUTH_METHODS, GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
+import { CLIENT_AUTH_METHODS, CLIENT_REGISTRATIONS, GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/oidc/id-token.js';
 import { RESOURCE_NAME_MAX_LENGTH, RESOURCE_SCOPES_MAX } from '../../../core/resource-registry.js';
 import { MAX_RESOURCE_URI_LENGTH } from '../../../core/resources.js';
@@ -34,6 +34,14 @@ const RedirectUri = Type.String({
 const IdTokenAlgorithm = Type.Union(
   ID_TOKEN_SIGNING_ALGORITHMS.map((name) => Type.Literal(name)),
   { description: 'JWS algorithm of the client’s OpenID Connect ID tokens (RS256 by default)' },
+);
+const Registration = Type.Union(
+  CLIENT_REGISTRATIONS.map((name) => Type.Literal(name)),
+  {
+    description:
+      'Who registered the client: `operator` (the command line or this API), or the client itself at ' +
+      '/register (RFC 7591) with an initial access token (`token`) or with none (`open`)',
+  },
 );
 const PostLogoutRedirectUri = Type.String({
   minLength: 1,
@@ -115,6 +123,7 @@ export const Client = Type.Object(
     token_endpoint_auth_method: ClientAuthMethodName,
     jwks: Type.Union([JwkSet, Type.Null()]),
     jwks_uri: Type.Union([Type.String(), Type.Null()]),
+    registration: Registration,
     require_pushed_authorization_requests: Type.Boolean({
       description: 'RFC 9126 §6: /authorize takes only pushed authorization requests from this client',
     }),
@@ -206,6 +215,7 @@ export const ClientQuery = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact client name' })),
     grant_type: Type.Optional(GrantTypeName),
+    registration: Type.Optional(Registration),
     limit: Type.Optional(Pagination.limit),
     offset: Type.Optional(Pagination.offset),
   },

@@ -2,7 +2,9 @@ import type {
   AuthorizationCode,
   Client,
   ClientAuthMethod,
+  ClientRegistration,
   Grant,
+  InitialAccessToken,
   GrantType,
   PublicJwkSet,
   PushedAuthorizationRequest,
@@ -16,6 +18,7 @@ import type {
   AuthorizationCodesTable,
   ClientsTable,
   GrantsTable,
+  InitialAccessTokensTable,
   PushedAuthorizationRequestsTable,
   RefreshTokensTable,
   ResourcesTable,
@@ -40,6 +43,9 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   tokenEndpointAuthMethod: row.token_endpoint_auth_method as ClientAuthMethod,
   jwks: row.jwks === null ? null : (JSON.parse(row.jwks) as PublicJwkSet),
   jwksUri: row.jwks_uri,
+  registration: row.registration as ClientRegistration,
+  registrationAccessTokenHash: row.registration_access_token_hash,
+  firstGrantedAt: row.first_granted_at === null ? null : Number(row.first_granted_at),
   requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
   dpopBoundAccessTokens: row.dpop_bound_access_tokens === 1,
   createdAt: row.created_at,
@@ -62,8 +68,29 @@ export const clientToRow = (client: Client): ClientsTable => ({
   token_endpoint_auth_method: client.tokenEndpointAuthMethod,
   jwks: client.jwks === null ? null : JSON.stringify(client.jwks),
   jwks_uri: client.jwksUri,
+  registration: client.registration,
+  registration_access_token_hash: client.registrationAccessTokenHash,
+  first_granted_at: client.firstGrantedAt,
   require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
   dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
+});
+
+export const initialAccessTokenFromRow = (row: InitialAccessTokensTable): InitialAccessToken => ({
+  id: row.id,
+  hash: row.hash,
+  scopes: row.scopes === null ? null : splitScope(row.scopes),
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+  clientsRegistered: Number(row.clients_registered),
+});
+
+export const initialAccessTokenToRow = (token: InitialAccessToken): InitialAccessTokensTable => ({
+  id: token.id,
+  hash: token.hash,
+  scopes: token.scopes === null ? null : joinScope(token.scopes),
+  created_at: token.createdAt,
+  expires_at: token.expiresAt,
+  clients_registered: token.clientsRegistered,
 });
 
 export const userFromRow = (row: UsersTable): User => ({
