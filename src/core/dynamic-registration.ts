@@ -177,6 +177,12 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
     throw invalidClientMetadata('require_pushed_authorization_requests must be true or false');
   }
 
+  // RFC 9449 §5.2: a client may ask that its token requests always carry a DPoP proof.
+  const dpopBound = metadata.dpop_bound_access_tokens;
+  if (dpopBound !== undefined && dpopBound !== null && typeof dpopBound !== 'boolean') {
+    throw invalidClientMetadata('dpop_bound_access_tokens must be true or false');
+  }
+
   const postLogoutRedirectUris = stringArray(metadata, 'post_logout_redirect_uris', invalidClientMetadata);
   if (postLogoutRedirectUris !== undefined && postLogoutRedirectUris.length > MAX_REGISTERED_URIS) {
     throw invalidClientMetadata(`post_logout_redirect_uris may list at most ${MAX_REGISTERED_URIS} URIs`);
@@ -190,6 +196,7 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
     token_type: 'bearer',
     public: authMethod === 'none',
     require_pushed_authorization_requests: requirePushed === true,
+    dpop_bound_access_tokens: dpopBound === true,
     ...(postLogoutRedirectUris === undefined ? {} : { post_logout_redirect_uris: postLogoutRedirectUris }),
     ...(metadata.id_token_signed_response_alg === undefined || metadata.id_token_signed_response_alg === null
       ? {}
@@ -232,6 +239,8 @@ export interface ClientInformation {
   post_logout_redirect_uris: string[];
   id_token_signed_response_alg: string;
   require_pushed_authorization_requests: boolean;
+  /** RFC 9449 §5.2. */
+  dpop_bound_access_tokens: boolean;
 }
 
 /** The client as RFC 7591 metadata: what it is registered with now, after Gatehouse's defaults. */
@@ -262,6 +271,7 @@ export function clientInformation(
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
+    dpop_bound_access_tokens: client.dpopBoundAccessTokens,
   };
 }
 

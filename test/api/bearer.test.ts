@@ -37,11 +37,14 @@ for (const backend of backends()) {
       }
     });
 
-    it('answers a request without a token with 401 and a bare Bearer challenge', async () => {
+    it('answers a request without a token with 401, a bare Bearer challenge and the DPoP one (RFC 9449 §7.1)', async () => {
       for (const headers of [{}, { authorization: 'Basic dXNlcjpwYXNz' }] as Record<string, string>[]) {
         const res = await me(headers);
         const body = assertProblem(res, 401);
-        assert.equal(challenge(res), 'Bearer realm="gatehouse"');
+        assert.equal(
+          challenge(res),
+          'Bearer realm="gatehouse", DPoP realm="gatehouse", algs="ES256 PS256 RS256 EdDSA Ed25519"',
+        );
         assert.equal(body.error, undefined);
       }
     });
@@ -62,7 +65,7 @@ for (const backend of backends()) {
         assert.equal(assertProblem(res, 401).error, 'invalid_token');
         assert.match(
           challenge(res),
-          /^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]+"$/,
+          /^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]+", DPoP realm="gatehouse", algs="[^"]+"$/,
         );
       }
 
@@ -91,7 +94,7 @@ for (const backend of backends()) {
       assert.equal(assertProblem(res, 403).error, 'insufficient_scope');
       assert.match(
         challenge(res),
-        /^Bearer realm="gatehouse", error="insufficient_scope", error_description="[^"]+", scope="profile"$/,
+        /^Bearer realm="gatehouse", error="insufficient_scope", error_description="[^"]+", scope="profile", DPoP realm="gatehouse", algs="[^"]+"$/,
       );
     });
 

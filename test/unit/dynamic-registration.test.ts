@@ -251,6 +251,20 @@ const ROWS: Row[] = [
     expected: { error: 'invalid_client_metadata', description: /true or false/ },
   },
   {
+    name: 'dpop_bound_access_tokens (RFC 9449 §5.2) is registered',
+    metadata: { ...minimal, dpop_bound_access_tokens: true },
+    expected: {
+      registration: 'open',
+      isPublic: false,
+      registered: { dpop_bound_access_tokens: true },
+    },
+  },
+  {
+    name: 'dpop_bound_access_tokens must be a boolean',
+    metadata: { ...minimal, dpop_bound_access_tokens: 'yes' },
+    expected: { error: 'invalid_client_metadata', description: /dpop_bound_access_tokens must be true or false/ },
+  },
+  {
     name: 'a private-use scheme names the client when client_name is absent',
     metadata: { redirect_uris: ['com.example.app:/cb'], token_endpoint_auth_method: 'none' },
     expected: { registration: 'open', isPublic: true, registered: { client_name: 'com.example.app' } },
