@@ -93,6 +93,8 @@ export interface SeedCodeOptions {
   sid?: string | null;
   /** The resources the authorization request named (RFC 8707), canonical URIs. */
   resources?: string[];
+  /** The authorization request's dpop_jkt (RFC 9449 §10). */
+  dpopJkt?: string | null;
 }
 
 /** A grant and an authorization code issued under it, as the consent page leaves them. */
@@ -131,7 +133,7 @@ export async function seedCode(
     authTime: options.authTime ?? null,
     sid: options.sid ?? null,
     resources: options.resources ?? [],
-    dpopJkt: null,
+    dpopJkt: options.dpopJkt ?? null,
   });
   return { code, grant };
 }
