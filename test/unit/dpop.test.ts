@@ -422,7 +422,11 @@ describe('RFC 9449 §5, §6, §10 at the token endpoint', () => {
     const response = await clientCredentials(client, secret, keys.es256);
     assert.equal(response.token_type, 'DPoP');
     assert.deepEqual(decodeJwt(response.access_token).cnf, { jkt: keys.es256.jkt });
-    const introspection = await engine.tokens.introspector.introspect(response.access_token, undefined, client);
+    const introspection = await engine.tokens.introspector.introspect(
+      response.access_token,
+      undefined,
+      client,
+    );
     assert.equal(introspection.active, true);
     assert.equal(introspection.token_type, 'DPoP');
     assert.deepEqual(introspection.cnf, { jkt: keys.es256.jkt });
@@ -458,7 +462,10 @@ describe('RFC 9449 §5, §6, §10 at the token endpoint', () => {
   });
 
   it('a MAC client’s request with a proof is invalid_request: one token is never both', async () => {
-    const { client, secret } = await addClient(engine, { grantTypes: ['client_credentials'], tokenType: 'mac' });
+    const { client, secret } = await addClient(engine, {
+      grantTypes: ['client_credentials'],
+      tokenType: 'mac',
+    });
     await expectOAuthError(clientCredentials(client, secret, keys.es256), {
       code: 'invalid_request',
       status: 400,
