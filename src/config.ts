@@ -551,9 +551,7 @@ export function loadConfig(
       input.requirePushedAuthorizationRequests ?? boolean(env, 'GATEHOUSE_REQUIRE_PAR') ?? false,
     dpopNonce: input.dpopNonce ?? oneOf(env, 'GATEHOUSE_DPOP_NONCE', ['required', 'off']) ?? 'off',
     dpopProofWindowSeconds:
-      input.dpopProofWindowSeconds ??
-      integer(env, 'GATEHOUSE_DPOP_PROOF_WINDOW', 1, 600, 'seconds') ??
-      60,
+      input.dpopProofWindowSeconds ?? integer(env, 'GATEHOUSE_DPOP_PROOF_WINDOW', 1, 600, 'seconds') ?? 60,
     bodyLimitBytes:
       input.bodyLimitBytes ??
       integer(env, 'GATEHOUSE_BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024, 'bytes') ??

@@ -173,7 +173,10 @@ export function validateClientInput(input: ClientInput): ClientSettings {
   }
   // A MAC token has its own key; a token is never both (docs/decisions.md, decision 3).
   if (dpopBound && tokenType === 'mac') {
-    throw new ValidationError('dpop_bound_access_tokens', 'a client with MAC tokens cannot have DPoP-bound ones');
+    throw new ValidationError(
+      'dpop_bound_access_tokens',
+      'a client with MAC tokens cannot have DPoP-bound ones',
+    );
   }
   // The implicit grant's tokens come from /authorize, where no proof can be sent (RFC 9449 §5.2).
   if (dpopBound && grantTypes.includes('implicit')) {

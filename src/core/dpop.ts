@@ -1,5 +1,12 @@
 import { createHmac } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors, jwtVerify, type JWK } from 'jose';
+import {
+  calculateJwkThumbprint,
+  decodeProtectedHeader,
+  EmbeddedJWK,
+  errors,
+  jwtVerify,
+  type JWK,
+} from 'jose';
 import type { Clock } from '../shared/clock.js';
 import { safeEqual, sha256 } from '../shared/crypto.js';
 import { dpopProofError } from './errors.js';

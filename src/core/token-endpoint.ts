@@ -34,7 +34,6 @@ export interface TokenEndpointDpop {
   endpointUrl: string;
 }
 
-
 /** Client authentication as the engine does it (Engine.authenticateClient, core/client-auth.ts). */
 export type ClientAuthentication = (credentials: ClientCredentialsInput) => Promise<AuthenticatedClient>;
 
@@ -105,7 +104,10 @@ export class TokenEndpoint {
   private async verifyProof(client: Client, proofs: readonly string[]): Promise<DpopProof | undefined> {
     if (proofs.length === 0) {
       if (client.dpopBoundAccessTokens) {
-        throw dpopProofError('invalid_dpop_proof', 'this client must send a DPoP proof (dpop_bound_access_tokens)');
+        throw dpopProofError(
+          'invalid_dpop_proof',
+          'this client must send a DPoP proof (dpop_bound_access_tokens)',
+        );
       }
       return undefined;
     }

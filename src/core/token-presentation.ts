@@ -37,7 +37,9 @@ export async function checkTokenPresentation(
   }
   const jkt = valid.claims.cnf?.jkt;
   if (valid.tokenType !== 'dpop' || jkt === undefined) {
-    throw new InvalidAccessTokenError('this access token is not DPoP-bound: present it with the Bearer scheme');
+    throw new InvalidAccessTokenError(
+      'this access token is not DPoP-bound: present it with the Bearer scheme',
+    );
   }
   await dpop.verify({
     proofs: presentation.proofs,

@@ -71,13 +71,25 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
   it('answers a foreign used code exactly like an unknown one, and revokes nothing', async () => {
     const unknown = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('thief'), params: params('ac_nosuch'), address: '127.0.0.1', resources: [], dpop: undefined },
+        {
+          client: client('thief'),
+          params: params('ac_nosuch'),
+          address: '127.0.0.1',
+          resources: [],
+          dpop: undefined,
+        },
         context,
       ),
     );
     const foreign = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('thief'), params: params('ac_used'), address: '127.0.0.1', resources: [], dpop: undefined },
+        {
+          client: client('thief'),
+          params: params('ac_used'),
+          address: '127.0.0.1',
+          resources: [],
+          dpop: undefined,
+        },
         context,
       ),
     );
@@ -89,7 +101,13 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
   it('revokes the grant when the owning client replays its code (RFC 6749 §4.1.2)', async () => {
     const replay = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('owner'), params: params('ac_used'), address: '127.0.0.1', resources: [], dpop: undefined },
+        {
+          client: client('owner'),
+          params: params('ac_used'),
+          address: '127.0.0.1',
+          resources: [],
+          dpop: undefined,
+        },
         context,
       ),
     );

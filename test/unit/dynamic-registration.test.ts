@@ -262,7 +262,10 @@ const ROWS: Row[] = [
   {
     name: 'dpop_bound_access_tokens must be a boolean',
     metadata: { ...minimal, dpop_bound_access_tokens: 'yes' },
-    expected: { error: 'invalid_client_metadata', description: /dpop_bound_access_tokens must be true or false/ },
+    expected: {
+      error: 'invalid_client_metadata',
+      description: /dpop_bound_access_tokens must be true or false/,
+    },
   },
   {
     name: 'a private-use scheme names the client when client_name is absent',

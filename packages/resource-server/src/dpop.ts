@@ -1,5 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors, jwtVerify, type JWK } from 'jose';
+import {
+  calculateJwkThumbprint,
+  decodeProtectedHeader,
+  EmbeddedJWK,
+  errors,
+  jwtVerify,
+  type JWK,
+} from 'jose';
 import { MemoryNonceStore, NonceStoreFullError } from './mac.js';
 import { TokenError } from './rfc6750.js';
 
@@ -245,7 +252,8 @@ function sameString(a: string, b: string): boolean {
 }
 
 function describeFailure(error: unknown): string {
-  if (error instanceof errors.JOSEAlgNotAllowed) return 'the DPoP proof is signed with an algorithm not accepted';
+  if (error instanceof errors.JOSEAlgNotAllowed)
+    return 'the DPoP proof is signed with an algorithm not accepted';
   if (error instanceof errors.JWTClaimValidationFailed) {
     return error.claim === 'typ'
       ? 'the DPoP proof’s typ must be dpop+jwt'

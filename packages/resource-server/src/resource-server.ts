@@ -246,7 +246,8 @@ export class ResourceServer {
     }
     const verified = await this.verifyJwt(token, 'dpop');
     const jkt = confirmationKey(verified.claims.cnf);
-    if (jkt === undefined) throw fail('this access token is not DPoP-bound: present it with the Bearer scheme');
+    if (jkt === undefined)
+      throw fail('this access token is not DPoP-bound: present it with the Bearer scheme');
     const path = request.url.split('?', 1)[0] ?? '/';
     await this.dpop.check({
       proofs: request.dpop ?? [],

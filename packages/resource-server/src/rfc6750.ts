@@ -6,11 +6,7 @@
 
 /** RFC 6750 §3.1's codes, and RFC 9449 §7.1's and §9's for the DPoP scheme. */
 export type TokenErrorCode =
-  | 'invalid_request'
-  | 'invalid_token'
-  | 'insufficient_scope'
-  | 'invalid_dpop_proof'
-  | 'use_dpop_nonce';
+  'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'invalid_dpop_proof' | 'use_dpop_nonce';
 
 /**
  * The scheme a credential came with: Bearer (header, form body or query), MAC (header only), or DPoP

@@ -199,7 +199,11 @@ export class AuthorizationService {
    * the token endpoint's kind (RFC 9126 §2.3): an OAuthError with status 400. `dpopProofs` are the
    * request's DPoP header values (RFC 9449 §10.1): a proof binds the code to its key, as `dpop_jkt`.
    */
-  async push(client: Client, body: string, dpopProofs: readonly string[] = []): Promise<PushedRequestResponse> {
+  async push(
+    client: Client,
+    body: string,
+    dpopProofs: readonly string[] = [],
+  ): Promise<PushedRequestResponse> {
     const params = new URLSearchParams(body);
     // RFC 9126 §2.1: client_id, when sent, names the authenticated client (checked by client
     // authentication); the request is stored as that client's, without its credentials.

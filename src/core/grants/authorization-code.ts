@@ -56,10 +56,14 @@ export const authorizationCodeGrant = {
     // RFC 9449 §10: a code issued for a dpop_jkt is redeemed only with a proof made with that key.
     if (stored.dpopJkt !== null) {
       if (dpop === undefined) {
-        throw invalidGrant('this authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof made with it');
+        throw invalidGrant(
+          'this authorization code is bound to a DPoP key (dpop_jkt): send a DPoP proof made with it',
+        );
       }
       if (dpop.jkt !== stored.dpopJkt) {
-        throw invalidGrant('the DPoP proof is not made with the key the authorization request named (dpop_jkt)');
+        throw invalidGrant(
+          'the DPoP proof is not made with the key the authorization request named (dpop_jkt)',
+        );
       }
     }
 
