@@ -54,6 +54,27 @@ describe('configuration from the environment', () => {
     assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_ID_TOKEN_TTL: '300' }), []);
   });
 
+  it('DPoP: nonces off by default (docs/decisions.md, decision 22), the proof window 60 s', () => {
+    const load = (env: NodeJS.ProcessEnv) =>
+      loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env });
+    assert.equal(load({}).dpopNonce, 'off');
+    assert.equal(load({}).dpopProofWindowSeconds, 60);
+    assert.equal(load({ GATEHOUSE_DPOP_NONCE: 'required' }).dpopNonce, 'required');
+    assert.equal(load({ GATEHOUSE_DPOP_PROOF_WINDOW: '30' }).dpopProofWindowSeconds, 30);
+    assert.throws(
+      () => load({ GATEHOUSE_DPOP_NONCE: 'on' }),
+      /^ConfigError: GATEHOUSE_DPOP_NONCE must be one of required, off, got "on"$/,
+    );
+    assert.throws(
+      () => load({ GATEHOUSE_DPOP_PROOF_WINDOW: '0' }),
+      /GATEHOUSE_DPOP_PROOF_WINDOW must be a whole number/,
+    );
+    assert.deepEqual(
+      unknownVariableWarnings({ GATEHOUSE_DPOP_NONCE: 'off', GATEHOUSE_DPOP_PROOF_WINDOW: '60' }),
+      [],
+    );
+  });
+
   it('dynamic registration: off by default; its scopes, rate limit and unused days (docs/decisions.md, decision 20)', () => {
     const load = (env: NodeJS.ProcessEnv) =>
       loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env });

@@ -219,6 +219,48 @@ for (const backend of backends()) {
       );
     });
 
+    it('dpop_bound_access_tokens (RFC 9449 §5.2): false by default, set by POST and PATCH; never with MAC or implicit', async () => {
+      const field = (body: unknown) => (body as Record<string, unknown>).dpop_bound_access_tokens;
+      const plain = await create({ name: 'unbound', grant_types: ['client_credentials'] });
+      assert.equal(field(plain), false);
+      const bound = await create({
+        name: 'bound',
+        grant_types: ['client_credentials'],
+        dpop_bound_access_tokens: true,
+      });
+      assert.equal(field(bound), true);
+      assert.equal(field((await api.get(`/clients/${bound.client_id}`)).json), true);
+      const patched = await api.patch(`/clients/${bound.client_id}`, { dpop_bound_access_tokens: false });
+      expectStatus(patched, 201);
+      assert.equal(field(patched.json), false);
+      assert.equal((await server.store.storage.clients.get(bound.client_id))?.dpopBoundAccessTokens, false);
+      assertProblem(
+        await api.post('/clients', { name: 'x', dpop_bound_access_tokens: 'yes' }),
+        400,
+        'dpop_bound_access_tokens',
+      );
+      assertProblem(
+        await api.post('/clients', {
+          name: 'x',
+          grant_types: ['client_credentials'],
+          token_type: 'mac',
+          dpop_bound_access_tokens: true,
+        }),
+        400,
+        'dpop_bound_access_tokens',
+      );
+      assertProblem(
+        await api.post('/clients', {
+          name: 'x',
+          redirect_uris: ['https://implicit.example/cb'],
+          grant_types: ['implicit'],
+          dpop_bound_access_tokens: true,
+        }),
+        400,
+        'dpop_bound_access_tokens',
+      );
+    });
+
     it('DELETE answers 204, then 404; the client’s tokens stop working', async () => {
       const client = await create({ name: 'doomed', grant_types: ['client_credentials'], scopes: ['admin'] });
       const token = await tokenFor(

@@ -339,6 +339,41 @@ for (const backend of backends()) {
       assert.equal(again.require_pushed_authorization_requests, true);
     });
 
+    it('RFC 9449: clients create --require-dpop, update --no-require-dpop; refused with MAC tokens or both flags', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[]) => store.cli(args, { secret });
+      assertOk(await cli(['init']));
+      type DpopClientJson = ClientJson & { dpop_bound_access_tokens: boolean };
+      const [bound, plain, both, mac] = await Promise.all([
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'Bound',
+          '--grant-types',
+          'client_credentials',
+          '--require-dpop',
+          '--json',
+        ]),
+        cli(['clients', 'create', '--name', 'Plain', '--grant-types', 'client_credentials']),
+        cli(['clients', 'create', '--name', 'Both', '--require-dpop', '--no-require-dpop']),
+        cli(['clients', 'create', '--name', 'Mac', '--token-type', 'mac', '--require-dpop']),
+      ]);
+      const created = json<DpopClientJson>(bound);
+      assert.equal(created.dpop_bound_access_tokens, true);
+      assert.match(plain.stdout, /require_dpop:\s+false/);
+      assertRefused(both, 2, /--require-dpop or --no-require-dpop/);
+      assertRefused(mac, 1, /dpop_bound_access_tokens.*MAC/);
+      const lifted = json<DpopClientJson>(
+        await cli(['clients', 'update', created.client_id, '--no-require-dpop', '--json']),
+      );
+      assert.equal(lifted.dpop_bound_access_tokens, false);
+      const storage = store.open();
+      assert.equal((await storage.clients.get(created.client_id))?.dpopBoundAccessTokens, false);
+    });
+
     it('private_key_jwt: clients create and update with --auth-method, --jwks-file and --jwks-uri', async (t) => {
       const store = await cliStore(backend);
       t.after(() => store.cleanup());

@@ -952,6 +952,63 @@ for (const backend of backends()) {
       });
     });
 
+    describe('DPoP bindings (migration 0012-dpop)', () => {
+      const JKT = 'NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs';
+
+      it('round-trips a code’s dpop_jkt (also on consumption) and a refresh token’s, copied to its successor', async () => {
+        const { grant } = await seedGrant();
+        const code = makeCode(grant, { dpopJkt: JKT });
+        await storage.codes.insert(code);
+        assert.deepEqual(await other.codes.get(code.hash), code);
+        assert.deepEqual(await other.codes.getWithGrant(code.hash), { code, grant });
+        assert.deepEqual(await storage.codes.consume(code.hash, NOW + 1), { ...code, consumedAt: NOW + 1 });
+
+        const token = makeRefreshToken(grant, { dpopJkt: JKT });
+        await storage.refreshTokens.insert(token);
+        assert.deepEqual(await other.refreshTokens.get(token.hash), token);
+        const next = makeRefreshToken(grant, { dpopJkt: JKT, createdAt: NOW + 1 });
+        assert.deepEqual(await storage.refreshTokens.rotate(token.hash, next, NOW + 1), {
+          ...token,
+          retiredAt: NOW + 1,
+        });
+        assert.equal((await other.refreshTokens.get(next.hash))?.dpopJkt, JKT);
+      });
+
+      it('round-trips a client’s dpop_bound_access_tokens; rows written before read unbound', async () => {
+        const client = makeClient({ dpopBoundAccessTokens: true });
+        await storage.clients.insert(client);
+        assert.deepEqual(await other.clients.get(client.id), client);
+        const changed = { ...client, dpopBoundAccessTokens: false };
+        assert.equal(await storage.clients.update(changed, 'keep'), true);
+        assert.deepEqual(await storage.clients.get(client.id), changed);
+
+        const id = randomUUID();
+        await runSql(
+          store.storage,
+          sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, grant_types, scopes, token_type,
+            is_public, created_at, updated_at) VALUES (${id}, 'old', ${sha256('s')}, '[]',
+            '["client_credentials"]', '', 'bearer', 0, ${NOW}, ${NOW})`,
+        );
+        assert.equal((await other.clients.get(id))?.dpopBoundAccessTokens, false);
+        const { grant } = await seedGrant();
+        const hash = sha256(randomToken('ac_'));
+        await runSql(
+          store.storage,
+          sql`INSERT INTO authorization_codes (hash, client_id, user_id, grant_id, redirect_uri, scope,
+            created_at, expires_at) VALUES (${hash}, ${grant.clientId}, ${grant.userId}, ${grant.id},
+            'https://app.example/cb', 'read', ${NOW}, ${NOW + 600})`,
+        );
+        assert.equal((await other.codes.get(hash))?.dpopJkt, null);
+        const tokenHash = sha256(randomToken('rt_'));
+        await runSql(
+          store.storage,
+          sql`INSERT INTO refresh_tokens (hash, grant_id, client_id, user_id, scope, created_at)
+            VALUES (${tokenHash}, ${grant.id}, ${grant.clientId}, ${grant.userId}, 'read', ${NOW})`,
+        );
+        assert.equal((await other.refreshTokens.get(tokenHash))?.dpopJkt, null);
+      });
+    });
+
     describe('throttle', () => {
       it('counts hits inside a window, peeks without counting, and resets', async () => {
         const key = `t:${randomUUID()}`;
