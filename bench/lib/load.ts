@@ -31,6 +31,11 @@ export interface LoadSpec {
   bodies?: string[];
   /** Called with the first 2xx response body of the run (e.g. to verify a token afterwards). */
   onFirstSuccess?: (body: string) => void;
+  /**
+   * Headers made afresh for every request (a DPoP proof, single use: RFC 9449 §11.1), over `headers`;
+   * synchronous, as autocannon builds each request. Not for the fixed-rate probe.
+   */
+  headersFor?: () => Record<string, string>;
 }
 
 export interface LoadResult {
@@ -72,6 +77,14 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     headers: spec.headers ?? {},
     ...(spec.body !== undefined ? { body: spec.body } : {}),
     ...(onResponse ? { onResponse } : {}),
+    ...(spec.headersFor
+      ? {
+          setupRequest: (request: autocannon.Request) => ({
+            ...request,
+            headers: { ...request.headers, ...spec.headersFor?.() },
+          }),
+        }
+      : {}),
   };
   const bodies = spec.bodies;
   let next = 0;

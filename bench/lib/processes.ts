@@ -9,6 +9,7 @@ export const GATEHOUSE_MAIN = fileURLToPath(new URL('../../src/cli/main.js', imp
 export const PEER_SERVER = fileURLToPath(new URL('../peer-server.js', import.meta.url));
 export const ARGON2_PEER = fileURLToPath(new URL('../argon2-peer.js', import.meta.url));
 export const RS_JWT_PEER = fileURLToPath(new URL('../rs-jwt-peer.js', import.meta.url));
+export const RS_DPOP_PEER = fileURLToPath(new URL('../rs-dpop-peer.js', import.meta.url));
 
 let tasksetChecked: boolean | undefined;
 

@@ -1,6 +1,7 @@
 import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
 import { codeFlowOpenIdScenario, codeFlowPostgresScenario, codeFlowScenario } from './code-flow.js';
+import { clientCredentialsDpopScenario, rsDpopScenario } from './dpop.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
 import { purgePostgresScenario, purgeScenario } from './purge.js';
 import { rsJwtScenario } from './rs-jwt.js';
@@ -13,6 +14,7 @@ import { workersScenario } from './workers.js';
 export const SCENARIOS: Scenario[] = [
   clientCredentialsScenario,
   clientCredentialsPostgresScenario,
+  clientCredentialsDpopScenario,
   passwordScenario,
   passwordFloodScenario,
   workersScenario,
@@ -20,6 +22,7 @@ export const SCENARIOS: Scenario[] = [
   codeFlowOpenIdScenario,
   codeFlowPostgresScenario,
   rsJwtScenario,
+  rsDpopScenario,
   purgeScenario,
   purgePostgresScenario,
 ];

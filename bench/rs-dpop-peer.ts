@@ -1,0 +1,131 @@
+/**
+ * The rs-dpop benchmark's loop: the resource-server library validating a DPoP-bound token from the
+ * running Gatehouse, each time with a new proof (RFC 9449 §7: the proof is single use), next to a
+ * bearer token of the same client and to the proof-making alone, in interleaved rounds,
+ * `--concurrency` validations in flight, the validated-token cache off. Run pinned to one core;
+ * prints one JSON line.
+ */
+import { createHash, createPrivateKey, type JsonWebKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { MemoryDpopReplayStore, ResourceServer, type RequestInfo } from 'gatehouse-oauth-resource-server';
+import { syncProof, type SyncProofKey } from './lib/dpop-proofs.js';
+
+const { values } = parseArgs({
+  options: {
+    issuer: { type: 'string' },
+    'jwks-uri': { type: 'string' },
+    'ca-file': { type: 'string' },
+    'secrets-file': { type: 'string' },
+    seconds: { type: 'string', default: '20' },
+    rounds: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '16' },
+  },
+});
+const required = (name: keyof typeof values): string => {
+  const value = values[name];
+  if (typeof value !== 'string') throw new Error(`--${name} is required`);
+  return value;
+};
+const issuer = required('issuer');
+const jwksUri = required('jwks-uri');
+const ca = readFileSync(required('ca-file'), 'utf8');
+const secrets = JSON.parse(readFileSync(required('secrets-file'), 'utf8')) as {
+  token: string;
+  bearerToken: string;
+  privateJwk: JsonWebKey & { crv: string; x: string; y: string };
+};
+const rounds = Number(values.rounds);
+const concurrency = Number(values.concurrency);
+const slice = Number(values.seconds) / rounds / 2.5;
+
+const { privateJwk } = secrets;
+const jwk = { kty: 'EC', crv: privateJwk.crv, x: privateJwk.x, y: privateJwk.y };
+const key: SyncProofKey = {
+  privateKey: createPrivateKey({ key: privateJwk, format: 'jwk' }),
+  jwk,
+  jkt: createHash('sha256')
+    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }))
+    .digest('base64url'),
+};
+const ORIGIN = 'https://api.bench.test';
+const library = new ResourceServer({
+  issuer,
+  jwksUri,
+  ca,
+  verifiedTokenCacheSize: 0,
+  // Room for every proof of the window at any rate this loop reaches.
+  dpop: { origin: ORIGIN, replayStore: new MemoryDpopReplayStore({ maxEntries: 10_000_000 }) },
+});
+const request = (authorization: string, dpop?: string): RequestInfo => ({
+  method: 'GET',
+  url: '/notes',
+  host: 'api.bench.test',
+  protocol: 'https',
+  authorization,
+  ...(dpop === undefined ? {} : { dpop: [dpop] }),
+});
+
+const viaDpop = async () => {
+  const proof = syncProof(key, 'GET', `${ORIGIN}/notes`, secrets.token);
+  const verified = await library.authorize(request(`DPoP ${secrets.token}`, proof));
+  if (verified.jkt !== key.jkt) throw new Error('library returned another key');
+};
+const viaBearer = async () => {
+  const verified = await library.authorize(request(`Bearer ${secrets.bearerToken}`));
+  if (verified.token !== secrets.bearerToken) throw new Error('library returned another token');
+};
+const proofOnly = async () => {
+  if (syncProof(key, 'GET', `${ORIGIN}/notes`, secrets.token).length === 0) throw new Error('no proof');
+};
+
+interface Tally {
+  count: number;
+  wall: number;
+  cpu: number;
+}
+const tally = (): Tally => ({ count: 0, wall: 0, cpu: 0 });
+
+async function round(validate: () => Promise<void>, seconds: number, into: Tally): Promise<void> {
+  const cpu = process.cpuUsage();
+  const start = process.hrtime.bigint();
+  const deadline = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < deadline) {
+        await validate();
+        into.count++;
+      }
+    }),
+  );
+  into.wall += Number(process.hrtime.bigint() - start) / 1e9;
+  const used = process.cpuUsage(cpu);
+  into.cpu += (used.user + used.system) / 1e6;
+}
+
+// Warm-up: the first call fetches the JWKS; every path gets its code optimised.
+await round(viaDpop, 0.5, tally());
+await round(viaBearer, 0.5, tally());
+await round(proofOnly, 0.25, tally());
+const tallies = { dpop: tally(), bearer: tally(), proofOnly: tally() };
+for (let i = 0; i < rounds; i++) {
+  await round(viaDpop, slice, tallies.dpop);
+  await round(viaBearer, slice, tallies.bearer);
+  await round(proofOnly, slice / 2, tallies.proofOnly);
+}
+library.close();
+const summary = (t: Tally) => ({
+  perSecond: t.count / t.wall,
+  cpu: t.cpu / t.wall,
+  perCpuSecond: t.count / t.cpu,
+  count: t.count,
+  seconds: t.wall,
+});
+process.stdout.write(
+  JSON.stringify({
+    dpop: summary(tallies.dpop),
+    bearer: summary(tallies.bearer),
+    proofOnly: summary(tallies.proofOnly),
+    concurrency,
+  }) + '\n',
+);
