@@ -62,9 +62,6 @@ async function plugin(app: FastifyInstance, options: FastifyResourceServerOption
   const resource = server.protectedResource;
   if (resource !== undefined) {
     for (const path of resource.metadataPaths) {
-      // The bare well-known path may already serve another resource of the same app (two plugins, two
-      // resources): the first keeps it, and each keeps its own path-inserted form (RFC 9728 §3.1).
-      if (app.hasRoute({ method: 'GET', url: path })) continue;
       app.get(path, async function protectedResourceMetadata(_request, reply) {
         const { headers, body } = metadataResponse(resource.metadata());
         return reply.headers(headers).send(body);
