@@ -26,7 +26,13 @@ import { listen, optionsFor, plainRequest, type PlainResponse } from './support.
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
 describe('ProtectedResource: where the metadata lives (RFC 9728 §3.1)', () => {
-  const cases: Array<{ resource: string; url: string; paths: string[] }> = [
+  const cases: Array<{ resource: string; url: string; paths: string[]; canonical?: string }> = [
+    {
+      resource: 'https://MCP.Example.com:443/mcp',
+      url: `https://mcp.example.com${WELL_KNOWN}/mcp`,
+      paths: [`${WELL_KNOWN}/mcp`, WELL_KNOWN],
+      canonical: 'https://mcp.example.com/mcp',
+    },
     {
       resource: 'https://mcp.example.com/mcp',
       url: `https://mcp.example.com${WELL_KNOWN}/mcp`,
@@ -37,6 +43,7 @@ describe('ProtectedResource: where the metadata lives (RFC 9728 §3.1)', () => {
       resource: 'https://mcp.example.com/',
       url: `https://mcp.example.com${WELL_KNOWN}`,
       paths: [WELL_KNOWN],
+      canonical: 'https://mcp.example.com',
     },
     {
       resource: 'https://api.example.com:8443/v1/tools/',
@@ -55,7 +62,7 @@ describe('ProtectedResource: where the metadata lives (RFC 9728 §3.1)', () => {
       paths: [`${WELL_KNOWN}/a`, WELL_KNOWN],
     },
   ];
-  for (const { resource, url, paths } of cases) {
+  for (const { resource, url, paths, canonical } of cases) {
     it(resource, () => {
       const metadata = new ProtectedResource({
         resource,
@@ -64,8 +71,9 @@ describe('ProtectedResource: where the metadata lives (RFC 9728 §3.1)', () => {
       });
       assert.equal(metadata.metadataUrl, url);
       assert.deepEqual(metadata.metadataPaths, paths);
-      // §3.3: the document names the resource exactly as configured, not as URL parsing spells it.
-      assert.equal(metadata.metadata().resource, resource);
+      // Gatehouse's canonical form (what its tokens' aud says), the same in the document (§3.3).
+      assert.equal(metadata.resource, canonical ?? resource);
+      assert.equal(metadata.metadata().resource, canonical ?? resource);
     });
   }
 
@@ -76,6 +84,8 @@ describe('ProtectedResource: where the metadata lives (RFC 9728 §3.1)', () => {
     { resource: 'https://mcp.example.com/mcp#tools', error: /fragment/ },
     { resource: 'https://mcp.example.com/mcp?tenant=1', error: /query/ },
     { resource: 'https://user:pw@mcp.example.com/', error: /credentials/ },
+    { resource: 'https://mcp.example.com/a b', error: /spaces/ },
+    { resource: 'https://mcp.example.com\\mcp', error: /backslash/ },
   ];
   for (const { resource, error } of refused) {
     it(`refuses ${resource}`, () => {

@@ -12,7 +12,8 @@ export interface ProtectedResourceMetadataOptions {
   /**
    * The resource identifier (RFC 9728 §1.2): an `https` URL without a fragment or query, e.g.
    * `https://mcp.example.com/mcp` (plain `http` only on a loopback host, for development). Clients
-   * ask the authorization server for tokens addressed to it (RFC 8707 `resource`).
+   * ask the authorization server for tokens addressed to it (RFC 8707 `resource`). It is used in its
+   * canonical form (see canonicalResource).
    */
   resource: string;
   /** `authorization_servers`: the issuer identifiers that issue tokens for this resource. */
@@ -65,6 +66,7 @@ export class ProtectedResource {
 
   constructor(options: ProtectedResourceMetadataOptions) {
     const url = checkedResourceUrl(options.resource);
+    const resource = canonicalResource(url);
     // RFC 9728 §3.1: the well-known suffix goes between the host and the path; a path of just "/"
     // (the terminating slash after the host) is dropped first.
     const path = url.pathname === '/' ? '' : url.pathname;
@@ -91,7 +93,7 @@ export class ProtectedResource {
     }
     this.document = {
       // RFC 9728 §3.3: exactly the identifier the metadata URL was built from.
-      resource: options.resource,
+      resource,
       authorization_servers: [...options.authorizationServers],
       ...(options.scopesSupported === undefined ? {} : { scopes_supported: [...options.scopesSupported] }),
       bearer_methods_supported: methods,
@@ -106,7 +108,7 @@ export class ProtectedResource {
     };
   }
 
-  /** The resource identifier, as configured. */
+  /** The resource identifier in canonical form: what the metadata says and tokens' `aud` must name. */
   get resource(): string {
     return this.document.resource;
   }
@@ -115,6 +117,16 @@ export class ProtectedResource {
   metadata(): ProtectedResourceMetadata {
     return structuredClone(this.document);
   }
+}
+
+/**
+ * The form Gatehouse gives a resource URI, and so the `aud` of the tokens it issues for it: the WHATWG
+ * URL serialisation (lower-case scheme and host, default port dropped, dot segments resolved) less the
+ * "/" it adds to a bare origin, since `https://api.example/` and `https://api.example` name one
+ * resource (RFC 3986 §6.2.3). Publishing this form makes clients ask for exactly what `aud` will say.
+ */
+export function canonicalResource(url: URL): string {
+  return url.pathname === '/' && url.search === '' ? url.href.slice(0, -1) : url.href;
 }
 
 /** The resource identifier's rules: RFC 9728 §1.2 and RFC 8707 §2. */
@@ -133,6 +145,11 @@ function checkedResourceUrl(resource: string): URL {
   // RFC 8707 §2: no fragment, and a query SHOULD NOT be there; refusing one keeps the metadata URL of
   // RFC 9728 §3.1 a plain path that an adapter can route.
   if (resource.includes('#')) throw new Error('resource must not have a fragment (RFC 8707 §2)');
+  // A URL parser rewrites these silently; the identifier compared must be the one written.
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
+  if (resource.includes('\\') || /[\u0000-\u0020\u007f]/.test(resource)) {
+    throw new Error('resource must not contain a backslash, spaces or control characters');
+  }
   if (resource.includes('?')) throw new Error('resource must not have a query (RFC 8707 §2)');
   if (url.username !== '' || url.password !== '') throw new Error('resource must not carry credentials');
   return url;

@@ -27,7 +27,9 @@ export interface ResourceServerOptions {
   audience?: string | string[];
   /**
    * This service's resource identifier (RFC 8707, RFC 9728 §1.2), e.g. `https://mcp.example.com/mcp`:
-   * an https URL without fragment or query (http only on a loopback host). When set, a token is
+   * an https URL without fragment or query (http only on a loopback host), used in the canonical form
+   * Gatehouse gives resource URIs (lower-case host, no default port, no "/" after a bare origin), which
+   * is what the `aud` of its tokens for this resource says. When set, a token is
    * accepted only if its `aud` is or contains it (a token asked for with `resource=` this URL), the
    * adapters publish RFC 9728 protected resource metadata at
    * `/.well-known/oauth-protected-resource` (and the path-inserted form of §3.1), and every Bearer
@@ -173,7 +175,7 @@ export class ResourceServer {
     this.jwtVerifier = new JwtVerifier({
       algorithms: options.algorithms ?? DEFAULT_ALGORITHMS,
       issuer,
-      audiences: audiencesFor(options, issuer),
+      audiences: audiencesFor(options, issuer, this.protectedResource),
       clockToleranceSeconds: options.clockToleranceSeconds ?? 5,
     });
     if (options.fetch !== undefined) {
@@ -427,15 +429,22 @@ function protectedResourceFor(options: ResourceServerOptions, issuer: string): P
  * the resource server checks `aud` names it), so an `audience` option beside it may only repeat it:
  * anything else would let a token for another resource, or an unrestricted one, through.
  */
-function audiencesFor(options: ResourceServerOptions, issuer: string): string[] {
+function audiencesFor(
+  options: ResourceServerOptions,
+  issuer: string,
+  resource: ProtectedResource | undefined,
+): string[] {
   const audience = options.audience === undefined ? undefined : [options.audience].flat();
-  if (options.resource === undefined) return audience ?? [issuer];
-  if (audience !== undefined && audience.some((value) => value !== options.resource)) {
+  if (resource === undefined) return audience ?? [issuer];
+  if (
+    audience !== undefined &&
+    audience.some((value) => value !== options.resource && value !== resource.resource)
+  ) {
     throw new Error(
       'with resource set, tokens must be addressed to it: leave audience out (it defaults to the resource)',
     );
   }
-  return [options.resource];
+  return [resource.resource];
 }
 
 function describeFailure(result: JwtVerification & { valid: false }): string {
