@@ -173,6 +173,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     authorization: new AuthorizationService({
       storage,
       issuer,
+      issuerIdentifier: policy.issuer,
       clock,
       authorizationCodeTtl: policy.authorizationCodeTtl,
       allowPlainPkce: policy.allowPlainPkce,

@@ -40,6 +40,8 @@ function assertErrorRedirect(
   assert.equal(params.get('error'), error);
   assert.ok((params.get('error_description') ?? '').length > 0);
   assert.equal(params.get('state'), options.state ?? null);
+  // RFC 9207 §2: errors name the issuer too.
+  assert.equal(params.get('iss'), 'https://gatehouse.test');
   return params;
 }
 

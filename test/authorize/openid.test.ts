@@ -339,7 +339,7 @@ for (const backend of backends()) {
           m[2],
         ]),
       );
-      assert.deepEqual([...fields.keys()], ['code', 'id_token', 'state']);
+      assert.deepEqual([...fields.keys()], ['code', 'id_token', 'state', 'iss']);
       assert.equal(fields.get('state'), LONG_STATE);
       assert.equal((await verify(fields.get('id_token') ?? '')).nonce, 'n-1');
       const script = await server.http.request('/assets/form-post');

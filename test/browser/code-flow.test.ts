@@ -148,6 +148,7 @@ describe('authorization code flow in Chromium', { skip: browserSkip }, () => {
         assert.equal(landed.origin + landed.pathname, CLIENT_REDIRECT);
         assert.equal(landed.searchParams.get('state'), 'two');
         assert.match(landed.searchParams.get('code') ?? '', /^ac_/);
+        assert.equal(landed.searchParams.get('iss'), 'https://gatehouse.test', 'RFC 9207 §2');
         assert.equal(second?.request().redirectedFrom()?.url().startsWith(`${server.url}/authorize?`), true);
 
         // prompt=consent shows the page although the grant covers the request.

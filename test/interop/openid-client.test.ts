@@ -276,7 +276,10 @@ for (const backend of backends()) {
         authTime: server.clock.now() - 5,
         sid: 'sid-interop',
       });
-      const tokens = await oidc.authorizationCodeGrant(config, new URL(`${REDIRECT}?code=${code}`), {
+      // The callback as /authorize sends it: with iss (RFC 9207 §2), which the library demands once
+      // the metadata says authorization_response_iss_parameter_supported.
+      const callback = new URL(`${REDIRECT}?${new URLSearchParams({ code, iss: ISSUER }).toString()}`);
+      const tokens = await oidc.authorizationCodeGrant(config, callback, {
         expectedNonce: nonce,
         idTokenExpected: true,
       });

@@ -157,6 +157,7 @@ for (const backend of backends()) {
         assert.ok(scopes.includes(scope), `scopes_supported lacks ${scope}`);
       }
       assert.deepEqual(metadata.code_challenge_methods_supported, ['S256']);
+      assert.equal(metadata.authorization_response_iss_parameter_supported, true, 'RFC 9207 §3');
       const authMethods = metadata.token_endpoint_auth_methods_supported as string[];
       for (const method of ['client_secret_basic', 'client_secret_post', 'none']) {
         assert.ok(authMethods.includes(method));

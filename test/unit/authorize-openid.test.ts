@@ -828,23 +828,26 @@ async function verifyIdToken(engine: TestEngine, token: string, audience: string
 }
 
 const RESPONSES: { type: string; mode?: Mode; names: string[] }[] = [
-  { type: 'code', names: ['code', 'state'] },
-  { type: 'id_token', names: ['id_token', 'state'] },
+  { type: 'code', names: ['code', 'state', 'iss'] },
+  { type: 'id_token', names: ['id_token', 'state', 'iss'] },
   {
     type: 'id_token token',
-    names: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token', 'state'],
+    names: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token', 'state', 'iss'],
   },
-  { type: 'code id_token', names: ['code', 'id_token', 'state'] },
-  { type: 'code token', names: ['code', 'access_token', 'token_type', 'expires_in', 'scope', 'state'] },
+  { type: 'code id_token', names: ['code', 'id_token', 'state', 'iss'] },
+  {
+    type: 'code token',
+    names: ['code', 'access_token', 'token_type', 'expires_in', 'scope', 'state', 'iss'],
+  },
   {
     type: 'code id_token token',
-    names: ['code', 'access_token', 'token_type', 'expires_in', 'scope', 'id_token', 'state'],
+    names: ['code', 'access_token', 'token_type', 'expires_in', 'scope', 'id_token', 'state', 'iss'],
   },
-  { type: 'code id_token', mode: 'form_post', names: ['code', 'id_token', 'state'] },
+  { type: 'code id_token', mode: 'form_post', names: ['code', 'id_token', 'state', 'iss'] },
   {
     type: 'id_token token',
     mode: 'form_post',
-    names: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token', 'state'],
+    names: ['access_token', 'token_type', 'expires_in', 'scope', 'id_token', 'state', 'iss'],
   },
 ];
 
@@ -873,6 +876,7 @@ describe('the responses of every response type, with their ID tokens (Core §3.2
         const params = responseParams(response, mode);
         assert.deepEqual([...params.keys()], row.names);
         assert.equal(params.get('state'), 's');
+        assert.equal(params.get('iss'), ISSUER, 'RFC 9207 §2');
         const code = params.get('code');
         const accessToken = params.get('access_token');
         const idToken = params.get('id_token');

@@ -47,6 +47,8 @@ const isAuthentication = (session: SignedIn | undefined): session is Authenticat
 export interface AuthorizationServiceOptions {
   storage: Pick<Storage, 'clients' | 'grants' | 'codes'>;
   issuer: TokenIssuer;
+  /** The issuer identifier, `iss` of every authorization response (RFC 9207 §2). */
+  issuerIdentifier: string;
   clock: Clock;
   authorizationCodeTtl: number;
   /** RFC 7636 §4.2 "plain" challenges; off unless the operator turns them on. */
@@ -118,6 +120,7 @@ export class AuthorizationService {
   /** Validates a request's raw query string (validateAuthorizationRequest) under this server's policy. */
   validate(query: string): Promise<AuthorizationValidation> {
     return validateAuthorizationRequest(query, this.options.storage.clients, {
+      issuer: this.options.issuerIdentifier,
       allowPlainPkce: this.options.allowPlainPkce ?? false,
       ...(this.options.verifyIdTokenHint ? { verifyIdTokenHint: this.options.verifyIdTokenHint } : {}),
     });
@@ -260,7 +263,13 @@ export class AuthorizationService {
   }
 
   error(request: AuthorizationRequest, error: OAuthError): AuthorizationResponse {
-    return authorizationErrorResponse(request.redirectUri, request.responseMode, error, request.state);
+    return authorizationErrorResponse(
+      request.redirectUri,
+      request.responseMode,
+      error,
+      request.state,
+      this.options.issuerIdentifier,
+    );
   }
 
   /**
@@ -310,7 +319,12 @@ export class AuthorizationService {
       });
     }
     params.state = request.state;
-    return authorizationResponse(request.redirectUri, request.responseMode, params);
+    return authorizationResponse(
+      request.redirectUri,
+      request.responseMode,
+      params,
+      this.options.issuerIdentifier,
+    );
   }
 
   /**

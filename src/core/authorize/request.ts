@@ -111,6 +111,8 @@ export type AuthorizationValidation =
     };
 
 export interface AuthorizationPolicy {
+  /** The issuer identifier every response carries as `iss` (RFC 9207 §2). */
+  issuer: string;
   allowPlainPkce: boolean;
   /** Checks an `id_token_hint` (verifyIdTokenHint); without it every hint is refused. */
   verifyIdTokenHint?: (token: string) => Promise<IdTokenHint | undefined>;
@@ -241,7 +243,13 @@ export async function validateAuthorizationRequest(
     outcome: 'error-redirect',
     error,
     clientName: client.name,
-    response: authorizationErrorResponse(redirectUri, mode, new OAuthError(error, description), stateValue),
+    response: authorizationErrorResponse(
+      redirectUri,
+      mode,
+      new OAuthError(error, description),
+      stateValue,
+      policy.issuer,
+    ),
   });
 
   // 3. No parameter more than once (§3.1).

@@ -21,14 +21,18 @@ export interface AuthorizationResponse {
 
 /**
  * The response to an authorization request. Parameters whose value is undefined are left out (state
- * only when the request had it, §4.1.2).
+ * only when the request had it, §4.1.2). RFC 9207 §2: every response, success or error, names the
+ * issuer in `iss`, so a client that talks to several servers can tell which one answered (mix-up
+ * attacks, RFC 9700 §4.4).
  */
 export function authorizationResponse(
   redirectUri: string,
   mode: ResponseMode,
   params: Record<string, string | undefined>,
+  issuer: string,
 ): AuthorizationResponse {
   const present = Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined);
+  present.push(['iss', issuer]);
   return { redirectUri, mode, params: present };
 }
 
@@ -52,8 +56,9 @@ export function authorizationResponseUrl(
   redirectUri: string,
   mode: Exclude<ResponseMode, 'form_post'>,
   params: Record<string, string | undefined>,
+  issuer: string,
 ): string {
-  return responseLocation(authorizationResponse(redirectUri, mode, params));
+  return responseLocation(authorizationResponse(redirectUri, mode, params, issuer));
 }
 
 /** An error response (RFC 6749 §4.1.2.1, §4.2.2.1) at a redirect URI already verified as registered. */
@@ -62,10 +67,12 @@ export function authorizationErrorResponse(
   mode: ResponseMode,
   error: OAuthError,
   state: string | undefined,
+  issuer: string,
 ): AuthorizationResponse {
-  return authorizationResponse(redirectUri, mode, {
-    error: error.code,
-    error_description: error.description,
-    state,
-  });
+  return authorizationResponse(
+    redirectUri,
+    mode,
+    { error: error.code, error_description: error.description, state },
+    issuer,
+  );
 }

@@ -40,6 +40,8 @@ function authorizationServerMetadata(options: MetadataOptions, scopeNames: strin
     grant_types_supported: options.grantTypes,
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: options.allowPlainPkce ? ['S256', 'plain'] : ['S256'],
+    // RFC 9207 §3: every authorization response carries iss.
+    authorization_response_iss_parameter_supported: true,
     token_types_supported: ['bearer', 'mac'],
     mac_algorithms_supported: ['hmac-sha-256', 'hmac-sha-1'],
   };
