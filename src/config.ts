@@ -54,6 +54,10 @@ export interface GatehouseConfig {
   /** Seconds during which a rotated refresh token presented again is refused without killing the grant. */
   refreshReuseGraceSeconds: number;
   allowPlainPkce: boolean;
+  /** RFC 9126 §2.2 `expires_in` of a pushed authorization request, seconds (at most 90). */
+  pushedAuthorizationRequestTtl: number;
+  /** RFC 9126 §5: /authorize takes only pushed authorization requests, from every client. */
+  requirePushedAuthorizationRequests: boolean;
   bodyLimitBytes: number;
   /** Accept an access token in the `access_token` query parameter (RFC 6750 §2.3); off by default. */
   allowAccessTokenInQuery: boolean;
@@ -252,6 +256,18 @@ function boolean(env: NodeJS.ProcessEnv, name: string): boolean | undefined {
   throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(value)}`);
 }
 
+/**
+ * RFC 9126 §2.2 leaves a request_uri's lifetime to the server ("typically relatively short"): 60 seconds
+ * unless set, and never over 90, which a client needs only to send the browser on.
+ */
+function pushedRequestTtl(value: number | undefined): number {
+  if (value === undefined) return 60;
+  if (!Number.isInteger(value) || value < 1 || value > 90) {
+    throw new ConfigError('pushedAuthorizationRequestTtl must be a whole number of seconds from 1 to 90');
+  }
+  return value;
+}
+
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[]): T | undefined {
   const value = env[name];
   if (value === undefined || value === '') return undefined;
@@ -307,6 +323,7 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_ID_TOKEN_TTL',
   'GATEHOUSE_REFRESH_TOKEN_TTL',
   'GATEHOUSE_ALLOW_PLAIN_PKCE',
+  'GATEHOUSE_REQUIRE_PAR',
   'GATEHOUSE_BODY_LIMIT_BYTES',
   'GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY',
   'GATEHOUSE_MAC_TIMESTAMP_WINDOW',
@@ -465,6 +482,9 @@ export function loadConfig(
     authorizationCodeTtl: input.authorizationCodeTtl ?? 600,
     refreshReuseGraceSeconds: input.refreshReuseGraceSeconds ?? 5,
     allowPlainPkce: input.allowPlainPkce ?? boolean(env, 'GATEHOUSE_ALLOW_PLAIN_PKCE') ?? false,
+    pushedAuthorizationRequestTtl: pushedRequestTtl(input.pushedAuthorizationRequestTtl),
+    requirePushedAuthorizationRequests:
+      input.requirePushedAuthorizationRequests ?? boolean(env, 'GATEHOUSE_REQUIRE_PAR') ?? false,
     bodyLimitBytes:
       input.bodyLimitBytes ??
       integer(env, 'GATEHOUSE_BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024, 'bytes') ??

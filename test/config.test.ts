@@ -54,6 +54,20 @@ describe('configuration from the environment', () => {
     assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_ID_TOKEN_TTL: '300' }), []);
   });
 
+  it('RFC 9126: GATEHOUSE_REQUIRE_PAR off by default; a pushed request lives 60 s unless set, never over 90', () => {
+    const load = (env: NodeJS.ProcessEnv, input = {}) =>
+      loadConfig({ dataDir: '/nonexistent', ...input }, { GATEHOUSE_SECRET: SECRET, ...env });
+    assert.equal(load({}).requirePushedAuthorizationRequests, false);
+    assert.equal(load({ GATEHOUSE_REQUIRE_PAR: 'true' }).requirePushedAuthorizationRequests, true);
+    assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_REQUIRE_PAR: 'true' }), []);
+    refused({ GATEHOUSE_REQUIRE_PAR: 'yes' }, /^GATEHOUSE_REQUIRE_PAR must be true or false, got "yes"$/);
+    assert.equal(load({}).pushedAuthorizationRequestTtl, 60);
+    assert.equal(load({}, { pushedAuthorizationRequestTtl: 90 }).pushedAuthorizationRequestTtl, 90);
+    for (const ttl of [0, 91, 1.5]) {
+      assert.throws(() => load({}, { pushedAuthorizationRequestTtl: ttl }), ConfigError);
+    }
+  });
+
   it('booleans are true or false, nothing else; enumerations name their values', () => {
     for (const name of [
       'GATEHOUSE_TRUST_PROXY',

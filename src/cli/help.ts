@@ -67,13 +67,13 @@ export const CLIENTS_HELP = `Usage:
   gatehouse clients create --name NAME [--redirect-uri URI]... [--grant-types LIST]
                            [--scopes "a b"] [--public] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
-                           [--json]
+                           [--require-par] [--json]
   gatehouse clients list [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
                            [--scopes "a b"] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
-                           [--json]
+                           [--require-par | --no-require-par] [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
@@ -88,6 +88,8 @@ export const CLIENTS_HELP = `Usage:
                        on update, clears the list.
   --id-token-signed-response-alg ALG
                        RS256 (default) or ES256: how the client's OpenID Connect ID tokens are signed.
+  --require-par        /authorize answers this client only with a request_uri it got from POST /par
+                       (RFC 9126 pushed authorization requests); --no-require-par lifts it on update.
 
 update changes the settings given and keeps the others (--redirect-uri or --post-logout-redirect-uri
 given replaces that list).

@@ -25,6 +25,8 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     passwordFailuresPerSource: config.passwordFailuresPerSource,
     passwordFailureWindowSeconds: config.passwordFailureWindowSeconds,
     allowPlainPkce: config.allowPlainPkce,
+    pushedAuthorizationRequestTtl: config.pushedAuthorizationRequestTtl,
+    requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
     allowPublicPasswordGrant: config.allowPublicPasswordGrant,
     macSecret: keys.macSecret,
     macTimestampWindowSeconds: config.macTimestampWindowSeconds,

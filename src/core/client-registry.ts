@@ -25,6 +25,8 @@ export interface ClientInput {
   post_logout_redirect_uris?: string[];
   /** OpenID Connect Registration §2; RS256 when absent. */
   id_token_signed_response_alg?: string;
+  /** RFC 9126 §6: /authorize takes only this client's pushed requests; false when absent. */
+  require_pushed_authorization_requests?: boolean;
 }
 
 /** A client as shown to operators: never the secret hash. */
@@ -38,6 +40,7 @@ export interface ClientView {
   public: boolean;
   post_logout_redirect_uris: string[];
   id_token_signed_response_alg: IdTokenSigningAlgorithm;
+  require_pushed_authorization_requests: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -53,6 +56,7 @@ export function viewClient(client: Client): ClientView {
     public: client.isPublic,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
   };
@@ -112,6 +116,10 @@ export function validateClientInput(
   for (const scope of scopes) {
     if (!isValidScopeName(scope)) throw new ValidationError('scopes', `malformed scope name "${scope}"`);
   }
+  const requirePushed = input.require_pushed_authorization_requests ?? false;
+  if (typeof requirePushed !== 'boolean') {
+    throw new ValidationError('require_pushed_authorization_requests', 'must be true or false');
+  }
   const tokenType = input.token_type ?? 'bearer';
   if (!(TOKEN_TYPES as readonly string[]).includes(tokenType)) {
     throw new ValidationError('token_type', 'must be bearer or mac');
@@ -125,6 +133,7 @@ export function validateClientInput(
     isPublic,
     idTokenSignedResponseAlg: idTokenAlg,
     postLogoutRedirectUris,
+    requirePushedAuthorizationRequests: requirePushed,
   };
 }
 
@@ -226,6 +235,8 @@ export async function updateClient(
     public: changes.public ?? client.isPublic,
     post_logout_redirect_uris: changes.post_logout_redirect_uris ?? client.postLogoutRedirectUris,
     id_token_signed_response_alg: changes.id_token_signed_response_alg ?? client.idTokenSignedResponseAlg,
+    require_pushed_authorization_requests:
+      changes.require_pushed_authorization_requests ?? client.requirePushedAuthorizationRequests,
   });
 }
 

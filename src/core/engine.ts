@@ -37,6 +37,10 @@ export interface EnginePolicy {
   passwordFailureWindowSeconds: number;
   /** RFC 7636 §4.2 "plain" PKCE challenges. */
   allowPlainPkce: boolean;
+  /** RFC 9126 §2.2 `expires_in`: how long a pushed authorization request waits for its /authorize. */
+  pushedAuthorizationRequestTtl: number;
+  /** RFC 9126 §5 `require_pushed_authorization_requests`, for every client. */
+  requirePushedAuthorizationRequests: boolean;
   /** The password grant for public clients (docs/decisions.md, decision 9). */
   allowPublicPasswordGrant: boolean;
   /** Derives MAC tokens' keys (docs/decisions.md, decision 3). */
@@ -78,7 +82,7 @@ export interface Engine {
   readonly tokens: TokenServices;
   /** MAC tokens' keys and nonces, for verifying MAC-signed requests to /v1 (docs/decisions.md, decision 3). */
   readonly macTokens: MacTokens;
-  /** /authorize and consent (RFC 6749 §4.1, §4.2). */
+  /** /authorize and consent (RFC 6749 §4.1, §4.2), and pushed authorization requests (RFC 9126). */
   readonly authorization: AuthorizationService;
   readonly browserSessions: BrowserSessions;
   /** The end-session endpoint's checks (RP-Initiated Logout 1.0). */
@@ -179,6 +183,8 @@ export function createEngine(deps: EngineDependencies): Engine {
       allowPlainPkce: policy.allowPlainPkce,
       verifyIdTokenHint: checkIdTokenHint,
       idTokens,
+      pushedRequestTtl: policy.pushedAuthorizationRequestTtl,
+      requirePushedRequests: policy.requirePushedAuthorizationRequests,
     }),
     browserSessions: new BrowserSessions(storage.browserSessions, clock),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),

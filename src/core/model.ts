@@ -26,6 +26,11 @@ export interface Client {
   idTokenSignedResponseAlg: 'RS256' | 'ES256';
   /** Where RP-initiated logout may send the browser back to (exact match, like redirect URIs). */
   postLogoutRedirectUris: string[];
+  /**
+   * RFC 9126 §6 `require_pushed_authorization_requests`: /authorize answers this client only with a
+   * `request_uri` from the pushed authorization request endpoint.
+   */
+  requirePushedAuthorizationRequests: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -103,6 +108,24 @@ export interface RefreshToken {
    */
   authTime: number | null;
   sid: string | null;
+}
+
+/**
+ * An authorization request pushed to POST /par (RFC 9126 §2), kept until /authorize answers it. The
+ * `request_uri` handed out holds a random value; only its SHA-256 is stored.
+ */
+export interface PushedAuthorizationRequest {
+  hash: string;
+  clientId: string;
+  /** The request's parameters, form-encoded as pushed (client credentials left out). */
+  params: string;
+  createdAt: number;
+  /** Until it is first used, the pushed request's own lifetime; from then on the flow's. */
+  expiresAt: number;
+  /** When /authorize first read it (docs/decisions.md, decision 18); null before. */
+  openedAt: number | null;
+  /** When an authorization response was produced for it: it is never used again. */
+  consumedAt: number | null;
 }
 
 /** A signed-in browser. The cookie holds a random id; only its SHA-256 is stored. */

@@ -3,6 +3,7 @@ import type {
   BrowserSession,
   Client,
   Grant,
+  PushedAuthorizationRequest,
   RefreshToken,
   Scope,
   SigningKeyRecord,
@@ -131,7 +132,7 @@ export interface RateLimitStore {
 
 /** The times before which rows are dead, computed by core/purge.ts from the policy. */
 export interface PurgeCutoffs {
-  /** Codes, refresh tokens, sessions, nonces and throttle windows that expired at or before this are dead. */
+  /** Codes, refresh tokens, sessions, nonces, pushed requests and throttle windows that expired at or before this are dead. */
   now: number;
   /** Revoked access-token ids whose token expired before this (clock leeway for resource servers). */
   revokedAccessTokensExpiredBefore: number;
@@ -166,6 +167,27 @@ export interface MacNonceStore {
   remember(jti: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
 }
 
+/** Pushed authorization requests (RFC 9126), shared by every process: any one may serve the /authorize. */
+export interface PushedAuthorizationRequestStore {
+  insert(request: PushedAuthorizationRequest): Promise<void>;
+  /**
+   * The request `hash` of client `clientId`, while it is neither consumed nor expired at `now`, in one
+   * statement. The first such read marks it opened at `now` and moves its expiry to
+   * `expiresAtOnceOpened`; later reads change nothing.
+   */
+  open(
+    hash: string,
+    clientId: string,
+    now: number,
+    expiresAtOnceOpened: number,
+  ): Promise<PushedAuthorizationRequest | undefined>;
+  /**
+   * Marks the request consumed at `at`, in one statement, only while it is unconsumed and unexpired:
+   * of any number of concurrent callers exactly one gets true.
+   */
+  consume(hash: string, clientId: string, at: number): Promise<boolean>;
+}
+
 export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
@@ -180,6 +202,7 @@ export interface Storage {
   readonly purge: PurgeStore;
   readonly rateLimits: RateLimitStore;
   readonly macNonces: MacNonceStore;
+  readonly pushedRequests: PushedAuthorizationRequestStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

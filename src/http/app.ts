@@ -12,6 +12,7 @@ import { applyServerTimeouts, CONNECTION_CHECK_MS, installParameterLimits } from
 import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute, RESPONSE_MODES, RESPONSE_TYPES } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
+import { registerPushedAuthorizationRequestRoute } from './oauth/par-route.js';
 import { registerTokenRoute } from './oauth/token-route.js';
 import { registerUserInfoRoute } from './oauth/userinfo-route.js';
 import { browserUi } from './ui/plugin.js';
@@ -140,6 +141,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       });
       registerJwksRoute(oauth, engine.keyRing);
       registerTokenManagementRoutes(oauth, engine);
+      registerPushedAuthorizationRequestRoute(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
         // The implicit grant has no token request; /authorize serves it (response_type=token).
@@ -148,7 +150,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         extraEndpoints: {
           ...tokenManagementEndpoints(config.issuer),
           authorization_endpoint: `${config.issuer}/authorize`,
+          // RFC 9126 §5.
+          pushed_authorization_request_endpoint: `${config.issuer}/par`,
         },
+        requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
         responseTypes: RESPONSE_TYPES,
         responseModes: RESPONSE_MODES,
       });

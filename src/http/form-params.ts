@@ -29,3 +29,19 @@ export function singleValuedParams(parsed: unknown): Record<string, string | und
   }
   return params;
 }
+
+/**
+ * A parsed form as URLSearchParams, repeated parameters kept in order: for checks that must see a
+ * repetition themselves (an authorization request's, RFC 6749 §3.1), or where a parameter may repeat.
+ */
+export function formAsSearchParams(parsed: unknown): URLSearchParams {
+  const params = new URLSearchParams();
+  if (typeof parsed === 'object' && parsed !== null) {
+    for (const [name, value] of Object.entries(parsed as Record<string, unknown>)) {
+      for (const item of Array.isArray(value) ? value : [value]) {
+        if (typeof item === 'string') params.append(name, item);
+      }
+    }
+  }
+  return params;
+}

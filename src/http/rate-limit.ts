@@ -21,6 +21,8 @@ export interface RateLimitOptions {
 /** Which routes are limited, by method and path (without the base path). */
 const LIMITED_ROUTES: Record<string, RateLimitedEndpoint> = {
   'POST /token': 'token',
+  // RFC 9126 §2: a client-authenticated request like the token endpoint's, counted with them.
+  'POST /par': 'token',
   'GET /authorize': 'authorize',
   'POST /introspect': 'introspect',
   'POST /sign-in': 'signIn',
@@ -93,7 +95,7 @@ function refuse(reply: FastifyReply, endpoint: RateLimitedEndpoint, retryAfter: 
 }
 
 /**
- * Request rate limits per address and per client on /token, /authorize, /introspect, /revoke and the
+ * Request rate limits per address and per client on /token (and /par), /authorize, /introspect, /revoke and the
  * sign-in page (429 with Retry-After). The counters are fixed windows merged into the shared store, so the
  * limits hold across every process (see BatchedRateCounter for the precision across processes).
  */

@@ -175,6 +175,45 @@ for (const backend of backends()) {
       assert.equal(((await api.get(`/clients/${client.client_id}`)).json as ClientBody).name, 'patched');
     });
 
+    it('require_pushed_authorization_requests (RFC 9126 §6): false by default, set by POST, changed by PATCH and PUT', async () => {
+      const plain = await create({ name: 'no par', redirect_uris: ['https://par.example/cb'] });
+      assert.equal(
+        (plain as ClientBody & Record<string, unknown>).require_pushed_authorization_requests,
+        false,
+      );
+      const strict = await create({
+        name: 'par only',
+        redirect_uris: ['https://par.example/cb'],
+        require_pushed_authorization_requests: true,
+      });
+      const field = (body: unknown) =>
+        (body as Record<string, unknown>).require_pushed_authorization_requests;
+      assert.equal(field(strict), true);
+      assert.equal(field((await api.get(`/clients/${strict.client_id}`)).json), true);
+      const patched = await api.patch(`/clients/${strict.client_id}`, {
+        require_pushed_authorization_requests: false,
+      });
+      expectStatus(patched, 201);
+      assert.equal(field(patched.json), false);
+      assert.equal(
+        (await server.store.storage.clients.get(strict.client_id))?.requirePushedAuthorizationRequests,
+        false,
+      );
+      // PUT: left out, the field takes its default again.
+      await api.patch(`/clients/${strict.client_id}`, { require_pushed_authorization_requests: true });
+      const replaced = await api.put(`/clients/${strict.client_id}`, {
+        name: 'par only',
+        redirect_uris: ['https://par.example/cb'],
+      });
+      expectStatus(replaced, 201);
+      assert.equal(field(replaced.json), false);
+      assertProblem(
+        await api.post('/clients', { name: 'x', require_pushed_authorization_requests: 'yes' }),
+        400,
+        'require_pushed_authorization_requests',
+      );
+    });
+
     it('DELETE answers 204, then 404; the client’s tokens stop working', async () => {
       const client = await create({ name: 'doomed', grant_types: ['client_credentials'], scopes: ['admin'] });
       const token = await tokenFor(

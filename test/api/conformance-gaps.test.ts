@@ -186,6 +186,7 @@ for (const backend of backends()) {
           isPublic: true,
           idTokenSignedResponseAlg: 'RS256',
           postLogoutRedirectUris: [],
+          requirePushedAuthorizationRequests: false,
           secretHash: null,
           createdAt: now,
           updatedAt: now,

@@ -176,7 +176,7 @@ describe('OpenID Connect in Chromium', { skip: browserSkip }, () => {
         const [post] = browser.client.posts.slice(posted);
         assert.equal(post?.path, '/cb');
         const form = post?.form ?? new URLSearchParams();
-        assert.deepEqual([...form.keys()], ['code', 'id_token', 'state']);
+        assert.deepEqual([...form.keys()], ['code', 'id_token', 'state', 'iss']);
         assert.equal(form.get('state'), 'fp 1');
         const claims = await verifyIdToken(form.get('id_token') ?? '', 'nonce-fp');
         assert.equal(claims.c_hash, leftHalfHash(form.get('code') ?? ''));

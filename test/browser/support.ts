@@ -1,19 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { createServer } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { loadTls } from '../../src/compose/dev-certificate.js';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { browserSkip, CHROMIUM, launchTestChromium, startStubSite } from '../helpers/chromium.js';
 import type { TestServer } from '../helpers/server.js';
 
-export const CHROMIUM = process.env.GATEHOUSE_CHROMIUM ?? '/usr/bin/chromium';
-
-/** False when Chromium is missing: the suite is then skipped with this reason (scripts/run-tests.js says so too). */
-export const browserSkip: string | false = existsSync(CHROMIUM)
-  ? false
-  : `Chromium not found at ${CHROMIUM}: apt-get install chromium to run the browser tests`;
+export { browserSkip, CHROMIUM };
 
 /** The client's redirect target, served by the client stub (see launchChromium). */
 export const CLIENT_ORIGIN = 'https://client.test';
@@ -23,42 +14,25 @@ export const CLIENT_REDIRECT = `${CLIENT_ORIGIN}/cb`;
 export interface ClientStub {
   port: number;
   /** Every path and query the browser requested, in order (fragments never reach a server). */
-  requests: string[];
+  readonly requests: string[];
   /** Every form the browser posted (a form_post response), with its path. */
-  posts: { path: string; form: URLSearchParams }[];
+  readonly posts: { path: string; form: URLSearchParams }[];
   close(): Promise<void>;
 }
 
 async function startClientStub(): Promise<ClientStub> {
-  const tls = await loadTls({ dataDir: mkdtempSync(join(tmpdir(), 'gatehouse-client-')) });
-  const requests: string[] = [];
-  const posts: { path: string; form: URLSearchParams }[] = [];
-  const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
-    requests.push(req.url ?? '');
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (req.method === 'POST') {
-        posts.push({
-          path: req.url ?? '',
-          form: new URLSearchParams(Buffer.concat(chunks).toString('utf8')),
-        });
-      }
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end('<!doctype html><title>client</title><p>client app</p>');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
+  const site = await startStubSite('client');
   return {
-    port: typeof address === 'object' && address !== null ? address.port : 0,
-    requests,
-    posts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    port: site.port,
+    get requests() {
+      return site.requests.map((request) => request.url);
+    },
+    get posts() {
+      return site.requests.flatMap((request) =>
+        request.form === undefined ? [] : [{ path: request.url, form: request.form }],
+      );
+    },
+    close: () => site.close(),
   };
 }
 
@@ -71,21 +45,7 @@ export interface TestBrowser {
 /** Chromium, with client.test resolving to the client stub. */
 export async function launchChromium(): Promise<TestBrowser> {
   const client = await startClientStub();
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // Playwright gives up after 30 s by default, which a cold start on two busy cores can take; the
-    // suite's set-up would fail and take every test with it.
-    timeout: 120_000,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      `--host-resolver-rules=MAP client.test 127.0.0.1:${client.port}`,
-    ],
-  });
+  const browser = await launchTestChromium({ 'client.test': client.port });
   return {
     browser,
     client,

@@ -299,6 +299,43 @@ for (const backend of backends()) {
         [[], 'RS256'],
       );
     });
+
+    it('RFC 9126: clients create --require-par, update --no-require-par and --require-par, both at once refused', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[]) => store.cli(args, { secret });
+      assertOk(await cli(['init']));
+      type ParClientJson = ClientJson & { require_pushed_authorization_requests: boolean };
+      const [strict, plain, both] = await Promise.all([
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'Strict',
+          '--redirect-uri',
+          'https://s.example/cb',
+          '--require-par',
+          '--json',
+        ]),
+        cli(['clients', 'create', '--name', 'Plain', '--redirect-uri', 'https://p.example/cb']),
+        cli(['clients', 'create', '--name', 'Both', '--require-par', '--no-require-par']),
+      ]);
+      const created = json<ParClientJson>(strict);
+      assert.equal(created.require_pushed_authorization_requests, true);
+      assert.match(plain.stdout, /require_par:\s+false/);
+      assertRefused(both, 2, /--require-par or --no-require-par/);
+      const lifted = json<ParClientJson>(
+        await cli(['clients', 'update', created.client_id, '--no-require-par', '--json']),
+      );
+      assert.equal(lifted.require_pushed_authorization_requests, false);
+      const storage = store.open();
+      assert.equal((await storage.clients.get(created.client_id))?.requirePushedAuthorizationRequests, false);
+      const again = json<ParClientJson>(
+        await cli(['clients', 'update', created.client_id, '--require-par', '--json']),
+      );
+      assert.equal(again.require_pushed_authorization_requests, true);
+    });
   });
 }
 

@@ -1,9 +1,5 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:https';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   createLocalJWKSet,
   decodeProtectedHeader,
@@ -11,13 +7,18 @@ import {
   type JSONWebKeySet,
   type JWTPayload,
 } from 'jose';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { loadTls } from '../../src/compose/dev-certificate.js';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Client, User } from '../../src/core/model.js';
 import type { Backend } from '../helpers/backends.js';
 import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { browserSkip, CHROMIUM } from '../browser/support.js';
+import {
+  browserSkip,
+  launchTestChromium,
+  startStubSite,
+  type SiteRequest,
+  type StubSite,
+} from '../helpers/chromium.js';
 
 // The machinery of Gatehouse's own conformance suite: one OpenID Provider per store, a relying party
 // (a real HTTPS server that records what the browser brings it), Chromium as the user's browser, and
@@ -56,53 +57,8 @@ export const variantName = (variant: Variant): string =>
 // ---------------------------------------------------------------------------------------------------
 // The relying party's web server and Chromium.
 
-export interface RpRequest {
-  method: string;
-  /** Path and query, as the browser sent them (a fragment never reaches a server). */
-  url: string;
-  contentType: string | undefined;
-  /** The urlencoded body of a POST (a form_post response). */
-  form: URLSearchParams | undefined;
-}
-
-export interface RpServer {
-  port: number;
-  requests: RpRequest[];
-  close(): Promise<void>;
-}
-
-async function startRpServer(): Promise<RpServer> {
-  const tls = await loadTls({ dataDir: mkdtempSync(join(tmpdir(), 'gatehouse-rp-')) });
-  const requests: RpRequest[] = [];
-  const server = createServer({ key: tls.key, cert: tls.cert }, (req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      if (req.url !== '/favicon.ico') {
-        requests.push({
-          method: req.method ?? 'GET',
-          url: req.url ?? '',
-          contentType: req.headers['content-type'],
-          form:
-            req.method === 'POST' ? new URLSearchParams(Buffer.concat(chunks).toString('utf8')) : undefined,
-        });
-      }
-      res.writeHead(200, { 'content-type': 'text/html' });
-      res.end('<!doctype html><title>relying party</title><p>relying party</p>');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  return {
-    port: typeof address === 'object' && address !== null ? address.port : 0,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+export type RpRequest = SiteRequest;
+export type RpServer = StubSite;
 
 export interface Chrome {
   browser: Browser;
@@ -112,21 +68,8 @@ export interface Chrome {
 
 /** Chromium, with rp.test resolving to the relying party's server. */
 export async function launchChrome(): Promise<Chrome> {
-  const rp = await startRpServer();
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    // A cold start on two busy cores can take longer than Playwright's default 30 s.
-    timeout: 120_000,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      `--host-resolver-rules=MAP rp.test 127.0.0.1:${rp.port}`,
-    ],
-  });
+  const rp = await startStubSite('relying party');
+  const browser = await launchTestChromium({ 'rp.test': rp.port });
   return {
     browser,
     rp,

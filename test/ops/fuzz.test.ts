@@ -298,6 +298,8 @@ function arbitraries(m: Material) {
     '/token': formRequest('/token'),
     '/revoke': formRequest('/revoke'),
     '/introspect': formRequest('/introspect'),
+    // RFC 9126: an authorization request's parameters, pushed; an accepted one stores a row (201).
+    '/par': formRequest('/par', [['response_type', 'code']]),
     '/authorize': authorize,
     '/v1': v1,
   };
@@ -393,7 +395,7 @@ for (const backend of backends()) {
       await server.close();
     });
 
-    for (const endpoint of ['/token', '/revoke', '/introspect', '/authorize', '/v1'] as const) {
+    for (const endpoint of ['/token', '/revoke', '/introspect', '/par', '/authorize', '/v1'] as const) {
       it(`${endpoint}: no 5xx, no hang, and a refused request changes nothing in the store`, async () => {
         const statuses = new Map<number, number>();
         let baseline = await snapshot(server.store);

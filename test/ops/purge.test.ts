@@ -179,6 +179,24 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
     deadNonces.push({ jti: `j-${i % 7}`, nonce: `n-dead-${i}`, expires_at: now - (i % 5) });
   dead.mac_nonces = deadNonces.length;
   await insertChunked(storage, 'mac_nonces', [...nonces, ...deadNonces]);
+
+  // Pushed authorization requests (RFC 9126): dead at their expiry, consumed or not.
+  const pushed = (hash: string, expiresAt: number, consumedAt: number | null) => ({
+    hash,
+    client_id: client.id,
+    params: 'response_type=code',
+    created_at: now - 60,
+    expires_at: expiresAt,
+    opened_at: null,
+    consumed_at: consumedAt,
+  });
+  const livePushed = [pushed('p-live', now + 1, null), pushed('p-consumed', now + 1, now - 1)];
+  keep.pushed_authorization_requests = new Set(livePushed.map((p) => p.hash));
+  const deadPushed = [];
+  for (let i = 0; i < n; i++)
+    deadPushed.push(pushed(`p-dead-${i}`, now - (i % 90), i % 2 ? now - 100 : null));
+  dead.pushed_authorization_requests = deadPushed.length;
+  await insertChunked(storage, 'pushed_authorization_requests', [...livePushed, ...deadPushed]);
   return { keep, dead };
 }
 
@@ -190,6 +208,7 @@ const KEY_COLUMNS: Record<string, string> = {
   revoked_access_tokens: 'jti',
   throttle: 'key',
   mac_nonces: 'nonce',
+  pushed_authorization_requests: 'hash',
 };
 
 /**

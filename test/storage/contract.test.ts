@@ -7,6 +7,7 @@ import type {
   Client,
   Grant,
   GrantType,
+  PushedAuthorizationRequest,
   RefreshToken,
   SigningKeyRecord,
   User,
@@ -36,6 +37,7 @@ function makeClient(overrides: Partial<Client> = {}): Client {
     isPublic: false,
     idTokenSignedResponseAlg: 'RS256',
     postLogoutRedirectUris: [],
+    requirePushedAuthorizationRequests: false,
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -690,6 +692,88 @@ for (const backend of backends()) {
       });
     });
 
+    describe('pushed authorization requests (migration 0011-pushed-authorization-requests)', () => {
+      const makePushed = (client: Client, overrides: Partial<PushedAuthorizationRequest> = {}) => ({
+        hash: sha256(randomToken('')),
+        clientId: client.id,
+        params: `client_id=${client.id}&response_type=code&scope=read`,
+        createdAt: NOW,
+        expiresAt: NOW + 60,
+        openedAt: null,
+        consumedAt: null,
+        ...overrides,
+      });
+
+      it('opens for its own client only while live, moving the expiry the first time only; consumed once', async () => {
+        const client = makeClient();
+        const stranger = makeClient();
+        await storage.clients.insert(client);
+        await storage.clients.insert(stranger);
+        const pushed = makePushed(client);
+        await storage.pushedRequests.insert(pushed);
+        const { pushedRequests } = other;
+        assert.equal(await pushedRequests.open(pushed.hash, stranger.id, NOW, NOW + 1800), undefined);
+        assert.equal(await pushedRequests.open(pushed.hash, client.id, NOW + 60, NOW + 1860), undefined);
+        const opened = { ...pushed, openedAt: NOW + 10, expiresAt: NOW + 1810 };
+        assert.deepEqual(await pushedRequests.open(pushed.hash, client.id, NOW + 10, NOW + 1810), opened);
+        // Opened again later: nothing moves.
+        assert.deepEqual(await pushedRequests.open(pushed.hash, client.id, NOW + 100, NOW + 1900), opened);
+        assert.equal(await pushedRequests.open(sha256('unknown'), client.id, NOW, NOW + 1800), undefined);
+        assert.equal(await pushedRequests.consume(pushed.hash, stranger.id, NOW + 200), false);
+        assert.equal(await storage.pushedRequests.consume(pushed.hash, client.id, NOW + 200), true);
+        assert.equal(await pushedRequests.consume(pushed.hash, client.id, NOW + 201), false);
+        assert.equal(await pushedRequests.open(pushed.hash, client.id, NOW + 202, NOW + 2000), undefined);
+      });
+
+      it('is not consumed once expired', async () => {
+        const client = makeClient();
+        await storage.clients.insert(client);
+        const pushed = makePushed(client);
+        await storage.pushedRequests.insert(pushed);
+        assert.equal(await storage.pushedRequests.consume(pushed.hash, client.id, NOW + 60), false);
+      });
+
+      it('consume is atomic: of 20 concurrent calls exactly one succeeds', async () => {
+        const client = makeClient();
+        await storage.clients.insert(client);
+        const pushed = makePushed(client);
+        await storage.pushedRequests.insert(pushed);
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            racer(i).pushedRequests.consume(pushed.hash, client.id, NOW + 1),
+          ),
+        );
+        assert.equal(results.filter(Boolean).length, 1);
+      });
+
+      it('goes with its client', async () => {
+        const client = makeClient();
+        await storage.clients.insert(client);
+        const pushed = makePushed(client);
+        await storage.pushedRequests.insert(pushed);
+        assert.equal(await storage.clients.delete(client.id), true);
+        await storage.clients.insert(client);
+        assert.equal(await storage.pushedRequests.open(pushed.hash, client.id, NOW, NOW + 1800), undefined);
+      });
+
+      it('round-trips a client’s require_pushed_authorization_requests; clients written before read false', async () => {
+        const client = makeClient({ requirePushedAuthorizationRequests: true });
+        await storage.clients.insert(client);
+        assert.deepEqual(await other.clients.get(client.id), client);
+        const changed = { ...client, requirePushedAuthorizationRequests: false };
+        assert.equal(await storage.clients.update(changed, 'keep'), true);
+        assert.deepEqual(await storage.clients.get(client.id), changed);
+        const id = randomUUID();
+        await runSql(
+          store.storage,
+          sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, grant_types, scopes, token_type,
+            is_public, created_at, updated_at) VALUES (${id}, 'old', ${sha256('s')}, '[]',
+            '["client_credentials"]', '', 'bearer', 0, ${NOW}, ${NOW})`,
+        );
+        assert.equal((await other.clients.get(id))?.requirePushedAuthorizationRequests, false);
+      });
+    });
+
     describe('throttle', () => {
       it('counts hits inside a window, peeks without counting, and resets', async () => {
         const key = `t:${randomUUID()}`;
@@ -756,6 +840,7 @@ function confidentialClient(name: string) {
     isPublic: false,
     idTokenSignedResponseAlg: 'RS256' as const,
     postLogoutRedirectUris: [],
+    requirePushedAuthorizationRequests: false,
     createdAt: 1,
     updatedAt: 1,
   };

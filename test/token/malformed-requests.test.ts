@@ -189,6 +189,7 @@ for (const backend of backends()) {
         isPublic: false,
         idTokenSignedResponseAlg: 'RS256',
         postLogoutRedirectUris: [],
+        requirePushedAuthorizationRequests: false,
         createdAt: now,
         updatedAt: now,
       });

@@ -942,7 +942,7 @@ describe('the responses of every response type, with their ID tokens (Core §3.2
       );
       assert.equal(validation.outcome, 'valid');
       if (validation.outcome !== 'valid') return;
-      const params = responseParams(engine.authorization.deny(validation.request), 'form_post');
+      const params = responseParams(await engine.authorization.deny(validation.request), 'form_post');
       assert.equal(params.get('error'), 'access_denied');
       assert.equal(params.get('state'), 's');
     } finally {

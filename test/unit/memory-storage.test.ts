@@ -21,6 +21,7 @@ const client: Client = {
   isPublic: false,
   idTokenSignedResponseAlg: 'RS256',
   postLogoutRedirectUris: [],
+  requirePushedAuthorizationRequests: false,
   createdAt: NOW,
   updatedAt: NOW,
 };

@@ -14,6 +14,7 @@ function describe(view: ClientView & { client_secret?: string }): string {
     `scopes:        ${view.scopes.join(' ') || '-'}`,
     `token_type:    ${view.token_type}`,
     `id_token_alg:  ${view.id_token_signed_response_alg}`,
+    `require_par:   ${view.require_pushed_authorization_requests}`,
     ...(view.post_logout_redirect_uris.length > 0
       ? [`post_logout:   ${view.post_logout_redirect_uris.join(' ')}`]
       : []),
@@ -29,7 +30,19 @@ const SETTINGS = {
   'token-type': { type: 'string' },
   'post-logout-redirect-uri': { type: 'string', multiple: true },
   'id-token-signed-response-alg': { type: 'string' },
+  'require-par': { type: 'boolean' },
+  'no-require-par': { type: 'boolean' },
 } as const satisfies Options;
+
+/** RFC 9126 §6: --require-par turns it on, --no-require-par off; undefined when neither is given. */
+function requirePar(values: { 'require-par'?: boolean; 'no-require-par'?: boolean }): boolean | undefined {
+  if (values['require-par'] && values['no-require-par']) {
+    throw new UsageError('give --require-par or --no-require-par, not both');
+  }
+  if (values['require-par']) return true;
+  if (values['no-require-par']) return false;
+  return undefined;
+}
 
 /** Each action's own options and how many arguments it takes. */
 const ACTIONS: Record<string, { options: Options; positionals: number }> = {
@@ -95,6 +108,7 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           public: values.public,
           post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
           id_token_signed_response_alg: values['id-token-signed-response-alg'],
+          require_pushed_authorization_requests: requirePar(values),
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
@@ -128,11 +142,13 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           token_type: values['token-type'],
           post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
           id_token_signed_response_alg: values['id-token-signed-response-alg'],
+          require_pushed_authorization_requests: requirePar(values),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
             'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
-              '--token-type, --post-logout-redirect-uri or --id-token-signed-response-alg',
+              '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par ' +
+              'or --no-require-par',
           );
         }
         const { client, secret } = await engine.clients.update(await existing(), changes);

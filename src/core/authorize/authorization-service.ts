@@ -1,19 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
-import { OAuthError } from '../errors.js';
+import { invalidRequest, OAuthError } from '../errors.js';
 import { isGrantLive } from '../grants/liveness.js';
 import type { IdTokenHint } from '../id-token-hint.js';
 import type { IdTokenInput } from '../oidc/id-token.js';
-import type { Grant } from '../model.js';
+import type { Client, Grant } from '../model.js';
 import type { Storage } from '../ports.js';
 import { isSubset } from '../scopes.js';
 import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
 import {
+  CLIENT_AUTHENTICATION_PARAMS,
+  newPushedRequestUri,
+  pushedRequestHash,
+  PUSHED_REQUEST_FLOW_SECONDS,
+} from './pushed-requests.js';
+import {
   responseParts,
   validateAuthorizationRequest,
+  type AuthorizationPolicy,
   type AuthorizationRequest,
   type AuthorizationValidation,
+  type OpenedPushedRequest,
 } from './request.js';
 import { authorizationErrorResponse, authorizationResponse, type AuthorizationResponse } from './response.js';
 
@@ -45,7 +53,7 @@ const isAuthentication = (session: SignedIn | undefined): session is Authenticat
   session !== undefined && 'authTime' in session;
 
 export interface AuthorizationServiceOptions {
-  storage: Pick<Storage, 'clients' | 'grants' | 'codes'>;
+  storage: Pick<Storage, 'clients' | 'grants' | 'codes' | 'pushedRequests'>;
   issuer: TokenIssuer;
   /** The issuer identifier, `iss` of every authorization response (RFC 9207 §2). */
   issuerIdentifier: string;
@@ -57,6 +65,28 @@ export interface AuthorizationServiceOptions {
   verifyIdTokenHint?: (token: string) => Promise<IdTokenHint | undefined>;
   /** Issues the ID tokens of OpenID Connect responses; without it none can be answered. */
   idTokens?: IdTokenMinter;
+  /** RFC 9126 §2.2 `expires_in`: seconds a pushed request may wait for its /authorize (at most 90). */
+  pushedRequestTtl: number;
+  /** RFC 9126 §5: every client's /authorize must come through the pushed authorization request endpoint. */
+  requirePushedRequests?: boolean;
+}
+
+/** The pushed authorization request endpoint's answer (RFC 9126 §2.2). */
+export interface PushedRequestResponse {
+  request_uri: string;
+  expires_in: number;
+}
+
+/**
+ * A pushed request (RFC 9126) whose answer was already produced, or that expired while the user was
+ * on the way: no second answer is given. The browser pages show an error page (no redirect: the
+ * client gets one answer per request).
+ */
+export class PushedRequestSpentError extends Error {
+  constructor() {
+    super('the pushed authorization request was already answered, or expired');
+    this.name = 'PushedRequestSpentError';
+  }
 }
 
 /** What answering an authorization request needs next, given who is signed in (see next()). */
@@ -117,13 +147,107 @@ export function mayReuseConsent(request: AuthorizationRequest): boolean {
 export class AuthorizationService {
   constructor(private readonly options: AuthorizationServiceOptions) {}
 
-  /** Validates a request's raw query string (validateAuthorizationRequest) under this server's policy. */
-  validate(query: string): Promise<AuthorizationValidation> {
-    return validateAuthorizationRequest(query, this.options.storage.clients, {
+  private policy(endpoint: 'authorize' | 'push'): AuthorizationPolicy {
+    return {
       issuer: this.options.issuerIdentifier,
       allowPlainPkce: this.options.allowPlainPkce ?? false,
       ...(this.options.verifyIdTokenHint ? { verifyIdTokenHint: this.options.verifyIdTokenHint } : {}),
+      endpoint,
+      requirePushedRequests: this.options.requirePushedRequests ?? false,
+      openPushedRequest: (client, requestUri) => this.openPushedRequest(client, requestUri),
+    };
+  }
+
+  /**
+   * Validates a request's raw query string (validateAuthorizationRequest) under this server's policy.
+   * A pushed request's `request_uri` is read from the store (RFC 9126 §4), and its first reading
+   * starts the time the user has to sign in and consent (PUSHED_REQUEST_FLOW_SECONDS); an error
+   * redirect answers it, so it is consumed.
+   */
+  async validate(query: string): Promise<AuthorizationValidation> {
+    const validation = await validateAuthorizationRequest(
+      query,
+      this.options.storage.clients,
+      this.policy('authorize'),
+    );
+    if (validation.outcome === 'error-redirect' && validation.pushedRequest !== null) {
+      await this.options.storage.pushedRequests.consume(
+        validation.pushedRequest,
+        new URLSearchParams(query).get('client_id') ?? '',
+        this.options.clock.now(),
+      );
+    }
+    return validation;
+  }
+
+  /**
+   * POST /par (RFC 9126 §2): validates the authorization request `client` (authenticated as at the
+   * token endpoint) pushed, exactly as /authorize would, and stores it for its /authorize. Errors are
+   * the token endpoint's kind (RFC 9126 §2.3): an OAuthError with status 400.
+   */
+  async push(client: Client, body: string): Promise<PushedRequestResponse> {
+    const params = new URLSearchParams(body);
+    // RFC 9126 §2.1: client_id, when sent, names the authenticated client (checked by client
+    // authentication); the request is stored as that client's, without its credentials.
+    for (const name of CLIENT_AUTHENTICATION_PARAMS) params.delete(name);
+    if (params.getAll('client_id').some((id) => id !== client.id)) {
+      throw invalidRequest('client_id does not match the authenticated client');
+    }
+    params.delete('client_id');
+    const query = new URLSearchParams([['client_id', client.id], ...params]).toString();
+    const validation = await validateAuthorizationRequest(
+      query,
+      this.options.storage.clients,
+      this.policy('push'),
+    );
+    if (validation.outcome === 'error-page') throw invalidRequest(validation.description);
+    if (validation.outcome === 'error-redirect') {
+      const description = validation.response.params.find(([name]) => name === 'error_description')?.[1];
+      throw new OAuthError(validation.error, description ?? validation.error);
+    }
+    const now = this.options.clock.now();
+    const ttl = this.options.pushedRequestTtl;
+    const { requestUri, hash } = newPushedRequestUri();
+    await this.options.storage.pushedRequests.insert({
+      hash,
+      clientId: client.id,
+      params: validation.request.query,
+      createdAt: now,
+      expiresAt: now + ttl,
+      openedAt: null,
+      consumedAt: null,
     });
+    return { request_uri: requestUri, expires_in: ttl };
+  }
+
+  private async openPushedRequest(
+    client: Client,
+    requestUri: string,
+  ): Promise<OpenedPushedRequest | undefined> {
+    const hash = pushedRequestHash(requestUri);
+    if (hash === undefined) return undefined;
+    const now = this.options.clock.now();
+    const stored = await this.options.storage.pushedRequests.open(
+      hash,
+      client.id,
+      now,
+      now + PUSHED_REQUEST_FLOW_SECONDS,
+    );
+    return stored && { params: stored.params, hash };
+  }
+
+  /**
+   * Consumes the pushed request `request` was read from, before its answer is produced: a second
+   * answer (a replayed request_uri, two tabs allowing at once) throws PushedRequestSpentError.
+   */
+  private async spend(request: AuthorizationRequest): Promise<void> {
+    if (request.pushedRequest === null) return;
+    const consumed = await this.options.storage.pushedRequests.consume(
+      request.pushedRequest,
+      request.client.id,
+      this.options.clock.now(),
+    );
+    if (!consumed) throw new PushedRequestSpentError();
   }
 
   /**
@@ -148,8 +272,13 @@ export class AuthorizationService {
       throw new Error('an OpenID Connect request is answered for a sign-in, not a bare user');
     }
     const respond = (response: AuthorizationResponse): AuthorizationStep => ({ step: 'respond', response });
-    const refuse = (code: 'login_required' | 'consent_required' | 'interaction_required', text: string) =>
-      respond(this.error(request, new OAuthError(code, text)));
+    const refuse = async (
+      code: 'login_required' | 'consent_required' | 'interaction_required',
+      text: string,
+    ): Promise<AuthorizationStep> => {
+      await this.spend(request);
+      return respond(this.error(request, new OAuthError(code, text)));
+    };
     const { prompt, maxAge } = request;
     const now = this.options.clock.now();
     const tooOld = isAuthentication(session) && maxAge !== null && now - session.authTime > maxAge;
@@ -200,6 +329,7 @@ export class AuthorizationService {
     grant: Grant,
     session?: SignedIn,
   ): Promise<AuthorizationResponse> {
+    await this.spend(request);
     return this.respond(request, grant, request.scope, isAuthentication(session) ? session : undefined);
   }
 
@@ -219,6 +349,8 @@ export class AuthorizationService {
     // The consent page may only narrow what was asked for (RFC 6749 §3.3: the user chooses what they grant).
     if (!isSubset(decision.scope, request.scope)) throw new Error('consent widened the requested scope');
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
+    // Before the grant: a pushed request answered already leaves nothing behind.
+    await this.spend(request);
     const { storage, clock } = this.options;
     const now = clock.now();
     const expiresAt = decision.lifetime === null ? null : now + decision.lifetime;
@@ -258,7 +390,8 @@ export class AuthorizationService {
   }
 
   /** RFC 6749 §4.1.2.1: the user said no. */
-  deny(request: AuthorizationRequest): AuthorizationResponse {
+  async deny(request: AuthorizationRequest): Promise<AuthorizationResponse> {
+    await this.spend(request);
     return this.error(request, new OAuthError('access_denied', 'the user denied the request'));
   }
 

@@ -7,6 +7,7 @@ import { canonicalRedirectUri, isRegisteredRedirectUri } from '../redirect-uri.j
 import type { ClientStore } from '../ports.js';
 import { OFFLINE_ACCESS_SCOPE, UNSERVED_STANDARD_SCOPES } from '../oidc/claims.js';
 import { parseScope, resolveScope } from '../scopes.js';
+import { isPushedRequestUri } from './pushed-requests.js';
 import {
   authorizationErrorResponse,
   RESPONSE_MODES,
@@ -93,8 +94,14 @@ export interface AuthorizationRequest {
   loginHint: string | undefined;
   /** Core §3.1.2.1 `id_token_hint`, verified as an ID token of this server. */
   idTokenHint: IdTokenHint | undefined;
-  /** The query string as received, so the request can be carried through sign-in and consent. */
+  /**
+   * The query string as received, so the request can be carried through sign-in and consent; for a
+   * pushed request only its client_id and request_uri (RFC 9126 §4), and at the pushed authorization
+   * request endpoint the parameters to store.
+   */
   query: string;
+  /** The stored hash of the pushed request (RFC 9126) it was read from; null for one sent in the URL. */
+  pushedRequest: string | null;
 }
 
 export type AuthorizationValidation =
@@ -108,7 +115,16 @@ export type AuthorizationValidation =
       error: OAuthErrorCode;
       /** The client's name, for a form_post page. */
       clientName: string;
+      /** The pushed request (RFC 9126) this answers, by its stored hash; null for one sent in the URL. */
+      pushedRequest: string | null;
     };
+
+/** A pushed request's parameters (RFC 9126 §4), found for its client and `request_uri`. */
+export interface OpenedPushedRequest {
+  params: string;
+  /** Its stored hash: the request is consumed by it when answered. */
+  hash: string;
+}
 
 export interface AuthorizationPolicy {
   /** The issuer identifier every response carries as `iss` (RFC 9207 §2). */
@@ -116,6 +132,18 @@ export interface AuthorizationPolicy {
   allowPlainPkce: boolean;
   /** Checks an `id_token_hint` (verifyIdTokenHint); without it every hint is refused. */
   verifyIdTokenHint?: (token: string) => Promise<IdTokenHint | undefined>;
+  /**
+   * Which endpoint received the request: /authorize (the default), or POST /par (RFC 9126 §2.1: the
+   * same checks, and never a request_uri).
+   */
+  endpoint?: 'authorize' | 'push';
+  /** RFC 9126 §5 `require_pushed_authorization_requests`: every client's /authorize must be pushed. */
+  requirePushedRequests?: boolean;
+  /**
+   * Reads a pushed request of `client` by its `request_uri` (RFC 9126 §4); undefined when there is
+   * none: unknown, expired, already answered, or another client's. Without it none is found.
+   */
+  openPushedRequest?: (client: Client, requestUri: string) => Promise<OpenedPushedRequest | undefined>;
 }
 
 const MAX_STATE_LENGTH = 2048;
@@ -171,7 +199,8 @@ export async function validateAuthorizationRequest(
   clients: ClientStore,
   policy: AuthorizationPolicy,
 ): Promise<AuthorizationValidation> {
-  const params = new URLSearchParams(query);
+  let params = new URLSearchParams(query);
+  const pushing = policy.endpoint === 'push';
 
   // 1. The client.
   const clientId = single(params, 'client_id');
@@ -182,6 +211,29 @@ export async function validateAuthorizationRequest(
   const client = await clients.get(clientId.value);
   if (client === undefined) {
     return { outcome: 'error-page', description: 'The application is not registered here.' };
+  }
+
+  // 1a. A pushed request (RFC 9126 §4): its parameters are the request's, and every other one of the
+  // URL is ignored but client_id, which must name the client that pushed it (it is looked up by
+  // both). One that cannot be found has no redirect URI to trust: an error page.
+  let pushedRequest: string | null = null;
+  let carried: string | undefined;
+  const requestUri = single(params, 'request_uri');
+  if (!pushing && requestUri.value !== undefined && isPushedRequestUri(requestUri.value)) {
+    if (requestUri.repeated) {
+      return { outcome: 'error-page', description: 'request_uri was sent more than once.' };
+    }
+    const opened = await policy.openPushedRequest?.(client, requestUri.value);
+    if (opened === undefined) {
+      return {
+        outcome: 'error-page',
+        description:
+          'This request has expired or was already used. Return to the application and start again.',
+      };
+    }
+    params = new URLSearchParams(opened.params);
+    pushedRequest = opened.hash;
+    carried = new URLSearchParams({ client_id: client.id, request_uri: requestUri.value }).toString();
   }
 
   // 2. The redirect URI: exact string match against a registered one (RFC 6749 §3.1.2.3, RFC 9700 §4.1.3).
@@ -250,7 +302,17 @@ export async function validateAuthorizationRequest(
       stateValue,
       policy.issuer,
     ),
+    pushedRequest,
   });
+
+  // 2a. RFC 9126 §5, §6: a client, or a server, that requires pushed requests takes no other.
+  const mustPush = client.requirePushedAuthorizationRequests || policy.requirePushedRequests === true;
+  if (!pushing && pushedRequest === null && mustPush) {
+    return fail(
+      'invalid_request',
+      'authorization requests must be pushed to the pushed authorization request endpoint first (RFC 9126)',
+    );
+  }
 
   // 3. No parameter more than once (§3.1).
   for (const name of new Set(params.keys())) {
@@ -296,8 +358,15 @@ export async function validateAuthorizationRequest(
   if (openid && params.has('request')) {
     return fail('request_not_supported', 'request objects are not supported; send the parameters themselves');
   }
-  if (openid && params.has('request_uri')) {
-    return fail('request_uri_not_supported', 'request_uri is not supported; send the parameters themselves');
+  // RFC 9126 §2.1: a pushed request never holds a request_uri. At /authorize, only the pushed
+  // authorization request endpoint's are read (step 1a); any other, OAuth 2.0 or OpenID Connect, is
+  // refused rather than ignored, so no client believes the parameters it points to were obeyed.
+  if (single(params, 'request_uri').value !== undefined) {
+    if (pushing) return fail('invalid_request', 'request_uri must not be sent in a pushed request');
+    return fail(
+      'request_uri_not_supported',
+      'request_uri is supported only as returned by the pushed authorization request endpoint',
+    );
   }
 
   // The prompt, read before the scope: Core §11 keeps offline_access only where consent is asked.
@@ -373,7 +442,8 @@ export async function validateAuthorizationRequest(
         maxAge: null,
         loginHint: undefined,
         idTokenHint: undefined,
-        query: params.toString(),
+        query: carried ?? params.toString(),
+        pushedRequest,
       },
     };
   }
@@ -435,7 +505,8 @@ export async function validateAuthorizationRequest(
       maxAge,
       loginHint,
       idTokenHint,
-      query: params.toString(),
+      query: carried ?? params.toString(),
+      pushedRequest,
     },
   };
 }

@@ -25,6 +25,8 @@ export interface MetadataOptions {
   extraEndpoints?: Record<string, string>;
   responseTypes?: readonly string[];
   responseModes?: readonly string[];
+  /** RFC 9126 §5: /authorize takes only pushed requests, from every client. */
+  requirePushedAuthorizationRequests?: boolean;
 }
 
 /** The RFC 8414 §2 members; OpenID Connect Discovery §3 adds its own to these. */
@@ -44,6 +46,8 @@ function authorizationServerMetadata(options: MetadataOptions, scopeNames: strin
     authorization_response_iss_parameter_supported: true,
     token_types_supported: ['bearer', 'mac'],
     mac_algorithms_supported: ['hmac-sha-256', 'hmac-sha-1'],
+    // RFC 9126 §5; a client may still be held to it on its own (its require_pushed_authorization_requests).
+    require_pushed_authorization_requests: options.requirePushedAuthorizationRequests ?? false,
   };
 }
 

@@ -3,6 +3,7 @@ import type { GatehouseConfig } from '../../config.js';
 import type { AuthorizationRequest } from '../../core/authorize/request.js';
 import type { Engine } from '../../core/engine.js';
 import type { BrowserContext, BrowserContexts } from './browser-context.js';
+import { formAsSearchParams } from '../form-params.js';
 import { messagePage } from './pages/message-page.js';
 import type { PageFrame } from './pages/layout.js';
 
@@ -73,15 +74,7 @@ export function fields(body: unknown, name: string): string[] {
  * POST as well as GET: Core §3.1.2.1, RP-Initiated Logout 1.0 §2); repeated fields stay repeated.
  */
 export function formAsQuery(body: unknown): string {
-  const query = new URLSearchParams();
-  if (typeof body === 'object' && body !== null) {
-    for (const [name, value] of Object.entries(body as Record<string, unknown>)) {
-      for (const item of Array.isArray(value) ? value : [value]) {
-        if (typeof item === 'string') query.append(name, item);
-      }
-    }
-  }
-  return query.toString();
+  return formAsSearchParams(body).toString();
 }
 
 /** The raw query string of a request, exactly as sent (repeated parameters must stay visible). */

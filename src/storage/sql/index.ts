@@ -10,6 +10,7 @@ import { createBrowserSessionRepository } from './repositories/browser-sessions.
 import { createPurgeRepository } from './repositories/purge.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
+import { createPushedRequestRepository } from './repositories/pushed-requests.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
@@ -183,6 +184,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     purge: createPurgeRepository(db, kind, afterPurgeDeletes),
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db),
+    pushedRequests: createPushedRequestRepository(db),
     observeQueries: queries.observe,
     observeConnectionErrors(listener) {
       connectionErrorListeners.add(listener);

@@ -13,6 +13,8 @@ export interface ClientsTable {
   id_token_signed_response_alg: string;
   /** JSON array, like redirect_uris. */
   post_logout_redirect_uris: string;
+  /** RFC 9126 §6; 0 or 1, like is_public. */
+  require_pushed_authorization_requests: number;
 }
 
 export interface UsersTable {
@@ -105,6 +107,17 @@ export interface MacNoncesTable {
   expires_at: number;
 }
 
+export interface PushedAuthorizationRequestsTable {
+  hash: string;
+  client_id: string;
+  /** The request's parameters, form-encoded. */
+  params: string;
+  created_at: number;
+  expires_at: number;
+  opened_at: number | null;
+  consumed_at: number | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -117,4 +130,5 @@ export interface Database {
   throttle: ThrottleTable;
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
+  pushed_authorization_requests: PushedAuthorizationRequestsTable;
 }

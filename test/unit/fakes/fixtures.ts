@@ -37,6 +37,7 @@ export async function addClient(
     isPublic,
     idTokenSignedResponseAlg: 'RS256',
     postLogoutRedirectUris: [],
+    requirePushedAuthorizationRequests: false,
     createdAt: now,
     updatedAt: now,
     ...fields,

@@ -3,6 +3,7 @@ import type {
   BrowserSession,
   Client,
   Grant,
+  PushedAuthorizationRequest,
   RefreshToken,
   Scope,
   SigningKeyRecord,
@@ -15,6 +16,7 @@ import type {
   GrantStore,
   MacNonceStore,
   PurgeStore,
+  PushedAuthorizationRequestStore,
   RateLimitStore,
   RefreshTokenStore,
   RevocationStore,
@@ -51,6 +53,7 @@ interface Tables {
   browserSessions: Map<string, BrowserSession>;
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
+  pushedRequests: Map<string, PushedAuthorizationRequest>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -98,6 +101,8 @@ function clients(t: Tables): ClientStore {
     async delete(id) {
       if (!t.clients.delete(id)) return false;
       for (const grant of [...t.grants.values()]) if (grant.clientId === id) deleteGrant(t, grant.id);
+      for (const [hash, pushed] of t.pushedRequests)
+        if (pushed.clientId === id) t.pushedRequests.delete(hash);
       return true;
     },
   };
@@ -374,6 +379,38 @@ function macNonces(t: Tables): MacNonceStore {
   };
 }
 
+function pushedRequests(t: Tables): PushedAuthorizationRequestStore {
+  /** The row while unconsumed and unexpired at `now`, for its client only. */
+  const live = (hash: string, clientId: string, now: number) => {
+    const row = t.pushedRequests.get(hash);
+    return row !== undefined && row.clientId === clientId && row.consumedAt === null && row.expiresAt > now
+      ? row
+      : undefined;
+  };
+  return {
+    async insert(request) {
+      references(t.clients, request.clientId, 'client');
+      insertNew(t.pushedRequests, request.hash, request, 'pushed request');
+    },
+    async open(hash, clientId, now, expiresAtOnceOpened) {
+      // Check and mark with no await between, as the one UPDATE does.
+      const row = live(hash, clientId, now);
+      if (row === undefined) return undefined;
+      if (row.openedAt === null) {
+        row.openedAt = now;
+        row.expiresAt = expiresAtOnceOpened;
+      }
+      return copy(row);
+    },
+    async consume(hash, clientId, at) {
+      const row = live(hash, clientId, at);
+      if (row === undefined) return false;
+      row.consumedAt = at;
+      return true;
+    },
+  };
+}
+
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
 const noPurge: PurgeStore = {
   tables: [],
@@ -398,6 +435,7 @@ export function memoryStorage(): Storage {
     browserSessions: new Map(),
     rateLimits: new Map(),
     macNonces: new Map(),
+    pushedRequests: new Map(),
   };
   return {
     clients: clients(t),
@@ -413,6 +451,7 @@ export function memoryStorage(): Storage {
     purge: noPurge,
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
+    pushedRequests: pushedRequests(t),
     async ping() {},
     async close() {},
   };

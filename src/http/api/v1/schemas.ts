@@ -79,6 +79,9 @@ export const Client = Type.Object(
     public: Type.Boolean({ description: 'A public client has no secret (RFC 6749 §2.1)' }),
     post_logout_redirect_uris: Type.Array(Type.String()),
     id_token_signed_response_alg: IdTokenAlgorithm,
+    require_pushed_authorization_requests: Type.Boolean({
+      description: 'RFC 9126 §6: /authorize takes only pushed authorization requests from this client',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -108,6 +111,10 @@ const clientFields = {
   public: Type.Boolean(),
   post_logout_redirect_uris: Type.Array(PostLogoutRedirectUri, { maxItems: 50 }),
   id_token_signed_response_alg: IdTokenAlgorithm,
+  require_pushed_authorization_requests: Type.Boolean({
+    description:
+      'RFC 9126 §6: /authorize refuses this client any request not pushed to /par first; default false',
+  }),
 };
 const clientInputFields = {
   name: clientFields.name,
@@ -118,6 +125,7 @@ const clientInputFields = {
   public: Type.Optional(clientFields.public),
   post_logout_redirect_uris: Type.Optional(clientFields.post_logout_redirect_uris),
   id_token_signed_response_alg: Type.Optional(clientFields.id_token_signed_response_alg),
+  require_pushed_authorization_requests: Type.Optional(clientFields.require_pushed_authorization_requests),
 };
 export const ClientCreate = Type.Object(clientInputFields, {
   ...strict,

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   GRANT_LIFETIMES,
+  PushedRequestSpentError,
   type Authentication,
   type SignedIn,
 } from '../../../core/authorize/authorization-service.js';
@@ -64,6 +65,25 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       200,
       formPostPage(frameFor(ui), { action: response.redirectUri, params: response.params, clientName }),
     );
+  }
+
+  /**
+   * Runs one step of the flow; a pushed request (RFC 9126) answered meanwhile, by another tab or a
+   * replay, gets an error page: the client has had its one answer.
+   */
+  async function once(reply: FastifyReply, step: () => Promise<FastifyReply>): Promise<FastifyReply> {
+    try {
+      return await step();
+    } catch (error) {
+      if (!(error instanceof PushedRequestSpentError)) throw error;
+      return sendMessage(
+        ui,
+        reply,
+        400,
+        'This request cannot be completed',
+        'This request was already answered, or has expired. Return to the application and start again.',
+      );
+    }
   }
 
   /** Answers a request that failed validation; undefined when it is valid. */
@@ -187,7 +207,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
   }
 
   app.get('/authorize', async function authorizeGet(request, reply) {
-    return authorize(request, reply, rawQuery(request.url));
+    return once(reply, () => authorize(request, reply, rawQuery(request.url)));
   });
 
   // Core §3.1.2.1: the authorization endpoint takes POST too. The browser is sent on to GET with the
@@ -197,10 +217,14 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
   });
 
   app.post('/consent', async function consent(request, reply) {
+    return once(reply, () => consentAnswer(request, reply));
+  });
+
+  async function consentAnswer(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const validation = await validate(field(request.body, 'request') ?? '');
     const invalid = answerInvalid(reply, validation);
-    if (invalid !== undefined || validation.outcome !== 'valid') return invalid;
+    if (invalid !== undefined || validation.outcome !== 'valid') return invalid as FastifyReply;
     const authorization = validation.request;
 
     const browser = await ui.browsers.load(request, reply);
@@ -214,7 +238,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
 
     const decision = field(request.body, 'decision');
     if (decision === 'deny') {
-      return answer(reply, ui.engine.authorization.deny(authorization), authorization.client.name);
+      return answer(reply, await ui.engine.authorization.deny(authorization), authorization.client.name);
     }
     if (decision !== 'allow') {
       return sendMessage(
@@ -257,5 +281,5 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       lifetime,
     });
     return answer(reply, response, authorization.client.name);
-  });
+  }
 }

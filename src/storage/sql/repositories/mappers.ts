@@ -3,6 +3,7 @@ import type {
   Client,
   Grant,
   GrantType,
+  PushedAuthorizationRequest,
   RefreshToken,
   SigningKeyRecord,
   TokenType,
@@ -12,6 +13,7 @@ import type {
   AuthorizationCodesTable,
   ClientsTable,
   GrantsTable,
+  PushedAuthorizationRequestsTable,
   RefreshTokensTable,
   SigningKeysTable,
   UsersTable,
@@ -31,6 +33,7 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   isPublic: row.is_public === 1,
   idTokenSignedResponseAlg: row.id_token_signed_response_alg as Client['idTokenSignedResponseAlg'],
   postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+  requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -48,6 +51,7 @@ export const clientToRow = (client: Client): ClientsTable => ({
   updated_at: client.updatedAt,
   id_token_signed_response_alg: client.idTokenSignedResponseAlg,
   post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+  require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
 });
 
 export const userFromRow = (row: UsersTable): User => ({
@@ -191,4 +195,26 @@ export const codeWithGrantFromRow = (row: CodeWithGrantRow): { code: Authorizati
     expires_at: row.grant_expires_at,
     revoked_at: row.grant_revoked_at,
   }),
+});
+
+export const pushedRequestFromRow = (row: PushedAuthorizationRequestsTable): PushedAuthorizationRequest => ({
+  hash: row.hash,
+  clientId: row.client_id,
+  params: row.params,
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+  openedAt: row.opened_at === null ? null : Number(row.opened_at),
+  consumedAt: row.consumed_at === null ? null : Number(row.consumed_at),
+});
+
+export const pushedRequestToRow = (
+  request: PushedAuthorizationRequest,
+): PushedAuthorizationRequestsTable => ({
+  hash: request.hash,
+  client_id: request.clientId,
+  params: request.params,
+  created_at: request.createdAt,
+  expires_at: request.expiresAt,
+  opened_at: request.openedAt,
+  consumed_at: request.consumedAt,
 });

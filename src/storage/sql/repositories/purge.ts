@@ -17,6 +17,8 @@ const deadGrant = (c: PurgeCutoffs) =>
 /** Children first: a grant's rows go before the grant, so no grant delete cascades over a large set. */
 const PLANS: Record<string, PurgePlan> = {
   authorization_codes: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
+  // RFC 9126 pushed requests, consumed or not, once past their expiry (migration 0011 indexes it).
+  pushed_authorization_requests: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
   refresh_tokens: {
     key: ['hash'],
     // Retired tokens stay until their own expiry: reuse detection (RFC 9700 §4.14) needs them.
