@@ -13,6 +13,8 @@ Commands:
                              Manage resource owners
   grants list|revoke         See and revoke what users have granted to clients
   scopes create|list|delete  Manage the scope registry shown on the consent page
+  resources create|list|delete
+                             Manage the resource servers tokens may be issued for (RFC 8707)
   keys rotate|list|revoke    Manage token signing keys
   version                    Print the version (also --version)
 
@@ -128,6 +130,27 @@ export const SCOPES_HELP = `Usage:
   gatehouse scopes delete NAME
 
 The built-in scopes profile, admin, openid, email and offline_access cannot be deleted.
+`;
+
+export const RESOURCES_HELP = `Usage:
+  gatehouse resources create --uri URI [--scopes "a b"] [--name NAME] [--json]
+  gatehouse resources list [--json]
+  gatehouse resources delete URI [--json]
+
+Resource servers (RFC 8707 resource indicators): a client names one with the resource parameter at
+/authorize and /token, and its access tokens carry the URI as their audience (aud). A resource not
+registered here is refused with invalid_target.
+
+  --uri URI        Absolute https URI (http only on localhost, 127.0.0.1 or [::1]), no fragment;
+                   kept in canonical form (https://API.example/ is https://api.example).
+  --scopes "a b"   The scopes it offers; a request's scopes must each be offered by one of the
+                   resources it names. Without --scopes it accepts any scope the client has. A
+                   scope not registered yet is registered, as by clients create --scopes.
+  --name NAME      What you call it (optional).
+
+The issuer itself (Gatehouse's own API, /v1 and /userinfo) is always a resource and is not
+registered. Deleting a resource refuses new requests for it at once; access tokens already issued
+for it stay valid until they expire.
 `;
 
 export const KEYS_HELP = `Usage:

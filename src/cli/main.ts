@@ -20,6 +20,7 @@ import { runCheckCommand } from './commands/check.js';
 import { runClientsCommand } from './commands/clients.js';
 import { runGrantsCommand } from './commands/grants.js';
 import { runKeysCommand } from './commands/keys.js';
+import { runResourcesCommand } from './commands/resources.js';
 import { runScopesCommand } from './commands/scopes.js';
 import { runUsersCommand } from './commands/users.js';
 import { INIT_HELP, MAIN_HELP, MIGRATE_HELP, SERVE_HELP } from './help.js';
@@ -291,6 +292,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'keys':
         await runKeysCommand(rest, withEngine);
+        return 0;
+      case 'resources':
+        await runResourcesCommand(rest, withEngine);
         return 0;
       case 'grants':
         await runGrantsCommand(rest, withEngine);

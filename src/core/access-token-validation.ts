@@ -4,6 +4,7 @@ import { grantState } from './grants/liveness.js';
 import type { KeyRing } from './key-ring.js';
 import type { Grant } from './model.js';
 import type { Storage } from './ports.js';
+import { audiencesOf } from './resources.js';
 import type { AccessTokenClaims } from './token-issuer.js';
 
 /** Why a presented access token is refused; the description is safe to show (it never echoes the token). */
@@ -26,9 +27,16 @@ export interface AccessTokenValidatorOptions {
   keyRing: Pick<KeyRing, 'verificationKeys' | 'refresh'>;
   storage: Pick<Storage, 'revocations' | 'grants' | 'clients'>;
   clock: Clock;
+  /** The issuer: the `iss` of every token, and the `aud` of those for Gatehouse's own API. */
   issuer: string;
-  audience: string;
 }
+
+/**
+ * Whose token a caller accepts: `'issuer'`, only one whose `aud` names the issuer (Gatehouse's own
+ * resources: /v1, /userinfo; RFC 8707 §2, RFC 9068 §4); `'any'`, one issued for any resource (what
+ * introspection and revocation answer about, RFC 7662, RFC 7009).
+ */
+export type AudienceCheck = 'issuer' | 'any';
 
 // The algorithms Gatehouse signs with (key-ring.ts); anything else is refused before any key is tried
 // (RFC 8725 §3.1: never let the token choose its own algorithm).
@@ -37,13 +45,23 @@ const ALGORITHMS = ['ES256', 'EdDSA', 'Ed25519', 'RS256'];
 /**
  * Validates access tokens this server issued: signature against the key ring's public keys, `typ`
  * at+jwt (RFC 9068 §4), issuer, audience and expiry, and then exact liveness: the token id is not
- * revoked and its grant (or, for client_credentials, its client) still stands.
+ * revoked and its grant (or, for client_credentials, its client) still stands. The audience is the
+ * issuer unless the caller says any will do (AudienceCheck): a token issued for another resource
+ * server (RFC 8707) opens nothing of Gatehouse's own.
  */
 export class AccessTokenValidator {
   constructor(private readonly options: AccessTokenValidatorOptions) {}
 
   /** Signature and claims only: what a token says, if this server signed it and it has not expired. */
-  async verify(token: string): Promise<AccessTokenClaims> {
+  async verify(token: string, audience: AudienceCheck = 'issuer'): Promise<AccessTokenClaims> {
+    const claims = await this.verifySignature(token);
+    if (audience === 'issuer' && !audiencesOf(claims.aud).includes(this.options.issuer)) {
+      throw new InvalidAccessTokenError('the access token was issued for another resource (aud)');
+    }
+    return claims;
+  }
+
+  private async verifySignature(token: string): Promise<AccessTokenClaims> {
     if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) {
       throw new InvalidAccessTokenError('the access token is malformed');
     }
@@ -65,8 +83,8 @@ export class AccessTokenValidator {
   }
 
   /** Full validation: verify() plus revocation, grant and client liveness. */
-  async validate(token: string): Promise<ValidAccessToken> {
-    const claims = await this.verify(token);
+  async validate(token: string, audience: AudienceCheck = 'issuer'): Promise<ValidAccessToken> {
+    const claims = await this.verify(token, audience);
     const { storage, clock } = this.options;
     if (await storage.revocations.isAccessTokenRevoked(claims.jti)) {
       throw new InvalidAccessTokenError('the access token was revoked');
@@ -94,11 +112,12 @@ export class AccessTokenValidator {
       algorithms: ALGORITHMS,
       typ: 'at+jwt',
       issuer: this.options.issuer,
-      audience: this.options.audience,
       currentDate: new Date(this.options.clock.now() * 1000),
-      requiredClaims: ['sub', 'client_id', 'jti', 'iat', 'exp', 'scope'],
+      requiredClaims: ['sub', 'aud', 'client_id', 'jti', 'iat', 'exp', 'scope'],
     });
+    const { aud } = payload;
     if (
+      !(typeof aud === 'string' || (Array.isArray(aud) && aud.every((value) => typeof value === 'string'))) ||
       typeof payload.client_id !== 'string' ||
       typeof payload.scope !== 'string' ||
       typeof payload.jti !== 'string' ||

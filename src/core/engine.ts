@@ -13,6 +13,8 @@ import { macTokens, type MacTokens } from './mac.js';
 import { IdTokenIssuer } from './oidc/id-token.js';
 import { UserInfoService } from './oidc/userinfo.js';
 import type { Storage } from './ports.js';
+import { ResourceRegistry } from './resource-registry.js';
+import { ResourceTargets } from './resources.js';
 import { ScopeRegistry } from './scope-registry.js';
 import { SigningKeyRegistry } from './signing-key-registry.js';
 import { TokenEndpoint } from './token-endpoint.js';
@@ -22,7 +24,10 @@ import { UserRegistry } from './user-registry.js';
 
 /** The engine's rules as plain values: compose/gatehouse.ts derives them from the configuration. */
 export interface EnginePolicy {
-  /** The issuer URL; also the audience of every access token (RFC 9068 §2.2). */
+  /**
+   * The issuer URL; also the audience of every access token for no other resource (RFC 9068 §2.2,
+   * RFC 8707 §2), and the one resource that is never registered: Gatehouse's own API.
+   */
   issuer: string;
   accessTokenTtl: number;
   /** ID token lifetime (OpenID Connect Core §2 `exp`). */
@@ -91,6 +96,8 @@ export interface Engine {
   readonly clients: ClientRegistry;
   readonly users: UserRegistry;
   readonly scopes: ScopeRegistry;
+  /** The resource servers a `resource` parameter may name (RFC 8707). */
+  readonly resources: ResourceRegistry;
   readonly grants: GrantRegistry;
   readonly signingKeys: SigningKeyRegistry;
   /**
@@ -123,7 +130,6 @@ export function createEngine(deps: EngineDependencies): Engine {
     clock,
     refreshTokens: storage.refreshTokens,
     issuer: policy.issuer,
-    audience: policy.issuer,
     accessTokenTtl: policy.accessTokenTtl,
     refreshTokenTtl: policy.refreshTokenTtl,
     macSecret: policy.macSecret,
@@ -135,11 +141,13 @@ export function createEngine(deps: EngineDependencies): Engine {
     issuer: policy.issuer,
     ttl: policy.idTokenTtl,
   });
+  const resourceTargets = new ResourceTargets(storage.resources, policy.issuer);
   const tokenEndpoint = new TokenEndpoint({
     storage,
     issuer,
     idTokens,
     clock,
+    resources: resourceTargets,
     policy: {
       refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
       passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
@@ -183,6 +191,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       allowPlainPkce: policy.allowPlainPkce,
       verifyIdTokenHint: checkIdTokenHint,
       idTokens,
+      resources: resourceTargets,
       pushedRequestTtl: policy.pushedAuthorizationRequestTtl,
       requirePushedRequests: policy.requirePushedAuthorizationRequests,
     }),
@@ -192,6 +201,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     clients: new ClientRegistry(storage, clock),
     users: new UserRegistry(storage, clock),
     scopes,
+    resources: new ResourceRegistry(storage, clock, resourceTargets),
     grants: new GrantRegistry(storage, clock),
     signingKeys: new SigningKeyRegistry(storage.signingKeys, keyRing),
     verifyIdTokenHint: checkIdTokenHint,

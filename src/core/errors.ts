@@ -1,6 +1,6 @@
 /**
- * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750 and RFC 7009 ones used by Gatehouse, and the
- * authorization endpoint's OpenID Connect errors (Core §3.1.2.6).
+ * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750, RFC 7009 and RFC 8707 ones used by Gatehouse,
+ * and the authorization endpoint's OpenID Connect errors (Core §3.1.2.6).
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -21,7 +21,9 @@ export type OAuthErrorCode =
   | 'consent_required'
   | 'interaction_required'
   | 'request_not_supported'
-  | 'request_uri_not_supported';
+  | 'request_uri_not_supported'
+  /** RFC 8707 §2: a `resource` that is malformed, unknown, or not what the grant allows. */
+  | 'invalid_target';
 
 /** An error the client is meant to see, with the HTTP status it travels with. */
 export class OAuthError extends Error {
@@ -53,6 +55,9 @@ export const unauthorizedClient = (description: string): OAuthError =>
 export const unsupportedGrantType = (description: string): OAuthError =>
   new OAuthError('unsupported_grant_type', description);
 export const invalidScope = (description: string): OAuthError => new OAuthError('invalid_scope', description);
+/** RFC 8707 §2: 400 at the token endpoint, an error redirect at the authorization endpoint. */
+export const invalidTarget = (description: string): OAuthError =>
+  new OAuthError('invalid_target', description);
 /**
  * The token endpoint's 429 (with Retry-After). Not `slow_down`, which RFC 8628 §3.5 gives the device
  * grant's polling, nor `temporarily_unavailable`, which RFC 6749 §4.1.2.1 defines for the authorization

@@ -56,6 +56,20 @@ export interface Scope {
 }
 
 /**
+ * A registered resource server (RFC 8707): what a `resource` parameter may name, and so the `aud` of
+ * the access tokens issued for it.
+ */
+export interface ResourceServer {
+  /** Absolute https URI (http only on loopback), no fragment, in canonical form (core/resources.ts). */
+  uri: string;
+  /** What operators call it; null when none was given. */
+  name: string | null;
+  /** The scopes it offers; empty: it accepts any scope the client has. */
+  scopes: string[];
+  createdAt: number;
+}
+
+/**
  * What a resource owner (or, for the password grant, a login) authorized a client to do.
  * Every refresh and access token is issued under a grant and dies with it.
  */
@@ -85,6 +99,11 @@ export interface AuthorizationCode {
   authTime: number | null;
   /** The browser session of that authentication, the ID token's `sid`; null outside OpenID Connect. */
   sid: string | null;
+  /**
+   * The resources the authorization request named (RFC 8707 §2), canonical URIs; empty when it named
+   * none. The token request may narrow them, never widen them.
+   */
+  resources: string[];
   createdAt: number;
   expiresAt: number;
   consumedAt: number | null;
@@ -108,6 +127,11 @@ export interface RefreshToken {
    */
   authTime: number | null;
   sid: string | null;
+  /**
+   * The resources of the grant (RFC 8707 §2.2), canonical URIs, empty for none: a refresh may
+   * narrow its access token to some of them, never widen; copied unchanged on rotation.
+   */
+  resources: string[];
 }
 
 /**

@@ -5,6 +5,7 @@ import type {
   Grant,
   PushedAuthorizationRequest,
   RefreshToken,
+  ResourceServer,
   Scope,
   SigningKeyRecord,
   User,
@@ -47,6 +48,20 @@ export interface ScopeStore {
   get(name: string): Promise<Scope | undefined>;
   list(): Promise<Scope[]>;
   delete(name: string): Promise<boolean>;
+}
+
+/** The registered resource servers (RFC 8707), by canonical URI. */
+export interface ResourceStore {
+  /** Returns false, storing nothing, when a resource with this URI is registered already. */
+  insert(resource: ResourceServer): Promise<boolean>;
+  get(uri: string): Promise<ResourceServer | undefined>;
+  /** Those of `uris` that are registered, in one read (every token request naming resources). */
+  getMany(uris: readonly string[]): Promise<ResourceServer[]>;
+  /** Every resource, by URI. */
+  list(): Promise<ResourceServer[]>;
+  /** Writes name and scopes; false when no resource has this URI. */
+  update(resource: ResourceServer): Promise<boolean>;
+  delete(uri: string): Promise<boolean>;
 }
 
 export interface GrantStore {
@@ -192,6 +207,7 @@ export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
   readonly scopes: ScopeStore;
+  readonly resources: ResourceStore;
   readonly grants: GrantStore;
   readonly codes: AuthorizationCodeStore;
   readonly refreshTokens: RefreshTokenStore;

@@ -17,6 +17,8 @@ export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
 export interface TokenEndpointRequest {
   authorization: string | undefined;
   params: Readonly<Record<string, string | undefined>>;
+  /** Every `resource` value of the request (RFC 8707 §2, repeatable); none when absent. */
+  resources?: readonly string[];
   /** The client's address, for the password grant's per-source counts. */
   address?: string;
 }
@@ -58,6 +60,9 @@ export class TokenEndpoint {
     if (client.isPublic && !handler.allowsPublicClients) {
       throw unauthorizedClient(`public clients may not use the ${grantType} grant`);
     }
-    return handler.handle({ client, params: request.params, address: request.address ?? '' }, this.context);
+    return handler.handle(
+      { client, params: request.params, resources: request.resources ?? [], address: request.address ?? '' },
+      this.context,
+    );
   }
 }

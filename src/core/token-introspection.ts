@@ -24,7 +24,8 @@ export interface IntrospectionResponse {
   exp?: number;
   iat?: number;
   sub?: string;
-  aud?: string;
+  /** RFC 7662 §2.2: the resources the token is for (RFC 8707), or the issuer. */
+  aud?: string | string[];
   iss?: string;
   jti?: string;
   mac_key?: string;
@@ -63,7 +64,8 @@ export class TokenIntrospector {
   private async accessToken(token: string, caller: Client): Promise<IntrospectionResponse | undefined> {
     if (token.split('.').length !== 3) return undefined;
     try {
-      const { claims, tokenType } = await this.options.validator.validate(token);
+      // Resource servers introspect the tokens issued for them: any audience is answered.
+      const { claims, tokenType } = await this.options.validator.validate(token, 'any');
       const response: IntrospectionResponse = {
         active: true,
         scope: claims.scope,

@@ -5,6 +5,7 @@ import type { KeyRing } from './key-ring.js';
 import { deriveMacKey, type MacAlgorithm } from './mac.js';
 import type { Client, Grant, RefreshToken } from './model.js';
 import type { RefreshTokenStore } from './ports.js';
+import { audienceOf } from './resources.js';
 import { formatScope } from './scopes.js';
 
 /** The JSON body of a successful token response (RFC 6749 §5.1), plus MAC fields when they apply. */
@@ -23,7 +24,8 @@ export interface TokenResponse {
 export interface AccessTokenClaims {
   iss: string;
   sub: string;
-  aud: string;
+  /** The resources the token is for (RFC 8707 §2), or the issuer when it names none (audienceOf). */
+  aud: string | string[];
   client_id: string;
   scope: string;
   iat: number;
@@ -39,8 +41,8 @@ export interface TokenIssuerOptions {
   keyRing: KeyRing;
   clock: Clock;
   refreshTokens: RefreshTokenStore;
+  /** The issuer URL; also the audience of a token for no resource (RFC 9068 §2.2). */
   issuer: string;
-  audience: string;
   accessTokenTtl: number;
   refreshTokenTtl: number;
   macSecret: Buffer;
@@ -51,9 +53,16 @@ export interface IssueInput {
   /** The user the token acts for; the client itself for client_credentials. */
   subject: string;
   scope: string[];
+  /** The resources the access token is for (RFC 8707), canonical URIs; none: the issuer's own API. */
+  resources?: readonly string[];
   /** The grant the tokens live under; absent for client_credentials. */
   grant?: Grant;
   withRefreshToken: boolean;
+  /**
+   * What the refresh token keeps when the access token was narrowed to less (RFC 8707 §2.2: the
+   * refresh token stays bound to all of the grant's resources); the access token's by default.
+   */
+  refresh?: { scope: string[]; resources: readonly string[] };
   /** The sign-in the refresh token descends from (OpenID Connect Core §12.2); none outside OpenID Connect. */
   authentication?: RefreshAuthentication;
 }
@@ -74,11 +83,13 @@ export class TokenIssuer {
   async issue(input: IssueInput): Promise<TokenResponse> {
     const response = await this.issueAccessToken(input);
     if (input.withRefreshToken && input.grant !== undefined) {
+      const kept = input.refresh ?? { scope: input.scope, resources: input.resources ?? [] };
       response.refresh_token = await this.issueRefreshToken(
         input.client,
         input.grant,
-        input.scope,
+        kept.scope,
         input.authentication,
+        kept.resources,
       );
     }
     return response;
@@ -92,7 +103,7 @@ export class TokenIssuer {
     const claims: AccessTokenClaims = {
       iss: this.options.issuer,
       sub: input.subject,
-      aud: this.options.audience,
+      aud: audienceOf(input.resources ?? [], this.options.issuer),
       client_id: input.client.id,
       scope: formatScope(input.scope),
       iat: now,
@@ -120,21 +131,24 @@ export class TokenIssuer {
     grant: Grant,
     scope: string[],
     authentication: RefreshAuthentication = NO_AUTHENTICATION,
+    resources: readonly string[] = [],
   ): Promise<string> {
-    const { token, record } = this.newRefreshToken(client, grant, scope, authentication);
+    const { token, record } = this.newRefreshToken(client, grant, scope, authentication, resources);
     await this.options.refreshTokens.insert(record);
     return token;
   }
 
   /**
    * A refresh token and the record to store for it, without storing it (rotation stores it
-   * atomically). `authentication` is the sign-in it descends from (OpenID Connect Core §12.2).
+   * atomically). `authentication` is the sign-in it descends from (OpenID Connect Core §12.2);
+   * `resources` those of the grant (RFC 8707 §2.2), which its refreshes may narrow.
    */
   newRefreshToken(
     client: Client,
     grant: Grant,
     scope: string[],
     authentication: RefreshAuthentication = NO_AUTHENTICATION,
+    resources: readonly string[] = [],
   ): { token: string; record: RefreshToken } {
     const now = this.options.clock.now();
     const token = randomToken('rt_');
@@ -151,6 +165,7 @@ export class TokenIssuer {
         retiredAt: null,
         authTime: authentication.authTime,
         sid: authentication.sid,
+        resources: [...resources],
       },
     };
   }

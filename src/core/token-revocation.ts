@@ -36,7 +36,8 @@ export class TokenRevoker {
     if (token.split('.').length !== 3) return false;
     let claims;
     try {
-      claims = await this.options.validator.verify(token);
+      // A token for any resource (RFC 8707) may be revoked by its client.
+      claims = await this.options.validator.verify(token, 'any');
     } catch (error) {
       if (error instanceof InvalidAccessTokenError) return false;
       throw error;

@@ -16,7 +16,7 @@ export function createTokenServices(deps: {
   keyRing: Pick<KeyRing, 'verificationKeys' | 'refresh'>;
   storage: Storage;
   clock: Clock;
-  /** The issuer URL; also the audience of every access token (see compose/gatehouse.ts). */
+  /** The issuer URL; also the audience of access tokens for Gatehouse's own API (see compose/gatehouse.ts). */
   issuer: string;
   macSecret: Buffer;
 }): TokenServices {
@@ -26,7 +26,6 @@ export function createTokenServices(deps: {
     storage,
     clock,
     issuer,
-    audience: issuer,
   });
   return {
     validator,

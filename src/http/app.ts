@@ -79,6 +79,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     requestIdHeader: false,
     genReqId: requestId,
     return503OnClosing: true,
+    // A path segment may be a whole resource URI (/v1/resources/{uri}, up to 2000 characters decoded);
+    // longer ones fall through to 404. Other segments are bounded by their route's schema.
+    routerOptions: { maxParamLength: 2048 },
     frameworkErrors: frameworkErrorHandler(`${config.basePath}/v1`),
   }) as unknown as FastifyInstance;
   applyServerTimeouts(app.server, config.requestTimeoutSeconds, config.maxConnections);

@@ -49,6 +49,7 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
     nonce: null,
     authTime: null,
     sid: null,
+    resources: [],
   };
   const revoked: string[] = [];
   // Only what the handler reads before it refuses; anything else would throw.
@@ -69,13 +70,13 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
   it('answers a foreign used code exactly like an unknown one, and revokes nothing', async () => {
     const unknown = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('thief'), params: params('ac_nosuch'), address: '127.0.0.1' },
+        { client: client('thief'), params: params('ac_nosuch'), address: '127.0.0.1', resources: [] },
         context,
       ),
     );
     const foreign = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('thief'), params: params('ac_used'), address: '127.0.0.1' },
+        { client: client('thief'), params: params('ac_used'), address: '127.0.0.1', resources: [] },
         context,
       ),
     );
@@ -87,7 +88,7 @@ describe('authorization_code grant: client binding before replay (unit)', () => 
   it('revokes the grant when the owning client replays its code (RFC 6749 §4.1.2)', async () => {
     const replay = await refusal(
       authorizationCodeGrant.handle(
-        { client: client('owner'), params: params('ac_used'), address: '127.0.0.1' },
+        { client: client('owner'), params: params('ac_used'), address: '127.0.0.1', resources: [] },
         context,
       ),
     );

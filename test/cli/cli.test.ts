@@ -431,6 +431,7 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
       [['users', 'create', '--help'], /gatehouse users create/],
       [['keys', '--help'], /gatehouse keys rotate/],
       [['scopes', '--help'], /gatehouse scopes/],
+      [['resources', '--help'], /gatehouse resources create --uri URI/],
       [['migrate', '--help'], /gatehouse migrate/],
     ];
     const results = await Promise.all(cases.map(([args]) => runScript(CLI, args)));

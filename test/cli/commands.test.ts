@@ -121,6 +121,7 @@ for (const backend of backends()) {
         retiredAt: null,
         authTime: null,
         sid: null,
+        resources: [],
       });
       const sessionHash = sha256(randomToken('bs_'));
       await storage.browserSessions.insert({

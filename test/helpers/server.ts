@@ -36,6 +36,8 @@ export interface TestServer {
     nonce?: string;
     authTime?: number;
     sid?: string;
+    /** The resources the authorization request named (RFC 8707), canonical URIs. */
+    resources?: string[];
   }): Promise<{ code: string; grant: Grant }>;
   /**
    * Closes the server (its requests, then its background work: purge, rate-counter merges, key-ring
@@ -130,6 +132,7 @@ export async function startTestServer(
         nonce: options.nonce ?? null,
         authTime: options.authTime ?? null,
         sid: options.sid ?? null,
+        resources: options.resources ?? [],
       });
       return { code, grant };
     },

@@ -81,6 +81,7 @@ async function seedCodes(storage: SqlStorage, client: Client, userId: string, n:
       nonce: null,
       authTime: null,
       sid: null,
+      resources: [],
     });
     codes.push(code);
   }

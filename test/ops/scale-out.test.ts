@@ -100,6 +100,7 @@ describe(
         nonce: null,
         authTime: null,
         sid: null,
+        resources: [],
       });
       return code;
     };

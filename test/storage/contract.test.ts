@@ -86,6 +86,7 @@ function makeCode(grant: Grant, overrides: Partial<AuthorizationCode> = {}): Aut
     nonce: null,
     authTime: null,
     sid: null,
+    resources: [],
     ...overrides,
   };
 }
@@ -99,6 +100,7 @@ function makeRefreshToken(grant: Grant, overrides: Partial<RefreshToken> = {}): 
     scope: grant.scope,
     authTime: null,
     sid: null,
+    resources: [],
     createdAt: NOW,
     expiresAt: NOW + 86400,
     retiredAt: null,
@@ -647,6 +649,83 @@ for (const backend of backends()) {
       });
     });
 
+    describe('resource indicators (migration 0008-resource-indicators)', () => {
+      it('inserts a resource once, reads it in one or many, lists by URI, updates and deletes', async () => {
+        const api = { uri: 'https://api.example', name: 'API', scopes: ['read', 'write'], createdAt: NOW };
+        const any = { uri: 'http://localhost:9000/mcp', name: null, scopes: [], createdAt: NOW + 1 };
+        assert.equal(await storage.resources.insert(api), true);
+        assert.equal(await other.resources.insert({ ...api, name: 'another' }), false, 'a URI once');
+        assert.equal(await storage.resources.insert(any), true);
+        assert.deepEqual(await other.resources.get(api.uri), api);
+        assert.deepEqual(await other.resources.get(any.uri), any);
+        assert.equal(await storage.resources.get('https://nowhere.example'), undefined);
+        const many = await other.resources.getMany([any.uri, 'https://nowhere.example', api.uri]);
+        assert.deepEqual(
+          [...many].sort((a, b) => (a.uri < b.uri ? -1 : 1)),
+          [any, api],
+        );
+        assert.deepEqual(await storage.resources.getMany([]), []);
+        const listed = (await storage.resources.list()).filter((r) => r.uri === api.uri || r.uri === any.uri);
+        assert.deepEqual(listed, [any, api]);
+        const changed = { ...api, name: null, scopes: ['read'] };
+        assert.equal(await storage.resources.update(changed), true);
+        assert.deepEqual(await other.resources.get(api.uri), changed);
+        assert.equal(await storage.resources.update({ ...changed, uri: 'https://nowhere.example' }), false);
+        assert.equal(await storage.resources.delete(api.uri), true);
+        assert.equal(await other.resources.delete(api.uri), false);
+        assert.equal(await other.resources.get(api.uri), undefined);
+      });
+
+      it('of concurrent registrations of one URI, exactly one succeeds', async () => {
+        const uri = `https://race-${randomUUID()}.example`;
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            racer(i).resources.insert({ uri, name: `n${i}`, scopes: [], createdAt: NOW }),
+          ),
+        );
+        assert.equal(results.filter(Boolean).length, 1);
+      });
+
+      it('round-trips the resources of a code (also on consumption) and of a refresh token and its successor', async () => {
+        const { grant } = await seedGrant();
+        const resources = ['https://api.example', 'https://files.example/v1?x=1'];
+        const code = makeCode(grant, { resources });
+        await storage.codes.insert(code);
+        assert.deepEqual(await other.codes.get(code.hash), code);
+        assert.deepEqual(await other.codes.getWithGrant(code.hash), { code, grant });
+        assert.deepEqual(await storage.codes.consume(code.hash, NOW + 1), { ...code, consumedAt: NOW + 1 });
+
+        const token = makeRefreshToken(grant, { resources });
+        await storage.refreshTokens.insert(token);
+        assert.deepEqual(await other.refreshTokens.get(token.hash), token);
+        const next = makeRefreshToken(grant, { resources, createdAt: NOW + 1 });
+        assert.deepEqual(await storage.refreshTokens.rotate(token.hash, next, NOW + 1), {
+          ...token,
+          retiredAt: NOW + 1,
+        });
+        assert.deepEqual((await other.refreshTokens.get(next.hash))?.resources, resources);
+      });
+
+      it('reads a code and a refresh token written without the column as naming no resource', async () => {
+        const { grant } = await seedGrant();
+        const hash = sha256(randomToken('ac_'));
+        await runSql(
+          store.storage,
+          sql`INSERT INTO authorization_codes (hash, client_id, user_id, grant_id, redirect_uri, scope,
+            created_at, expires_at) VALUES (${hash}, ${grant.clientId}, ${grant.userId}, ${grant.id},
+            'https://app.example/cb', 'read', ${NOW}, ${NOW + 600})`,
+        );
+        assert.deepEqual((await other.codes.get(hash))?.resources, []);
+        const tokenHash = sha256(randomToken('rt_'));
+        await runSql(
+          store.storage,
+          sql`INSERT INTO refresh_tokens (hash, grant_id, client_id, user_id, scope, created_at)
+            VALUES (${tokenHash}, ${grant.id}, ${grant.clientId}, ${grant.userId}, 'read', ${NOW})`,
+        );
+        assert.deepEqual((await other.refreshTokens.get(tokenHash))?.resources, []);
+      });
+    });
+
     describe('revoked access tokens', () => {
       it('records a revoked jti idempotently', async () => {
         const jti = randomUUID();
@@ -818,6 +897,9 @@ for (const backend of backends()) {
         assert.equal(await storage.users.getByUsername('a\u0000b'), undefined);
         assert.equal(await storage.grants.get('a\u0000b'), undefined);
         assert.equal(await storage.scopes.get('a\u0000b'), undefined);
+        assert.equal(await storage.resources.get('a\u0000b'), undefined);
+        assert.deepEqual(await storage.resources.getMany(['a\u0000b']), []);
+        assert.equal(await storage.resources.delete('a\u0000b'), false);
         assert.equal(await storage.clients.delete('a\u0000b'), false);
         assert.equal(await storage.users.delete('a\u0000b'), false);
       } finally {

@@ -58,6 +58,7 @@ const code: AuthorizationCode = {
   nonce: null,
   authTime: null,
   sid: null,
+  resources: [],
 };
 const token = (hash: string, retiredAt: number | null = null): RefreshToken => ({
   hash,
@@ -70,6 +71,7 @@ const token = (hash: string, retiredAt: number | null = null): RefreshToken => (
   retiredAt,
   authTime: null,
   sid: null,
+  resources: [],
 });
 
 async function seeded(): Promise<Storage> {
@@ -265,6 +267,25 @@ const ROWS: { name: string; run: (storage: Storage) => Promise<void> }[] = [
           ['old', NOW + 6, NOW + 7],
         ],
       );
+    },
+  },
+  {
+    name: 'resources: a URI once, read one or many, updated, deleted; records copied in and out',
+    async run(s) {
+      const api = { uri: 'https://api.example', name: 'API', scopes: ['read'], createdAt: NOW };
+      assert.equal(await s.resources.insert(api), true);
+      assert.equal(await s.resources.insert({ ...api, name: 'again' }), false);
+      api.scopes.push('changed after insert');
+      assert.deepEqual(await s.resources.get(api.uri), { ...api, scopes: ['read'] });
+      assert.deepEqual(
+        (await s.resources.getMany(['https://none.example', api.uri])).map((r) => r.uri),
+        [api.uri],
+      );
+      assert.equal(await s.resources.update({ ...api, name: null, scopes: [] }), true);
+      assert.deepEqual(await s.resources.list(), [{ ...api, name: null, scopes: [] }]);
+      assert.equal(await s.resources.update({ ...api, uri: 'https://none.example' }), false);
+      assert.equal(await s.resources.delete(api.uri), true);
+      assert.equal(await s.resources.delete(api.uri), false);
     },
   },
 ];

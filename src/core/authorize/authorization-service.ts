@@ -7,6 +7,7 @@ import type { IdTokenHint } from '../id-token-hint.js';
 import type { IdTokenInput } from '../oidc/id-token.js';
 import type { Client, Grant } from '../model.js';
 import type { Storage } from '../ports.js';
+import type { ResourceTargets } from '../resources.js';
 import { isSubset } from '../scopes.js';
 import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
 import {
@@ -65,6 +66,8 @@ export interface AuthorizationServiceOptions {
   verifyIdTokenHint?: (token: string) => Promise<IdTokenHint | undefined>;
   /** Issues the ID tokens of OpenID Connect responses; without it none can be answered. */
   idTokens?: IdTokenMinter;
+  /** The registered resources `resource` may name (RFC 8707); without it every one is refused. */
+  resources?: ResourceTargets;
   /** RFC 9126 §2.2 `expires_in`: seconds a pushed request may wait for its /authorize (at most 90). */
   pushedRequestTtl: number;
   /** RFC 9126 §5: every client's /authorize must come through the pushed authorization request endpoint. */
@@ -152,6 +155,7 @@ export class AuthorizationService {
       issuer: this.options.issuerIdentifier,
       allowPlainPkce: this.options.allowPlainPkce ?? false,
       ...(this.options.verifyIdTokenHint ? { verifyIdTokenHint: this.options.verifyIdTokenHint } : {}),
+      ...(this.options.resources ? { resources: this.options.resources } : {}),
       endpoint,
       requirePushedRequests: this.options.requirePushedRequests ?? false,
       openPushedRequest: (client, requestUri) => this.openPushedRequest(client, requestUri),
@@ -428,6 +432,8 @@ export class AuthorizationService {
         client: request.client,
         subject: grant.userId,
         scope,
+        // RFC 8707 §2: a token from the authorization endpoint is for the resources asked for.
+        resources: request.resources,
         grant,
         withRefreshToken: false,
       });
@@ -461,7 +467,8 @@ export class AuthorizationService {
   }
 
   /**
-   * A single-use code bound to client, redirect URI, PKCE challenge, user, scope and grant; for an
+   * A single-use code bound to client, redirect URI, PKCE challenge, user, scope, grant and the
+   * resources asked for (RFC 8707 §2.2: the token request may narrow them); for an
    * OpenID Connect request also the nonce and the sign-in, for the ID token the code is exchanged for
    * (Core §3.1.3.6: same nonce; §2: auth_time; sid).
    */
@@ -485,6 +492,7 @@ export class AuthorizationService {
       nonce: request.openid ? request.nonce : null,
       authTime: request.openid ? (authentication?.authTime ?? null) : null,
       sid: request.openid ? (authentication?.sid ?? null) : null,
+      resources: request.resources,
       createdAt: now,
       expiresAt: now + this.options.authorizationCodeTtl,
       consumedAt: null,

@@ -6,7 +6,8 @@ import { isValidCodeChallenge } from '../pkce.js';
 import { canonicalRedirectUri, isRegisteredRedirectUri } from '../redirect-uri.js';
 import type { ClientStore } from '../ports.js';
 import { OFFLINE_ACCESS_SCOPE, UNSERVED_STANDARD_SCOPES } from '../oidc/claims.js';
-import { parseScope, resolveScope } from '../scopes.js';
+import { resolveScopeForResources, urisOf, type ResourceTargets } from '../resources.js';
+import { parseScope } from '../scopes.js';
 import { isPushedRequestUri } from './pushed-requests.js';
 import {
   authorizationErrorResponse,
@@ -72,8 +73,13 @@ export interface AuthorizationRequest {
   /** How the answer travels (the request's `response_mode`, or the response type's default). */
   responseMode: ResponseMode;
   redirectUri: string;
-  /** The scope asked for, resolved against the client's registered scopes. */
+  /** The scope asked for, resolved against the client's registered scopes and the resources. */
   scope: string[];
+  /**
+   * The resources the tokens are for (RFC 8707 §2), registered, canonical, in the order asked; empty
+   * when the request named none (tokens for the issuer's own API).
+   */
+  resources: string[];
   state: string | undefined;
   codeChallenge: string | null;
   codeChallengeMethod: 'S256' | 'plain' | null;
@@ -132,6 +138,8 @@ export interface AuthorizationPolicy {
   allowPlainPkce: boolean;
   /** Checks an `id_token_hint` (verifyIdTokenHint); without it every hint is refused. */
   verifyIdTokenHint?: (token: string) => Promise<IdTokenHint | undefined>;
+  /** The registered resources `resource` may name (RFC 8707); without it every one is refused. */
+  resources?: ResourceTargets;
   /**
    * Which endpoint received the request: /authorize (the default), or POST /par (RFC 9126 §2.1: the
    * same checks, and never a request_uri).
@@ -145,6 +153,9 @@ export interface AuthorizationPolicy {
    */
   openPushedRequest?: (client: Client, requestUri: string) => Promise<OpenedPushedRequest | undefined>;
 }
+
+/** RFC 8707 §2: the one authorization request parameter that may be sent more than once. */
+const REPEATABLE = new Set(['resource']);
 
 const MAX_STATE_LENGTH = 2048;
 /** The nonce travels into every ID token of the request: bounded like state. */
@@ -314,9 +325,9 @@ export async function validateAuthorizationRequest(
     );
   }
 
-  // 3. No parameter more than once (§3.1).
+  // 3. No parameter more than once (§3.1), but `resource` (RFC 8707 §2).
   for (const name of new Set(params.keys())) {
-    if (single(params, name).repeated)
+    if (!REPEATABLE.has(name) && single(params, name).repeated)
       return fail('invalid_request', `parameter repeated: ${name.slice(0, 64)}`);
   }
   if (stateValue !== undefined && stateValue.length > MAX_STATE_LENGTH) {
@@ -382,12 +393,25 @@ export async function validateAuthorizationRequest(
     (name === OFFLINE_ACCESS_SCOPE && !keepOffline) ||
     (openid && UNSERVED_STANDARD_SCOPES.includes(name) && !client.scopes.includes(name));
   const withoutIgnored = (names: string[]) => names.filter((name) => !ignored(name));
+  // 5a. The resources (RFC 8707 §2): each registered, each requested scope offered by one of them,
+  // and the default scope what they offer; invalid_target otherwise.
   let scope: string[];
+  let resources: string[];
   try {
     const requested = parseScope(scopeParam.value);
+    const values = params.getAll('resource');
+    if (policy.resources === undefined && values.some((value) => value !== '')) {
+      return fail('invalid_target', 'no resource server is registered here');
+    }
+    const targets = policy.resources === undefined ? [] : await policy.resources.resolve(values);
     scope = withoutIgnored(
-      resolveScope(requested === undefined ? undefined : withoutIgnored(requested), client.scopes),
+      resolveScopeForResources(
+        requested === undefined ? undefined : withoutIgnored(requested),
+        client.scopes,
+        targets,
+      ),
     );
+    resources = urisOf(targets);
   } catch (error) {
     if (error instanceof OAuthError) return fail(error.code, error.description);
     throw error;
@@ -432,6 +456,7 @@ export async function validateAuthorizationRequest(
         responseMode: mode,
         redirectUri,
         scope,
+        resources,
         state: stateValue,
         codeChallenge,
         codeChallengeMethod,
@@ -495,6 +520,7 @@ export async function validateAuthorizationRequest(
       responseMode: mode,
       redirectUri,
       scope,
+      resources,
       state: stateValue,
       codeChallenge,
       codeChallengeMethod,

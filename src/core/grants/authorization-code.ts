@@ -1,6 +1,7 @@
 import { sha256 } from '../../shared/crypto.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
 import { verifyCodeVerifier } from '../pkce.js';
+import { scopeForResources, urisOf } from '../resources.js';
 import { isOpenIdScope } from '../oidc/claims.js';
 import { authenticationOfCode, issuesRefreshToken } from '../oidc/token-endpoint-id-token.js';
 import type { GrantHandler } from './grant-handler.js';
@@ -12,7 +13,10 @@ const UNKNOWN_CODE = 'unknown authorization code';
 export const authorizationCodeGrant = {
   grantType: 'authorization_code',
   allowsPublicClients: true,
-  async handle({ client, params }, { storage, issuer, idTokens, clock }) {
+  async handle(
+    { client, params, resources: resourceValues },
+    { storage, issuer, idTokens, clock, resources },
+  ) {
     const { code, redirect_uri: redirectUri, code_verifier: verifier } = params;
     if (code === undefined || code === '') throw invalidRequest('code is required');
     // Seed §4.2: redirect_uri is required and must equal the one used at the authorization endpoint.
@@ -50,6 +54,11 @@ export const authorizationCodeGrant = {
       throw invalidGrant('public clients must use PKCE');
     }
 
+    // RFC 8707 §2.2: the token may be for some of the resources the authorization request named,
+    // never another; by default for all of them. Its scope is what those resources offer of the code's.
+    const targets = await resources.narrow(resourceValues, stored.resources);
+    const scope = scopeForResources(undefined, stored.scope, targets);
+
     const grant = assertLiveGrant(found.grant, now);
     const consumed = await storage.codes.consume(hash, now);
     if (consumed === undefined) {
@@ -57,23 +66,23 @@ export const authorizationCodeGrant = {
       await storage.grants.revoke(stored.grantId, now);
       throw invalidGrant('authorization code already used; tokens issued from it are revoked');
     }
+    // The refresh token keeps all of the code's scope and resources, whatever this token narrowed.
+    const tokens = {
+      client,
+      subject: consumed.userId,
+      scope,
+      resources: urisOf(targets),
+      grant,
+      refresh: { scope: consumed.scope, resources: consumed.resources },
+    };
     if (!isOpenIdScope(consumed.scope)) {
-      return issuer.issue({
-        client,
-        subject: consumed.userId,
-        scope: consumed.scope,
-        grant,
-        withRefreshToken: client.grantTypes.includes('refresh_token'),
-      });
+      return issuer.issue({ ...tokens, withRefreshToken: client.grantTypes.includes('refresh_token') });
     }
     // OpenID Connect Core §3.1.3.3: an ID token beside the access token, with the nonce, auth_time and
     // sid the authorization endpoint recorded with the code; its refresh token carries the sign-in on.
     const authentication = authenticationOfCode(consumed);
     const response = await issuer.issue({
-      client,
-      subject: consumed.userId,
-      scope: consumed.scope,
-      grant,
+      ...tokens,
       withRefreshToken: issuesRefreshToken(client, consumed.scope),
       authentication,
     });

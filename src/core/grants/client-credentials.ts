@@ -1,12 +1,24 @@
-import { parseScope, resolveScope } from '../scopes.js';
+import { resolveScopeForResources, urisOf } from '../resources.js';
+import { parseScope } from '../scopes.js';
 import type { GrantHandler } from './grant-handler.js';
 
-/** RFC 6749 §4.4: the client acts for itself; never a refresh token (§4.4.3). */
+/**
+ * RFC 6749 §4.4: the client acts for itself; never a refresh token (§4.4.3). RFC 8707 §2: `resource`
+ * names the resource servers the token is for, its `aud`.
+ */
 export const clientCredentialsGrant = {
   grantType: 'client_credentials',
   allowsPublicClients: false,
-  handle({ client, params }, { issuer }) {
-    const scope = resolveScope(parseScope(params.scope), client.scopes);
-    return issuer.issueAccessToken({ client, subject: client.id, scope, withRefreshToken: false });
+  async handle({ client, params, resources: resourceValues }, { issuer, resources }) {
+    const asked = parseScope(params.scope);
+    const targets = await resources.resolve(resourceValues);
+    const scope = resolveScopeForResources(asked, client.scopes, targets);
+    return issuer.issueAccessToken({
+      client,
+      subject: client.id,
+      scope,
+      resources: urisOf(targets),
+      withRefreshToken: false,
+    });
   },
 } satisfies GrantHandler;

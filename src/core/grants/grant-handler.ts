@@ -2,12 +2,15 @@ import type { Clock } from '../../shared/clock.js';
 import type { Client, GrantType } from '../model.js';
 import type { IdTokenIssuer } from '../oidc/id-token.js';
 import type { Storage } from '../ports.js';
+import type { ResourceTargets } from '../resources.js';
 import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
 
 export interface TokenRequest {
   client: Client;
-  /** Form parameters, each present at most once (the HTTP layer rejects repeats). */
+  /** Form parameters, each present at most once (the HTTP layer rejects repeats), but `resource`. */
   params: Readonly<Record<string, string | undefined>>;
+  /** Every `resource` value sent (RFC 8707 §2: the one parameter that may repeat); empty for none. */
+  resources: readonly string[];
   /** The address the request came from (behind a trusted proxy, the one it reports). */
   address: string;
 }
@@ -31,6 +34,8 @@ export interface GrantContext {
   idTokens: Pick<IdTokenIssuer, 'issue'>;
   clock: Clock;
   policy: GrantPolicy;
+  /** The registered resources a `resource` parameter may name (RFC 8707). */
+  resources: ResourceTargets;
 }
 
 /** One grant type's rules at the token endpoint (RFC 6749 §4, §6). */

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { AccountLockout, cannotBeUsername, SourceFailures } from '../account-lockout.js';
 import { invalidGrant, invalidRequest, tooManyAttempts, unauthorizedClient } from '../errors.js';
 import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
-import { parseScope, resolveScope } from '../scopes.js';
+import { resolveScopeForResources, urisOf } from '../resources.js';
+import { parseScope } from '../scopes.js';
 import type { GrantHandler } from './grant-handler.js';
 
 // One answer (401 invalid_grant) for a wrong user name and a wrong password: neither tells which exists.
@@ -12,8 +13,8 @@ const wrongCredentials = () => invalidGrant('wrong user name or password', 401);
 export const passwordGrant = {
   grantType: 'password',
   allowsPublicClients: true,
-  async handle({ client, params, address }, context) {
-    const { storage, clock, issuer, policy } = context;
+  async handle({ client, params, address, resources: resourceValues }, context) {
+    const { storage, clock, issuer, policy, resources } = context;
     // RFC 6749 §10.7, RFC 9700 §2.4: a client without a secret cannot be told from anyone who read its
     // id, so by default it may not collect passwords (unauthorized_client, RFC 6749 §5.2); the operator
     // can allow it.
@@ -23,7 +24,10 @@ export const passwordGrant = {
     const { username, password } = params;
     if (username === undefined || username === '') throw invalidRequest('username is required');
     if (password === undefined) throw invalidRequest('password is required');
-    const scope = resolveScope(parseScope(params.scope), client.scopes);
+    // RFC 8707 §2: the resource servers the tokens are for; checked, like the scope, before any
+    // password is counted.
+    const targets = await resources.resolve(resourceValues);
+    const scope = resolveScopeForResources(parseScope(params.scope), client.scopes, targets);
 
     // Failures are counted per source, never per client: unauthenticated traffic naming a public
     // client's id must not be able to stop that client for everyone.
@@ -71,6 +75,13 @@ export const passwordGrant = {
       revokedAt: null,
     };
     await storage.grants.insert(grant);
-    return issuer.issue({ client, subject: user.id, scope, grant, withRefreshToken });
+    return issuer.issue({
+      client,
+      subject: user.id,
+      scope,
+      resources: urisOf(targets),
+      grant,
+      withRefreshToken,
+    });
   },
 } satisfies GrantHandler;

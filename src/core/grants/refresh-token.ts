@@ -1,5 +1,6 @@
 import { sha256 } from '../../shared/crypto.js';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
+import { scopeForResources, urisOf } from '../resources.js';
 import { isSubset, parseScope } from '../scopes.js';
 import { isOpenIdScope } from '../oidc/claims.js';
 import { authenticationOfRefreshToken } from '../oidc/token-endpoint-id-token.js';
@@ -14,7 +15,10 @@ import { liveGrant } from './live-grant.js';
 export const refreshTokenGrant = {
   grantType: 'refresh_token',
   allowsPublicClients: true,
-  async handle({ client, params }, { storage, issuer, idTokens, clock, policy }) {
+  async handle(
+    { client, params, resources: resourceValues },
+    { storage, issuer, idTokens, clock, policy, resources },
+  ) {
     const presented = params.refresh_token;
     if (presented === undefined || presented === '') throw invalidRequest('refresh_token is required');
     const hash = sha256(presented);
@@ -46,18 +50,23 @@ export const refreshTokenGrant = {
     if (allowed.length === 0 && stored.scope.length > 0) {
       throw invalidScope('none of the granted scopes is registered for this client any more');
     }
-    const scope = asked ?? allowed;
+    // RFC 8707 §2.2: this access token may be for some of the grant's resources, never another;
+    // by default for all of them. Its scope is what those resources offer.
+    const targets = await resources.narrow(resourceValues, stored.resources);
+    const scope = scopeForResources(asked, allowed, targets);
 
     const grant = await liveGrant(storage, stored.grantId, now);
-    // The new refresh token keeps the original scope (RFC 6749 §6), whatever this request narrowed,
-    // less what the client may no longer have, and the sign-in it descends from (Core §12.2).
-    const next = issuer.newRefreshToken(client, grant, allowed, stored);
+    // The new refresh token keeps the original scope (RFC 6749 §6) and resources (RFC 8707 §2.2),
+    // whatever this request narrowed, less what the client may no longer have, and the sign-in it
+    // descends from (Core §12.2).
+    const next = issuer.newRefreshToken(client, grant, allowed, stored, stored.resources);
     const retired = await storage.refreshTokens.rotate(hash, next.record, now);
     if (retired === undefined) throw invalidGrant('refresh token already used');
     const response = await issuer.issueAccessToken({
       client,
       subject: stored.userId,
       scope,
+      resources: urisOf(targets),
       grant,
       withRefreshToken: false,
     });

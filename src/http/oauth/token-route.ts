@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { TokenEndpoint } from '../../core/token-endpoint.js';
 import type { TokenResponse } from '../../core/token-issuer.js';
-import { requireFormBody, singleValuedParams } from '../form-params.js';
+import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
+
+/** RFC 8707 §2: `resource` may be sent more than once; every other parameter once (RFC 6749 §3.2). */
+const REPEATABLE = ['resource'];
 
 /** What the token route reports to observers (metrics) after each success. */
 export interface TokenRouteObserver {
@@ -16,10 +19,11 @@ export function registerTokenRoute(
 ): void {
   app.post('/token', async function token(request, reply) {
     requireFormBody(request.headers['content-type']);
-    const params = singleValuedParams(request.body);
+    const params = singleValuedParams(request.body, REPEATABLE);
     const response = await tokenEndpoint.handle({
       authorization: request.headers.authorization,
       params,
+      resources: repeatedParam(request.body, 'resource'),
       address: request.ip,
     });
     observer?.issued(params.grant_type ?? '', response);

@@ -15,6 +15,7 @@ import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
 import { createRefreshTokenRepository } from './repositories/refresh-tokens.js';
+import { createResourceRepository } from './repositories/resources.js';
 import { createRevocationRepository } from './repositories/revocations.js';
 import { createScopeRepository } from './repositories/scopes.js';
 import { createUserRepository } from './repositories/users.js';
@@ -174,6 +175,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     clients: createClientRepository(db, statements, CLIENT_CACHE_TTL_MS, options.nowMs),
     users: createUserRepository(db),
     scopes: createScopeRepository(db),
+    resources: createResourceRepository(db),
     grants: createGrantRepository(db, statements),
     codes: createAuthorizationCodeRepository(db, statements),
     refreshTokens: createRefreshTokenRepository(db),

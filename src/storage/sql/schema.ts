@@ -33,6 +33,15 @@ export interface ScopesTable {
   created_at: number;
 }
 
+export interface ResourcesTable {
+  /** Canonical URI (core/resources.ts). */
+  uri: string;
+  name: string | null;
+  /** Space-delimited; empty: any scope. */
+  scopes: string;
+  created_at: number;
+}
+
 export interface GrantsTable {
   id: string;
   client_id: string;
@@ -58,6 +67,8 @@ export interface AuthorizationCodesTable {
   nonce: string | null;
   auth_time: number | null;
   sid: string | null;
+  /** JSON array of canonical resource URIs (RFC 8707); '[]' for none. */
+  resources: string;
 }
 
 export interface RefreshTokensTable {
@@ -71,6 +82,8 @@ export interface RefreshTokensTable {
   retired_at: number | null;
   auth_time: number | null;
   sid: string | null;
+  /** JSON array of canonical resource URIs (RFC 8707); '[]' for none. */
+  resources: string;
 }
 
 export interface RevokedAccessTokensTable {
@@ -122,6 +135,7 @@ export interface Database {
   clients: ClientsTable;
   users: UsersTable;
   scopes: ScopesTable;
+  resources: ResourcesTable;
   grants: GrantsTable;
   authorization_codes: AuthorizationCodesTable;
   refresh_tokens: RefreshTokensTable;

@@ -84,6 +84,8 @@ export interface SeedCodeOptions {
   nonce?: string | null;
   authTime?: number | null;
   sid?: string | null;
+  /** The resources the authorization request named (RFC 8707), canonical URIs. */
+  resources?: string[];
 }
 
 /** A grant and an authorization code issued under it, as the consent page leaves them. */
@@ -121,6 +123,7 @@ export async function seedCode(
     nonce: options.nonce ?? null,
     authTime: options.authTime ?? null,
     sid: options.sid ?? null,
+    resources: options.resources ?? [],
   });
   return { code, grant };
 }

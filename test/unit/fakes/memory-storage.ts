@@ -5,6 +5,7 @@ import type {
   Grant,
   PushedAuthorizationRequest,
   RefreshToken,
+  ResourceServer,
   Scope,
   SigningKeyRecord,
   User,
@@ -19,6 +20,7 @@ import type {
   PushedAuthorizationRequestStore,
   RateLimitStore,
   RefreshTokenStore,
+  ResourceStore,
   RevocationStore,
   ScopeStore,
   SigningKeyStore,
@@ -44,6 +46,7 @@ interface Tables {
   clients: Map<string, Client>;
   users: Map<string, User>;
   scopes: Map<string, Scope>;
+  resources: Map<string, ResourceServer>;
   grants: Map<string, Grant>;
   codes: Map<string, AuthorizationCode>;
   refreshTokens: Map<string, RefreshToken>;
@@ -166,6 +169,38 @@ function scopes(t: Tables): ScopeStore {
     },
     async delete(name) {
       return t.scopes.delete(name);
+    },
+  };
+}
+
+function resources(t: Tables): ResourceStore {
+  return {
+    async insert(resource) {
+      if (t.resources.has(resource.uri)) return false;
+      t.resources.set(resource.uri, copy(resource));
+      return true;
+    },
+    async get(uri) {
+      const resource = t.resources.get(uri);
+      return resource && copy(resource);
+    },
+    async getMany(uris) {
+      return [...new Set(uris)].flatMap((uri) => {
+        const resource = t.resources.get(uri);
+        return resource === undefined ? [] : [copy(resource)];
+      });
+    },
+    async list() {
+      return [...t.resources.values()].sort((a, b) => (a.uri < b.uri ? -1 : 1)).map(copy);
+    },
+    async update(resource) {
+      const stored = t.resources.get(resource.uri);
+      if (stored === undefined) return false;
+      t.resources.set(resource.uri, { ...stored, name: resource.name, scopes: [...resource.scopes] });
+      return true;
+    },
+    async delete(uri) {
+      return t.resources.delete(uri);
     },
   };
 }
@@ -426,6 +461,7 @@ export function memoryStorage(): Storage {
     clients: new Map(),
     users: new Map(),
     scopes: new Map(),
+    resources: new Map(),
     grants: new Map(),
     codes: new Map(),
     refreshTokens: new Map(),
@@ -441,6 +477,7 @@ export function memoryStorage(): Storage {
     clients: clients(t),
     users: users(t),
     scopes: scopes(t),
+    resources: resources(t),
     grants: grants(t),
     codes: codes(t),
     refreshTokens: refreshTokens(t),

@@ -32,7 +32,7 @@ export function openApiOptions(options: {
   // Route URLs already carry the base path; the server URL is the issuer without it.
   const server = basePath !== '' && issuer.endsWith(basePath) ? issuer.slice(0, -basePath.length) : issuer;
   const scopes = {
-    admin: 'Manage Gatehouse: clients, users, grants, scopes and keys',
+    admin: 'Manage Gatehouse: clients, users, grants, scopes, resources and keys',
     profile: 'Read the signed-in user’s own record',
   };
   return {
@@ -44,6 +44,11 @@ export function openApiOptions(options: {
         { name: 'users', description: 'Resource owners; `/v1/users/me` is the token’s own user' },
         { name: 'clients', description: 'Registered OAuth clients' },
         { name: 'scopes', description: 'The scope registry and the descriptions the consent page shows' },
+        {
+          name: 'resources',
+          description:
+            'Resource servers a `resource` parameter may name (RFC 8707); the `aud` of their tokens',
+        },
         {
           name: 'signing-keys',
           description: 'Keys that sign access tokens and ID tokens, published at /jwks',

@@ -12,6 +12,7 @@ import { registerClientRoutes } from './routes/clients.js';
 import { registerMeRoutes } from './routes/me.js';
 import { openApiOptions } from './openapi-document.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
+import { registerResourceRoutes } from './routes/resources.js';
 import { registerScopeRoutes } from './routes/scopes.js';
 import { registerSigningKeyRoutes } from './routes/signing-keys.js';
 import { registerUserRoutes } from './routes/users.js';
@@ -132,6 +133,7 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
     registerClientRoutes(api, context);
     registerUserRoutes(api, context);
     registerScopeRoutes(api, context);
+    registerResourceRoutes(api, context);
     registerSigningKeyRoutes(api, context);
     registerOpenApiRoute(api);
 

@@ -1,6 +1,8 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/oidc/id-token.js';
+import { RESOURCE_NAME_MAX_LENGTH, RESOURCE_SCOPES_MAX } from '../../../core/resource-registry.js';
+import { MAX_RESOURCE_URI_LENGTH } from '../../../core/resources.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../../../core/user-registry.js';
 
 /** Every object schema here refuses properties it does not name (additionalProperties: false). */
@@ -281,6 +283,66 @@ export const ScopePatch = Type.Object({ description: Type.Optional(ScopeDescript
 export const ScopeParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, strict);
 export const ScopeList = Type.Object({ items: Type.Array(Scope) }, strict);
 
+// ---- resources (RFC 8707)
+const ResourceUri = Type.String({
+  minLength: 1,
+  maxLength: MAX_RESOURCE_URI_LENGTH,
+  description:
+    'The resource server’s URI (RFC 8707 §2): absolute, https (http only on loopback), no fragment; ' +
+    'stored in canonical form (WHATWG URL, no trailing "/" after a bare host), which is the `aud` of ' +
+    'its tokens',
+});
+const ResourceName = Type.String({
+  minLength: 1,
+  maxLength: RESOURCE_NAME_MAX_LENGTH,
+  description: 'What operators call it; no control or bidirectional formatting characters',
+});
+const ResourceScopes = Type.Array(ScopeName, {
+  maxItems: RESOURCE_SCOPES_MAX,
+  description:
+    'The scopes it offers; empty: any scope the client has. A scope not registered yet is registered ' +
+    '(its description “Access “name”” until one is written)',
+});
+export const Resource = Type.Object(
+  {
+    uri: Type.String({ description: 'Canonical URI; the `aud` of the access tokens issued for it' }),
+    name: Type.Union([Type.String(), Type.Null()]),
+    scopes: Type.Array(Type.String(), { description: 'The scopes it offers; empty: any' }),
+    created_at: Timestamp,
+  },
+  { ...strict, description: 'A registered resource server (RFC 8707)' },
+);
+export const ResourceCreate = Type.Object(
+  { uri: ResourceUri, name: Type.Optional(ResourceName), scopes: Type.Optional(ResourceScopes) },
+  strict,
+);
+const NullableResourceName = Type.Union([ResourceName, Type.Null()], {
+  description: ResourceName.description + '; null removes it',
+});
+// RFC 9110 §9.3.4: PUT sends the complete representation (but the URI, which is the path).
+export const ResourceReplace = Type.Object(
+  { name: Type.Optional(NullableResourceName), scopes: Type.Optional(ResourceScopes) },
+  {
+    ...strict,
+    description: 'Name and scopes; a field left out takes its default (no name, any scope)',
+  },
+);
+export const ResourcePatch = Type.Object(
+  { name: Type.Optional(NullableResourceName), scopes: Type.Optional(ResourceScopes) },
+  { ...strict, minProperties: 1, description: 'Only the fields to change' },
+);
+export const ResourceParams = Type.Object(
+  {
+    uri: Type.String({
+      minLength: 1,
+      maxLength: MAX_RESOURCE_URI_LENGTH,
+      description: 'The resource’s URI, percent-encoded as one path segment (encodeURIComponent)',
+    }),
+  },
+  strict,
+);
+export const ResourceList = Type.Object({ items: Type.Array(Resource) }, strict);
+
 // ---- signing keys
 export const SigningKey = Type.Object(
   {
@@ -326,3 +388,6 @@ export type UserQueryString = Static<typeof UserQuery>;
 export type ScopeCreateBody = Static<typeof ScopeCreate>;
 export type ScopeReplaceBody = Static<typeof ScopeReplace>;
 export type ScopePatchBody = Static<typeof ScopePatch>;
+export type ResourceCreateBody = Static<typeof ResourceCreate>;
+export type ResourceReplaceBody = Static<typeof ResourceReplace>;
+export type ResourcePatchBody = Static<typeof ResourcePatch>;

@@ -6,6 +6,7 @@ import * as macNonces from './0004-mac-nonces.js';
 import * as signingKeyRevocation from './0005-signing-key-revocation.js';
 import * as serverSecretCheck from './0006-server-secret-check.js';
 import * as openIdConnect from './0007-openid-connect.js';
+import * as resourceIndicators from './0008-resource-indicators.js';
 import * as pushedAuthorizationRequests from './0011-pushed-authorization-requests.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
@@ -17,6 +18,7 @@ const migrations: Record<string, Migration> = {
   '0005-signing-key-revocation': signingKeyRevocation,
   '0006-server-secret-check': serverSecretCheck,
   '0007-openid-connect': openIdConnect,
+  '0008-resource-indicators': resourceIndicators,
   '0011-pushed-authorization-requests': pushedAuthorizationRequests,
 };
 

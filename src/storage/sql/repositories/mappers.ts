@@ -5,6 +5,7 @@ import type {
   GrantType,
   PushedAuthorizationRequest,
   RefreshToken,
+  ResourceServer,
   SigningKeyRecord,
   TokenType,
   User,
@@ -15,6 +16,7 @@ import type {
   GrantsTable,
   PushedAuthorizationRequestsTable,
   RefreshTokensTable,
+  ResourcesTable,
   SigningKeysTable,
   UsersTable,
 } from '../schema.js';
@@ -106,6 +108,7 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   nonce: row.nonce,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  resources: JSON.parse(row.resources) as string[],
   createdAt: row.created_at,
   expiresAt: row.expires_at,
   consumedAt: row.consumed_at,
@@ -126,6 +129,7 @@ export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => (
   nonce: code.nonce,
   auth_time: code.authTime,
   sid: code.sid,
+  resources: JSON.stringify(code.resources),
 });
 
 export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
@@ -139,6 +143,7 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   retiredAt: row.retired_at,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  resources: JSON.parse(row.resources) as string[],
 });
 
 export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
@@ -152,6 +157,21 @@ export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
   retired_at: token.retiredAt,
   auth_time: token.authTime,
   sid: token.sid,
+  resources: JSON.stringify(token.resources),
+});
+
+export const resourceFromRow = (row: ResourcesTable): ResourceServer => ({
+  uri: row.uri,
+  name: row.name,
+  scopes: splitScope(row.scopes),
+  createdAt: Number(row.created_at),
+});
+
+export const resourceToRow = (resource: ResourceServer): ResourcesTable => ({
+  uri: resource.uri,
+  name: resource.name,
+  scopes: joinScope(resource.scopes),
+  created_at: resource.createdAt,
 });
 
 export const signingKeyFromRow = (row: SigningKeysTable): SigningKeyRecord => ({
