@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -33,6 +32,7 @@ import { freePort } from '../ops/support/spawned-server.js';
 // resource-server library, with RFC 9728 metadata naming Gatehouse.
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource';
+const OTHER = 'https://other.example/api';
 
 /** The example on a free loopback port, its resource being its own /mcp URL. */
 async function startMcpExample(gatehouse: TestServer, issuer: string) {
@@ -82,17 +82,20 @@ for (const backend of backends()) {
     before(async () => {
       gatehouse = await startTestServer(backend);
       mcp = await startMcpExample(gatehouse, 'https://gatehouse.test');
+      // RFC 8707: the MCP server and another service, each offering every scope.
+      for (const uri of [mcp.resource, OTHER]) await gatehouse.gatehouse.engine.resources.create({ uri });
     });
     after(async () => {
       mcp?.close();
       await gatehouse?.close();
     });
 
-    /** A token of Gatehouse's key ring addressed to `aud`, as Gatehouse issues for `resource` (RFC 8707). */
-    async function tokenFor(aud: string | string[], scopes = [MCP_SCOPE]) {
-      const { client, token } = await clientCredentialsToken(gatehouse, scopes);
-      const claims = decodeJwt(token.access_token);
-      return { client, token: gatehouse.gatehouse.keyRing.signJwt({ ...claims, aud, jti: randomUUID() }) };
+    /** A client_credentials token Gatehouse issues for `resource` (RFC 8707), its `aud`. */
+    async function tokenFor(resource: string, scopes = [MCP_SCOPE]) {
+      const { client, credentials } = await clientCredentialsToken(gatehouse, scopes);
+      const token = await issueToken(gatehouse, { grant_type: 'client_credentials', resource }, credentials);
+      assert.equal(decodeJwt(token.access_token).aud, resource);
+      return { client, token: token.access_token };
     }
 
     it('answers 401 with resource_metadata, and the metadata names Gatehouse', async () => {
@@ -126,7 +129,7 @@ for (const backend of backends()) {
 
     it('refuses a token without the resource, for another resource, or without the scope', async () => {
       const plain = (await clientCredentialsToken(gatehouse, [MCP_SCOPE])).token.access_token;
-      const other = (await tokenFor('https://other.example/api')).token;
+      const other = (await tokenFor(OTHER)).token;
       for (const token of [plain, other]) {
         await assert.rejects(whoami(mcp.resource, token), /not issued for this resource/);
         const res = await plainRequest(mcp.origin, '/mcp', {
@@ -250,20 +253,13 @@ function recordingFetch(ca: string) {
   return { fetch, exchanges, close: () => https.close() };
 }
 
-// PENDING: dynamic registration (task D) and resource indicators (task R) have not landed on main.
-// These stand-ins name what the test needs of them; they go when they land.
-const MISSING =
-  'needs dynamic client registration (GATEHOUSE_DYNAMIC_REGISTRATION=open) and RFC 8707 resources, not on main yet';
-const OPEN_REGISTRATION = { dynamicRegistration: 'open' } as Record<string, unknown>;
-async function registerResource(
-  server: TestServer,
-  input: { uri: string; name?: string; scopes: string[] },
-): Promise<void> {
-  const engine = server.gatehouse.engine as unknown as {
-    resources: { create(input: { uri: string; name?: string; scopes: string[] }): Promise<unknown> };
-  };
-  await engine.resources.create(input);
-}
+// PENDING: dynamic registration (task D) has not landed on main; this stand-in names the settings the
+// test needs, and goes when it lands.
+const MISSING = 'needs dynamic client registration (GATEHOUSE_DYNAMIC_REGISTRATION=open), not on main yet';
+const OPEN_REGISTRATION = { dynamicRegistration: 'open', dynamicRegistrationScopes: [MCP_SCOPE] } as Record<
+  string,
+  unknown
+>;
 
 // What the MCP specification's authorization asks of a client, done by the SDK's own client against
 // Gatehouse and the example: discovery from the 401 (RFC 9728), dynamic registration (RFC 7591), the
@@ -292,9 +288,9 @@ describe(
           issuer = `https://localhost:${port}`;
           gatehouse = await startTestServer(backend, { port, issuer, ...OPEN_REGISTRATION });
           mcp = await startMcpExample(gatehouse, issuer);
-          // The operator's two steps: the MCP server registered as a resource offering its scope, and
-          // dynamic registration open (above).
-          await registerResource(gatehouse, {
+          // The operator's two steps: dynamic registration open, for the MCP server's scope (above),
+          // and the MCP server registered as a resource offering that scope.
+          await gatehouse.gatehouse.engine.resources.create({
             uri: mcp.resource,
             name: 'Example MCP server',
             scopes: [MCP_SCOPE],
@@ -396,8 +392,8 @@ describe(
         });
 
         it('a token for another resource, or for none, is refused by the MCP server', async () => {
-          const other = 'https://other.example/api';
-          await registerResource(gatehouse, { uri: other, scopes: [MCP_SCOPE] });
+          const other = OTHER;
+          await gatehouse.gatehouse.engine.resources.create({ uri: other, scopes: [MCP_SCOPE] });
           const { credentials } = await clientCredentialsToken(gatehouse, [MCP_SCOPE]);
           const tokenFor = async (resource: string | undefined) => {
             const form = {

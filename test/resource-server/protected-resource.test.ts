@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import express from 'express';
@@ -16,7 +15,7 @@ import {
 } from 'gatehouse-oauth-resource-server';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { clientCredentialsToken } from '../api/support.js';
+import { clientCredentialsToken, expectStatus } from '../api/support.js';
 import { listen, optionsFor, plainRequest, type PlainResponse } from './support.js';
 
 // RFC 9728 in the resource-server library: the metadata document and its well-known paths (§3, §3.1),
@@ -238,6 +237,7 @@ describe('formatChallenge: resource_metadata in Bearer challenges (RFC 9728 §5.
 
 const RESOURCE = 'https://notes.example/notes';
 const METADATA_URL = `https://notes.example${WELL_KNOWN}/notes`;
+const OTHER = 'https://other.example/api';
 
 interface Service {
   url: string;
@@ -290,20 +290,23 @@ for (const backend of backends()) {
     const services: Service[] = [];
     before(async () => {
       gatehouse = await startTestServer(backend);
+      // RFC 8707: the resources tokens may be asked for, offering every scope.
+      for (const uri of [RESOURCE, OTHER, `${RESOURCE}/`])
+        await gatehouse.gatehouse.engine.resources.create({ uri });
     });
     after(async () => {
       for (const service of services) await service.close();
       await gatehouse.close();
     });
 
-    /**
-     * A token of Gatehouse's, signed by its key ring, addressed to `aud`: what Gatehouse issues for a
-     * request with `resource` (RFC 8707 §2: a string for one resource, an array for several).
-     */
-    async function addressedTo(aud: string | string[], scopes = ['notes:read']): Promise<string> {
-      const { token } = await clientCredentialsToken(gatehouse, scopes);
-      const claims = decodeJwt(token.access_token);
-      return gatehouse.gatehouse.keyRing.signJwt({ ...claims, aud, jti: randomUUID() });
+    /** A token Gatehouse issues for `resource` (RFC 8707 §2): `aud` a string for one, an array for several. */
+    async function addressedTo(resource: string | string[], scopes = ['notes:read']): Promise<string> {
+      const { credentials } = await clientCredentialsToken(gatehouse, scopes);
+      const res = await gatehouse.http.token({ grant_type: 'client_credentials', resource }, credentials);
+      expectStatus(res, 200);
+      const token = (res.json as { access_token: string }).access_token;
+      assert.deepEqual(decodeJwt(token).aud, resource);
+      return token;
     }
 
     for (const [name, start] of Object.entries(adapters)) {
@@ -369,7 +372,7 @@ for (const backend of backends()) {
         });
 
         it('admits a token whose aud is or contains the resource', async () => {
-          for (const aud of [RESOURCE, ['https://other.example/api', RESOURCE]]) {
+          for (const aud of [RESOURCE, [OTHER, RESOURCE]]) {
             const token = await addressedTo(aud);
             const res = await plainRequest(url, '/notes', { headers: { authorization: `Bearer ${token}` } });
             assert.equal(res.status, 200, res.text);
@@ -381,8 +384,8 @@ for (const backend of backends()) {
           const { token } = await clientCredentialsToken(gatehouse, ['notes:read']);
           const others = [
             token.access_token, // aud: the issuer, as Gatehouse issues without `resource`
-            await addressedTo('https://other.example/api'),
-            await addressedTo(['https://other.example/api', 'https://gatehouse.test']),
+            await addressedTo(OTHER),
+            await addressedTo([OTHER, 'https://gatehouse.test']), // another resource and Gatehouse's own API
             await addressedTo(`${RESOURCE}/`), // exact match: another URL is another resource
           ];
           for (const other of others) {
