@@ -16,6 +16,8 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
   const keys = deriveServerKeys(config.secret);
   return {
     issuer: config.issuer,
+    // Where http/oauth/token-route.ts serves it, and the metadata says it is.
+    tokenEndpoint: `${config.issuer}/token`,
     accessTokenTtl: config.accessTokenTtl,
     idTokenTtl: config.idTokenTtl,
     refreshTokenTtl: config.refreshTokenTtl,
@@ -30,6 +32,7 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     allowPublicPasswordGrant: config.allowPublicPasswordGrant,
     macSecret: keys.macSecret,
     macTimestampWindowSeconds: config.macTimestampWindowSeconds,
+    dynamicRegistration: { policy: config.dynamicRegistration, scopes: config.dynamicRegistrationScopes },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,
       algorithm: config.signingAlgorithm,

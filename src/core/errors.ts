@@ -1,6 +1,6 @@
 /**
  * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750, RFC 7009 and RFC 8707 ones used by Gatehouse,
- * and the authorization endpoint's OpenID Connect errors (Core §3.1.2.6).
+ * the authorization endpoint's OpenID Connect errors (Core §3.1.2.6) and RFC 7591's registration errors.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -23,7 +23,10 @@ export type OAuthErrorCode =
   | 'request_not_supported'
   | 'request_uri_not_supported'
   /** RFC 8707 §2: a `resource` that is malformed, unknown, or not what the grant allows. */
-  | 'invalid_target';
+  | 'invalid_target'
+  // RFC 7591 §3.2.2, the registration endpoint's.
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata';
 
 /** An error the client is meant to see, with the HTTP status it travels with. */
 export class OAuthError extends Error {

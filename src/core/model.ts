@@ -12,6 +12,32 @@ export type GrantType = (typeof GRANT_TYPES)[number];
 export const TOKEN_TYPES = ['bearer', 'mac'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 
+/**
+ * How a client authenticates at the token, introspection and revocation endpoints (RFC 7591 §2
+ * `token_endpoint_auth_method`). A client with a secret accepts both secret methods whichever it was
+ * registered with (RFC 6749 §2.3.1); `private_key_jwt` is RFC 7523 §2.2; `none` is a public client.
+ */
+export const CLIENT_AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'none',
+] as const;
+export type ClientAuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
+
+/** A JWK Set (RFC 7517 §5) of public keys; its members were checked by core/client-keys.ts. */
+export interface PublicJwkSet {
+  keys: Array<Record<string, unknown>>;
+}
+
+/**
+ * How a client came to be registered: by an operator (`gatehouse clients create`, /v1/clients), or by
+ * itself at the RFC 7591 registration endpoint, with an initial access token or with none (docs/decisions.md,
+ * decision 20).
+ */
+export const CLIENT_REGISTRATIONS = ['operator', 'token', 'open'] as const;
+export type ClientRegistration = (typeof CLIENT_REGISTRATIONS)[number];
+
 export interface Client {
   id: string;
   name: string;
@@ -26,6 +52,24 @@ export interface Client {
   idTokenSignedResponseAlg: 'RS256' | 'ES256';
   /** Where RP-initiated logout may send the browser back to (exact match, like redirect URIs). */
   postLogoutRedirectUris: string[];
+  /** `none` exactly when public; `private_key_jwt` has no secret and exactly one of jwks / jwksUri. */
+  tokenEndpointAuthMethod: ClientAuthMethod;
+  /** The client's public keys for `private_key_jwt` (RFC 7591 §2 `jwks`), or null. */
+  jwks: PublicJwkSet | null;
+  /** Where the client publishes them instead (RFC 7591 §2 `jwks_uri`, https), or null. */
+  jwksUri: string | null;
+  /** Who registered it; a client that registered itself has a name nobody checked. */
+  registration: ClientRegistration;
+  /**
+   * SHA-256 of the RFC 7592 registration access token that manages the client at its configuration
+   * endpoint; null for a client an operator made (it cannot be managed there).
+   */
+  registrationAccessTokenHash: string | null;
+  /**
+   * When a user first granted the client anything. Recorded for clients registered `open` only: the
+   * purge deletes those that were never granted anything (core/purge.ts).
+   */
+  firstGrantedAt: number | null;
   /**
    * RFC 9126 §6 `require_pushed_authorization_requests`: /authorize answers this client only with a
    * `request_uri` from the pushed authorization request endpoint.
@@ -170,4 +214,20 @@ export interface SigningKeyRecord {
   retiredAt: number | null;
   /** Set when an operator revoked the key (compromised): it no longer signs or verifies anything. */
   revokedAt: number | null;
+}
+
+/**
+ * An RFC 7591 §3 initial access token: lets whoever holds it register clients while the policy is
+ * `token`, until it expires or an operator deletes it (docs/decisions.md, decision 20). Only the
+ * token's SHA-256 is stored.
+ */
+export interface InitialAccessToken {
+  id: string;
+  hash: string;
+  /** The scopes the clients it registers may have; null: those open registration allows. */
+  scopes: string[] | null;
+  createdAt: number;
+  expiresAt: number;
+  /** How many clients were registered with it. */
+  clientsRegistered: number;
 }

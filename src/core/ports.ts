@@ -2,7 +2,9 @@ import type {
   AuthorizationCode,
   BrowserSession,
   Client,
+  ClientRegistration,
   Grant,
+  InitialAccessToken,
   PushedAuthorizationRequest,
   RefreshToken,
   ResourceServer,
@@ -14,6 +16,8 @@ import type {
 export interface ClientFilter {
   name?: string;
   grantType?: string;
+  /** How the clients came to be registered (an operator finds self-registered clients by it). */
+  registration?: ClientRegistration;
   limit: number;
   offset: number;
 }
@@ -29,6 +33,23 @@ export interface ClientStore {
    */
   update(client: Client, secret: 'keep' | 'replace'): Promise<boolean>;
   delete(id: string): Promise<boolean>;
+  /**
+   * Records `at` as the client's first grant unless one is recorded already (the purge keeps a client
+   * registered `open` once it has been granted anything).
+   */
+  recordFirstGrant(id: string, at: number): Promise<void>;
+}
+
+/** RFC 7591 §3 initial access tokens (docs/decisions.md, decision 20). */
+export interface InitialAccessTokenStore {
+  insert(token: InitialAccessToken): Promise<void>;
+  /** The token with this hash, expired or not; undefined when there is none. */
+  getByHash(hash: string): Promise<InitialAccessToken | undefined>;
+  /** Every token, expired ones included until the purge deletes them, oldest first. */
+  list(): Promise<InitialAccessToken[]>;
+  delete(id: string): Promise<boolean>;
+  /** Adds one to the clients the token registered (one statement: concurrent registrations all count). */
+  countRegistration(id: string): Promise<void>;
 }
 
 export interface UserStore {
@@ -153,6 +174,11 @@ export interface PurgeCutoffs {
   revokedAccessTokensExpiredBefore: number;
   /** Grants revoked before this have no live access token left. */
   grantsRevokedBefore: number;
+  /**
+   * Clients registered `open` before this that were never granted anything are deleted; null or
+   * absent keeps them all (docs/decisions.md, decision 20).
+   */
+  unusedOpenClientsRegisteredBefore?: number | null;
 }
 
 /** Deletes dead rows in small batches (operations floor; docs/decisions.md, decision 5). */
@@ -180,6 +206,28 @@ export interface MacNonceStore {
    * replay). Atomic in the store, so a replay is refused across processes.
    */
   remember(jti: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
+}
+
+/**
+ * Identifiers a server accepts once: a client assertion's `jti` (RFC 7523 §3 item 7), and any other
+ * single-use token id, each kind in a namespace of its own (e.g. `client-assertion:<client_id>`).
+ */
+export interface UsedJtiStore {
+  /**
+   * Records (namespace, jti) until `expiresAt`; true the first time, false when it was recorded
+   * before and has not expired at `now` (a replay). Atomic in the store: of concurrent callers, in
+   * any number of processes sharing it, exactly one gets true. A row past its expiry is taken over.
+   */
+  use(namespace: string, jti: string, expiresAt: number, now: number): Promise<boolean>;
+}
+
+/**
+ * Reads a client's JWK Set from its `jwks_uri` (RFC 7591 §2). Network I/O, so implemented outside
+ * core (src/outbound); core validates what it returns and caches it (core/client-keys.ts).
+ */
+export interface JwksFetcher {
+  /** The document at `uri`, parsed as JSON; throws when it cannot be had under the fetch policy. */
+  fetch(uri: string): Promise<unknown>;
 }
 
 /** Pushed authorization requests (RFC 9126), shared by every process: any one may serve the /authorize. */
@@ -218,6 +266,8 @@ export interface Storage {
   readonly purge: PurgeStore;
   readonly rateLimits: RateLimitStore;
   readonly macNonces: MacNonceStore;
+  readonly usedJtis: UsedJtiStore;
+  readonly initialAccessTokens: InitialAccessTokenStore;
   readonly pushedRequests: PushedAuthorizationRequestStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;

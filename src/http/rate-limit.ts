@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimit, RateLimitedEndpoint } from '../config.js';
 import { BatchedRateCounter } from '../core/batched-rate-counter.js';
+import { claimedClientId } from '../core/client-assertion.js';
 import { requestSource } from '../core/account-lockout.js';
 import { RATE_LIMITED } from '../core/errors.js';
 import type { RateLimitStore } from '../core/ports.js';
@@ -51,7 +52,9 @@ function field(source: unknown, name: string): string | undefined {
  * client's allowance. A request without a secret (a public client, and every /authorize request, which
  * has no client authentication) proves nothing about who sent it, so it is counted per client *and
  * address*: a few addresses naming an honest client's id use up only their own allowance, never the
- * one its users share. Hashed: the key holds no secret and is short whatever the request sends.
+ * one its users share. A client assertion (RFC 7523) is new on every request and proves nothing
+ * before it is checked, so it counts like no secret, under the client it names. Hashed: the key holds
+ * no secret and is short whatever the request sends.
  */
 function clientIdentity(
   request: FastifyRequest,
@@ -68,14 +71,16 @@ function clientIdentity(
     const colon = pair.indexOf(':');
     return colon > 0 ? `c:${sha256(`${pair.slice(0, colon)}\n${pair.slice(colon + 1)}`)}` : undefined;
   }
-  const id = field(request.body, 'client_id');
+  const assertion = field(request.body, 'client_assertion');
+  const id = field(request.body, 'client_id') ?? (assertion && claimedClientId(assertion));
+  if (assertion !== undefined) return unauthenticated(id);
   const secret = field(request.body, 'client_secret');
   return secret === undefined ? unauthenticated(id) : id && `c:${sha256(`${id}\n${secret}`)}`;
 }
 
-function refuse(reply: FastifyReply, endpoint: RateLimitedEndpoint, retryAfter: number): FastifyReply {
+function refuse(reply: FastifyReply, browser: boolean, retryAfter: number): FastifyReply {
   reply.code(429).header('retry-after', String(retryAfter)).header('cache-control', 'no-store');
-  if (BROWSER_ENDPOINTS.has(endpoint)) {
+  if (browser) {
     return reply
       .type('text/html; charset=utf-8')
       .send(
@@ -144,6 +149,49 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     const resetAt = counts[over]?.resetAt ?? now + options.windowSeconds;
     limited.add(request);
     options.metrics.throttled(route ?? endpoint, counter?.kind ?? 'address');
-    return refuse(reply, endpoint, Math.max(1, resetAt - now));
+    return refuse(reply, BROWSER_ENDPOINTS.has(endpoint), Math.max(1, resetAt - now));
   });
+}
+
+export interface AddressRateLimitOptions {
+  store: RateLimitStore;
+  clock: Clock;
+  /** Requests allowed per address in each window. */
+  perAddress: number;
+  windowSeconds: number;
+  /** Names the counters and the metric's route label (e.g. `register`). */
+  name: string;
+  metrics: GatehouseMetrics;
+  flushIntervalMs?: number;
+}
+
+/**
+ * A limit of requests per source address with a window of its own (the registration endpoint's is an
+ * hour), counted and merged into the shared store as the other limits are, so it holds across every
+ * process. Returns the preHandler for the routes it limits; `app`'s close flushes the counts.
+ */
+export function addressRateLimit(
+  app: FastifyInstance,
+  options: AddressRateLimitOptions,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined> {
+  const windowCounter = new BatchedRateCounter({
+    store: options.store,
+    windowSeconds: options.windowSeconds,
+    flushIntervalMs: options.flushIntervalMs ?? 250,
+    onError: (error) => app.log.warn({ err: error }, 'rate-limit counters not merged; retrying'),
+  });
+  app.addHook('onClose', async function flushAddressRateLimit() {
+    windowCounter.stop();
+    await windowCounter.flush().catch(() => undefined);
+  });
+  return async function limitByAddress(request, reply) {
+    if (options.perAddress <= 0) return undefined;
+    const now = options.clock.now();
+    // An IPv6 address counts by its /64 (requestSource), as in every other limit.
+    const { count, resetAt } = windowCounter.hit(`rl:${options.name}:a:${requestSource(request.ip)}`, now);
+    if (count <= options.perAddress) return undefined;
+    limited.add(request);
+    options.metrics.throttled(request.routeOptions.url ?? options.name, 'address');
+    return refuse(reply, false, Math.max(1, resetAt - now));
+  };
 }

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { viewClient, type ClientView } from '../../core/client-registry.js';
+import { CLIENT_REGISTRATIONS } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
@@ -9,17 +11,47 @@ function describe(view: ClientView & { client_secret?: string }): string {
     ...(view.client_secret ? [`client_secret: ${view.client_secret}   (shown once; store it now)`] : []),
     `name:          ${view.name}`,
     `public:        ${view.public}`,
+    `auth_method:   ${view.token_endpoint_auth_method}`,
+    ...(view.jwks_uri !== null ? [`jwks_uri:      ${view.jwks_uri}`] : []),
+    ...(view.jwks !== null
+      ? [`jwks:          ${view.jwks.keys.length} key(s): ${view.jwks.keys.map(keyLabel).join(', ')}`]
+      : []),
     `grant_types:   ${view.grant_types.join(', ')}`,
     `redirect_uris: ${view.redirect_uris.join(' ') || '-'}`,
     `scopes:        ${view.scopes.join(' ') || '-'}`,
     `token_type:    ${view.token_type}`,
     `id_token_alg:  ${view.id_token_signed_response_alg}`,
+    `registration:  ${view.registration}`,
     `require_par:   ${view.require_pushed_authorization_requests}`,
     ...(view.post_logout_redirect_uris.length > 0
       ? [`post_logout:   ${view.post_logout_redirect_uris.join(' ')}`]
       : []),
   ];
   return lines.join('\n') + '\n';
+}
+
+/** A registered key as one word: its kid, or its type and curve. */
+function keyLabel(key: Record<string, unknown>): string {
+  if (typeof key.kid === 'string') return key.kid;
+  return [key.kty, key.crv].filter((part) => typeof part === 'string').join(' ');
+}
+
+/** --jwks-file: a JWK Set as JSON (the registry checks what it holds). */
+function jwksFromFile(path: string | undefined): unknown {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `--jwks-file: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UsageError(`--jwks-file: ${path} is not JSON (a JWK Set: {"keys": [...]})`);
+  }
 }
 
 const SETTINGS = {
@@ -30,6 +62,9 @@ const SETTINGS = {
   'token-type': { type: 'string' },
   'post-logout-redirect-uri': { type: 'string', multiple: true },
   'id-token-signed-response-alg': { type: 'string' },
+  'auth-method': { type: 'string' },
+  'jwks-uri': { type: 'string' },
+  'jwks-file': { type: 'string' },
   'require-par': { type: 'boolean' },
   'no-require-par': { type: 'boolean' },
 } as const satisfies Options;
@@ -47,7 +82,7 @@ function requirePar(values: { 'require-par'?: boolean; 'no-require-par'?: boolea
 /** Each action's own options and how many arguments it takes. */
 const ACTIONS: Record<string, { options: Options; positionals: number }> = {
   create: { options: { ...SETTINGS, public: { type: 'boolean' } }, positionals: 0 },
-  list: { options: {}, positionals: 0 },
+  list: { options: { registration: { type: 'string' } }, positionals: 0 },
   show: { options: {}, positionals: 1 },
   delete: { options: {}, positionals: 1 },
   update: { options: SETTINGS, positionals: 1 },
@@ -76,7 +111,7 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
   if (spec === undefined) throw new UsageError(`unknown clients action "${action}"`);
   const { values: parsed, positionals } = parseCommandArgs(
     rest,
-    { ...SETTINGS, public: { type: 'boolean' } },
+    { ...SETTINGS, public: { type: 'boolean' }, registration: { type: 'string' } },
     `clients ${action}`,
     spec.positionals,
   );
@@ -93,6 +128,10 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
   }
   const id = positionals[0];
   if (spec.positionals === 1 && id === undefined) throw new UsageError(`clients ${action} needs a CLIENT_ID`);
+  const registration = CLIENT_REGISTRATIONS.find((kind) => kind === values.registration);
+  if (values.registration !== undefined && registration === undefined) {
+    throw new UsageError(`--registration must be one of ${CLIENT_REGISTRATIONS.join(', ')}`);
+  }
   await withEngine(values, async (context) => {
     const { engine, json, out } = context;
     const existing = () => engine.clients.require(id as string);
@@ -108,6 +147,9 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           public: values.public,
           post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
           id_token_signed_response_alg: values['id-token-signed-response-alg'],
+          token_endpoint_auth_method: values['auth-method'],
+          jwks_uri: values['jwks-uri'],
+          jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
@@ -116,12 +158,18 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
         return;
       }
       case 'list': {
-        const { items } = await engine.clients.list({ limit: 10_000, offset: 0 });
+        const { items } = await engine.clients.list({
+          limit: 10_000,
+          offset: 0,
+          ...(registration === undefined ? {} : { registration }),
+        });
         const views = items.map(viewClient);
         if (json) printJson(context, views);
         else {
           for (const view of views) {
-            out.write(`${view.client_id}  ${view.name}  [${view.grant_types.join(',')}]\n`);
+            out.write(
+              `${view.client_id}  ${view.name}  [${view.grant_types.join(',')}]  ${view.registration}\n`,
+            );
           }
           if (views.length === 0) out.write('No clients.\n');
         }
@@ -142,13 +190,16 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           token_type: values['token-type'],
           post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
           id_token_signed_response_alg: values['id-token-signed-response-alg'],
+          token_endpoint_auth_method: values['auth-method'],
+          jwks_uri: values['jwks-uri'],
+          jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
             'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
-              '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par ' +
-              'or --no-require-par',
+              '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par, ' +
+              '--no-require-par, --auth-method, --jwks-uri or --jwks-file',
           );
         }
         const { client, secret } = await engine.clients.update(await existing(), changes);

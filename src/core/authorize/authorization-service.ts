@@ -134,6 +134,9 @@ export function mayReuseConsent(request: AuthorizationRequest): boolean {
   // An ID token (OpenID Connect) is no key to anything: like a code, it serves only the client whose
   // redirect receives it, so `id_token` and `code id_token` remember consent as the code flow does.
   if (responseParts(request.responseType).token || request.client.isPublic) return false;
+  // A client that registered itself (RFC 7591) chose its own name and redirect URIs: the user sees
+  // who asks each time (docs/decisions.md, decision 10).
+  if (request.client.registration !== 'operator') return false;
   let url: URL;
   try {
     url = new URL(request.redirectUri);
@@ -390,6 +393,10 @@ export class AuthorizationService {
       revokedAt: null,
     };
     await storage.grants.insert(grant);
+    // An anonymous registration that someone granted something is in use: the purge keeps it (core/purge.ts).
+    if (request.client.registration === 'open' && request.client.firstGrantedAt === null) {
+      await storage.clients.recordFirstGrant(request.client.id, now);
+    }
     return this.respond(request, grant, decision.scope, authentication);
   }
 

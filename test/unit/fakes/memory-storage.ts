@@ -3,6 +3,7 @@ import type {
   BrowserSession,
   Client,
   Grant,
+  InitialAccessToken,
   PushedAuthorizationRequest,
   RefreshToken,
   ResourceServer,
@@ -15,6 +16,7 @@ import type {
   BrowserSessionStore,
   ClientStore,
   GrantStore,
+  InitialAccessTokenStore,
   MacNonceStore,
   PurgeStore,
   PushedAuthorizationRequestStore,
@@ -26,6 +28,7 @@ import type {
   SigningKeyStore,
   Storage,
   ThrottleStore,
+  UsedJtiStore,
   UserStore,
 } from '../../../src/core/ports.js';
 
@@ -56,6 +59,8 @@ interface Tables {
   browserSessions: Map<string, BrowserSession>;
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
+  usedJtis: Map<string, number>;
+  initialAccessTokens: Map<string, InitialAccessToken>;
   pushedRequests: Map<string, PushedAuthorizationRequest>;
 }
 
@@ -84,10 +89,11 @@ function clients(t: Tables): ClientStore {
       const client = t.clients.get(id);
       return client && copy(client);
     },
-    async list({ name, grantType, limit, offset }) {
+    async list({ name, grantType, registration, limit, offset }) {
       const matching = [...t.clients.values()]
         .filter((c) => name === undefined || c.name === name)
         .filter((c) => grantType === undefined || (c.grantTypes as string[]).includes(grantType))
+        .filter((c) => registration === undefined || c.registration === registration)
         .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return { items: matching.slice(offset, offset + limit).map(copy), total: matching.length };
     },
@@ -107,6 +113,37 @@ function clients(t: Tables): ClientStore {
       for (const [hash, pushed] of t.pushedRequests)
         if (pushed.clientId === id) t.pushedRequests.delete(hash);
       return true;
+    },
+    async recordFirstGrant(id, at) {
+      const client = t.clients.get(id);
+      if (client !== undefined && client.firstGrantedAt === null) client.firstGrantedAt = at;
+    },
+  };
+}
+
+function initialAccessTokens(t: Tables): InitialAccessTokenStore {
+  return {
+    async insert(token) {
+      if ([...t.initialAccessTokens.values()].some((other) => other.hash === token.hash)) {
+        throw new Error('unique: initial access token hash exists');
+      }
+      insertNew(t.initialAccessTokens, token.id, token, 'initial access token');
+    },
+    async getByHash(hash) {
+      const token = [...t.initialAccessTokens.values()].find((other) => other.hash === hash);
+      return token && copy(token);
+    },
+    async list() {
+      return [...t.initialAccessTokens.values()]
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(copy);
+    },
+    async delete(id) {
+      return t.initialAccessTokens.delete(id);
+    },
+    async countRegistration(id) {
+      const token = t.initialAccessTokens.get(id);
+      if (token !== undefined) token.clientsRegistered += 1;
     },
   };
 }
@@ -414,6 +451,19 @@ function macNonces(t: Tables): MacNonceStore {
   };
 }
 
+function usedJtis(t: Tables): UsedJtiStore {
+  return {
+    async use(namespace, jti, expiresAt, now) {
+      const key = JSON.stringify([namespace, jti]);
+      const seenUntil = t.usedJtis.get(key);
+      // Seen before and not yet expired: a replay (UsedJtiStore.use); an expired row is taken over.
+      if (seenUntil !== undefined && seenUntil > now) return false;
+      t.usedJtis.set(key, expiresAt);
+      return true;
+    },
+  };
+}
+
 function pushedRequests(t: Tables): PushedAuthorizationRequestStore {
   /** The row while unconsumed and unexpired at `now`, for its client only. */
   const live = (hash: string, clientId: string, now: number) => {
@@ -471,6 +521,8 @@ export function memoryStorage(): Storage {
     browserSessions: new Map(),
     rateLimits: new Map(),
     macNonces: new Map(),
+    usedJtis: new Map(),
+    initialAccessTokens: new Map(),
     pushedRequests: new Map(),
   };
   return {
@@ -488,6 +540,8 @@ export function memoryStorage(): Storage {
     purge: noPurge,
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
+    usedJtis: usedJtis(t),
+    initialAccessTokens: initialAccessTokens(t),
     pushedRequests: pushedRequests(t),
     async ping() {},
     async close() {},
