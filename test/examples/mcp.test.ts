@@ -253,20 +253,12 @@ function recordingFetch(ca: string) {
   return { fetch, exchanges, close: () => https.close() };
 }
 
-// PENDING: dynamic registration (task D) has not landed on main; this stand-in names the settings the
-// test needs, and goes when it lands.
-const MISSING = 'needs dynamic client registration (GATEHOUSE_DYNAMIC_REGISTRATION=open), not on main yet';
-const OPEN_REGISTRATION = { dynamicRegistration: 'open', dynamicRegistrationScopes: [MCP_SCOPE] } as Record<
-  string,
-  unknown
->;
-
 // What the MCP specification's authorization asks of a client, done by the SDK's own client against
 // Gatehouse and the example: discovery from the 401 (RFC 9728), dynamic registration (RFC 7591), the
 // code flow with PKCE and `resource` (RFC 8707) through Gatehouse's pages in Chromium, then the tool.
 describe(
   'examples/mcp-server: the MCP SDK client authorizes through Gatehouse in Chromium',
-  { skip: browserSkip || MISSING },
+  { skip: browserSkip },
   () => {
     let browser: TestBrowser;
     before(async () => {
@@ -286,7 +278,12 @@ describe(
         before(async () => {
           const port = await freePort();
           issuer = `https://localhost:${port}`;
-          gatehouse = await startTestServer(backend, { port, issuer, ...OPEN_REGISTRATION });
+          gatehouse = await startTestServer(backend, {
+            port,
+            issuer,
+            dynamicRegistration: 'open',
+            dynamicRegistrationScopes: [MCP_SCOPE],
+          });
           mcp = await startMcpExample(gatehouse, issuer);
           // The operator's two steps: dynamic registration open, for the MCP server's scope (above),
           // and the MCP server registered as a resource offering that scope.
