@@ -100,6 +100,8 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
     updated_at: createdAt,
     id_token_signed_response_alg: 'RS256',
     post_logout_redirect_uris: '[]',
+    // A public client's method (migration 0009's check: public exactly when none).
+    token_endpoint_auth_method: 'none',
     registration,
     registration_access_token_hash: registration === 'operator' ? null : `rat-hash-${id}`,
     first_granted_at: firstGrantedAt,

@@ -90,7 +90,8 @@ export interface DpopOptions {
   /**
    * This service's public origin as clients address it, e.g. `https://api.example.com` (or several).
    * A proof's `htu` must be one of them followed by the request's path; never checked against the
-   * request's Host header, which the sender chooses. Required to accept the DPoP scheme.
+   * request's Host header, which the sender chooses. Required to accept the DPoP scheme, unless the
+   * `resource` option (RFC 9728) is set: then its origin is the default.
    */
   origin?: string | string[];
   /** The proof algorithms accepted (RFC 9449 §7.1 `algs`). Default: ES256, PS256, RS256, EdDSA, Ed25519. */

@@ -11,14 +11,15 @@ export interface Refusal {
 }
 
 /**
- * The RFC 6750 answer to a TokenError (status, WWW-Authenticate, JSON body), or 503 when
- * introspection could not run or a memory nonce or replay store is full: unverifiable means refused.
- * Other errors are the framework's to handle. `dpopAlgorithms`: DPoP is accepted, and offered in the
- * challenges (RFC 9449 §7.1).
+ * The RFC 6750 answer to a TokenError (status, WWW-Authenticate, JSON body; `resourceMetadata` is the
+ * RFC 9728 §5.1 parameter of the challenges), or 503 when introspection could not run or a memory
+ * nonce or replay store is full: unverifiable means refused. Other errors are the framework's to
+ * handle. `dpopAlgorithms`: DPoP is accepted, and offered in the challenges (RFC 9449 §7.1).
  */
 export function refusalFor(
   error: unknown,
   realm: string,
+  resourceMetadata?: string,
   dpopAlgorithms?: readonly string[],
 ): Refusal | undefined {
   if (error instanceof TokenError) {
@@ -26,7 +27,7 @@ export function refusalFor(
       status: error.status,
       headers: {
         ...error.options.headers,
-        'www-authenticate': error.challenge(realm, dpopAlgorithms),
+        'www-authenticate': error.challenge(realm, resourceMetadata, dpopAlgorithms),
         'cache-control': 'no-store',
       },
       body: {
@@ -80,4 +81,17 @@ const FORM = 'application/x-www-form-urlencoded';
 
 export function isForm(contentType: string | undefined): boolean {
   return contentType?.split(';', 1)[0]?.trim().toLowerCase() === FORM;
+}
+
+/** The RFC 9728 §3.2 answer: the metadata as JSON, public, and readable from any origin. */
+export function metadataResponse(document: unknown): { headers: Record<string, string>; body: string } {
+  return {
+    headers: {
+      'content-type': 'application/json',
+      // Public by nature; browser-based clients (an MCP inspector) read it across origins.
+      'access-control-allow-origin': '*',
+      'cache-control': 'public, max-age=300',
+    },
+    body: JSON.stringify(document),
+  };
 }

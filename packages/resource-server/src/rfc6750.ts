@@ -46,17 +46,18 @@ export class TokenError extends Error {
   }
 
   /**
-   * The WWW-Authenticate value (RFC 6750 §3; for MAC, docs/decisions.md, decision 3; RFC 9449 §7.1).
-   * With `dpopAlgorithms` (DPoP is accepted, with these proof algorithms) a refusal under Bearer, or
-   * of a request without a token, also offers the DPoP scheme; one under DPoP carries `algs`.
+   * The WWW-Authenticate value (RFC 6750 §3; for MAC, docs/decisions.md, decision 3; RFC 9449 §7.1),
+   * naming the resource's RFC 9728 metadata when given. With `dpopAlgorithms` (DPoP is accepted, with
+   * these proof algorithms) a refusal under Bearer, or of a request without a token, also offers the
+   * DPoP scheme; one under DPoP carries `algs`.
    */
-  challenge(realm: string, dpopAlgorithms?: readonly string[]): string {
+  challenge(realm: string, resourceMetadata?: string, dpopAlgorithms?: readonly string[]): string {
     const scheme = this.options.scheme ?? 'bearer';
-    const own = formatChallenge(scheme, realm, this, dpopAlgorithms);
+    const own = formatChallenge(scheme, realm, this, resourceMetadata, dpopAlgorithms);
     if (dpopAlgorithms === undefined || scheme !== 'bearer') return own;
     // RFC 9110 §11.6.1: several challenges in one field, comma-separated.
     const noError = this.code === undefined ? this : undefined;
-    return `${own}, ${formatChallenge('dpop', realm, noError, dpopAlgorithms)}`;
+    return `${own}, ${formatChallenge('dpop', realm, noError, resourceMetadata, dpopAlgorithms)}`;
   }
 }
 
@@ -68,18 +69,24 @@ function quotedValue(value: string): string {
 const SCHEME_NAMES: Record<CredentialScheme, string> = { bearer: 'Bearer', mac: 'MAC', dpop: 'DPoP' };
 
 /**
- * One challenge. `dpopAlgorithms` is the DPoP challenge's `algs` (RFC 9449 §7.1: the proof
- * algorithms accepted, space-separated).
+ * A challenge for `scheme`. `resourceMetadata`, the URL of the resource's protected resource metadata,
+ * goes into Bearer and DPoP challenges (RFC 9728 §5.1), with or without an error, so that a client
+ * refused for any reason can find the authorization server. `dpopAlgorithms` is the DPoP challenge's
+ * `algs` (RFC 9449 §7.1: the proof algorithms accepted, space-separated).
  */
 export function formatChallenge(
   scheme: CredentialScheme,
   realm: string,
   error?: TokenError,
+  resourceMetadata?: string,
   dpopAlgorithms?: readonly string[],
 ): string {
   const params: string[] = [];
   // The MAC drafts define no realm parameter; Gatehouse answers `MAC error="invalid_token"` (decision 3).
   if (scheme !== 'mac') params.push(`realm="${quotedValue(realm)}"`);
+  if (scheme !== 'mac' && resourceMetadata !== undefined) {
+    params.push(`resource_metadata="${quotedValue(resourceMetadata)}"`);
+  }
   // RFC 6750 §3.1: a request without any authentication gets no error code.
   if (error?.code !== undefined) {
     params.push(`error="${error.code}"`);

@@ -69,7 +69,7 @@ export function registerUserInfoRoute(
       for (const [name, value] of Object.entries(refusal.options.headers ?? {})) reply.header(name, value);
       reply
         .code(refusal.status)
-        .header('www-authenticate', refusal.challenge(REALM, DPOP_CHALLENGE_ALGORITHMS));
+        .header('www-authenticate', refusal.challenge(REALM, undefined, DPOP_CHALLENGE_ALGORITHMS));
       reply.type('application/json');
       // RFC 6750 §3.1: a request without credentials gets no error code, in the header or here.
       return refusal.code === undefined

@@ -62,7 +62,7 @@ function toProblem(error: unknown): Problem | undefined {
       // RFC 9449 §7.1: DPoP is offered beside Bearer; §9: use_dpop_nonce carries DPoP-Nonce.
       headers: {
         ...error.options.headers,
-        'www-authenticate': error.challenge(REALM, DPOP_CHALLENGE_ALGORITHMS),
+        'www-authenticate': error.challenge(REALM, undefined, DPOP_CHALLENGE_ALGORITHMS),
       },
     });
   }
