@@ -230,6 +230,35 @@ for (const backend of backends()) {
       });
     }
 
+    it('with an RFC 9728 resource, `dpop: {}` takes the resource’s origin; challenges name the metadata', async () => {
+      await gatehouse.gatehouse.engine.resources.create({ uri: NOTES });
+      syncClock(gatehouse);
+      const res = await gatehouse.http.request('/token', {
+        form: { grant_type: 'client_credentials', scope: 'notes:read', resource: NOTES },
+        headers: {
+          authorization: basicAuth(party.id, party.secret),
+          dpop: await generateProof(key, TOKEN_URL, 'POST'),
+        },
+      });
+      assert.equal(res.status, 200, res.text);
+      const token = (res.json as { access_token: string }).access_token;
+      const get = await start('fastify', { resource: NOTES, dpop: {} });
+      const ok = await get({ authorization: `DPoP ${token}`, dpop: await proof(token) });
+      assert.equal(ok.status, 200, ok.text);
+      const metadata = `${ORIGIN}/.well-known/oauth-protected-resource/notes`;
+      const asBearer = await get({ authorization: `Bearer ${token}` });
+      assert.equal(
+        challengeOf(asBearer).includes(`DPoP realm="notes", resource_metadata="${metadata}", algs="ES256 `),
+        true,
+        challengeOf(asBearer),
+      );
+      const unproven = await get({ authorization: `DPoP ${token}` });
+      assert.match(
+        challengeOf(unproven),
+        new RegExp(`^DPoP realm="notes", resource_metadata="${metadata}", error=`),
+      );
+    });
+
     it('several processes: a shared replay store refuses a proof another process accepted', async () => {
       const shared = new MemoryDpopReplayStore({ now: () => gatehouse.clock.now() });
       const sharedStore: DpopReplayStore = { remember: (k, at) => shared.remember(k, at) };
