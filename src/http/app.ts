@@ -49,6 +49,8 @@ export interface AppDependencies {
 // Every request and response header that can carry a credential is kept out of the logs.
 const REDACTED_PATHS = [
   'req.headers.authorization',
+  // A DPoP proof is single use, but it is still a signed credential for one request (RFC 9449 §11.1).
+  'req.headers.dpop',
   'req.headers.cookie',
   'res.headers["set-cookie"]',
   'res.headers.location',
