@@ -179,6 +179,13 @@ export function createEngine(deps: EngineDependencies): Engine {
     ttl: policy.idTokenTtl,
   });
   const resourceTargets = new ResourceTargets(storage.resources, policy.issuer);
+  const tokens = createTokenServices({
+    keyRing,
+    storage,
+    clock,
+    issuer: policy.issuer,
+    macSecret: policy.macSecret,
+  });
   const tokenEndpoint = new TokenEndpoint(
     {
       storage,
@@ -186,6 +193,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       idTokens,
       clock,
       resources: resourceTargets,
+      accessTokens: tokens.validator,
       policy: {
         refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
         passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
@@ -198,13 +206,6 @@ export function createEngine(deps: EngineDependencies): Engine {
     },
     authenticate,
   );
-  const tokens = createTokenServices({
-    keyRing,
-    storage,
-    clock,
-    issuer: policy.issuer,
-    macSecret: policy.macSecret,
-  });
   const scopes = new ScopeRegistry(storage, clock);
   const hintOptions = { keyRing, clock, issuer: policy.issuer };
   const checkIdTokenHint = (token: string) => verifyIdTokenHint(token, hintOptions);
