@@ -65,7 +65,12 @@ export const tokenExchangeGrant = {
       throw invalidRequest('actor_token_type was sent without actor_token');
     }
     const asked = parseScope(params.scope);
-    const subject = await validToken(context, 'subject_token', params.subject_token, params.subject_token_type);
+    const subject = await validToken(
+      context,
+      'subject_token',
+      params.subject_token,
+      params.subject_token_type,
+    );
     const actor = hasActor
       ? await validToken(context, 'actor_token', params.actor_token, params.actor_token_type)
       : undefined;
@@ -78,9 +83,7 @@ export const tokenExchangeGrant = {
     }
     const claims = subject.claims;
     const current: ActorClaim =
-      actor === undefined
-        ? { sub: client.id }
-        : { sub: actor.claims.sub, client_id: actor.claims.client_id };
+      actor === undefined ? { sub: client.id } : { sub: actor.claims.sub, client_id: actor.claims.client_id };
     if (claims.act !== undefined) current.act = claims.act;
     if (depthOf(current) > MAX_ACTOR_DEPTH) {
       throw invalidRequest(`the delegation chain would be longer than ${MAX_ACTOR_DEPTH} actors`);
