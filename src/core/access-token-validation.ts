@@ -99,6 +99,13 @@ export class AccessTokenValidator {
       if (state === 'expired') {
         throw new InvalidAccessTokenError('the grant behind the access token has expired');
       }
+      // A token exchange's token (RFC 8693) lives under another client's grant: deleting its own
+      // client cascades to nothing of that grant, so the client is looked up (decision 23).
+      if (grant !== undefined && grant.clientId !== claims.client_id) {
+        if ((await storage.clients.get(claims.client_id)) === undefined) {
+          throw new InvalidAccessTokenError('the client of the access token no longer exists');
+        }
+      }
     } else if ((await storage.clients.get(claims.client_id)) === undefined) {
       // Deleting a client deletes its grants (and so its user tokens) by cascade; its
       // client_credentials tokens carry no grant, so they die here.

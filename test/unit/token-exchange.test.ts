@@ -386,6 +386,16 @@ describe('token exchange (RFC 8693)', () => {
     });
   });
 
+  it('dies when the exchanging client is deleted, though the grant is another client’s', async () => {
+    const { token } = await subjectToken();
+    const doomed = await addClient(t, { grantTypes: [TOKEN_EXCHANGE_GRANT], redirectUris: [] });
+    const exchanged = (await exchange(ofSubject(token), { party: doomed })).access_token;
+    assert.equal(await isLive(t, exchanged), true);
+    await t.storage.clients.delete(doomed.client.id);
+    assert.equal(await isLive(t, exchanged), false);
+    assert.equal(await isLive(t, token), true, 'the subject token lives on');
+  });
+
   it('is advertised among the token endpoint’s grant types', () => {
     assert.ok(t.tokenEndpoint.grantTypes.includes(TOKEN_EXCHANGE_GRANT));
   });
