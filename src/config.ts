@@ -61,7 +61,7 @@ export interface GatehouseConfig {
   requirePushedAuthorizationRequests: boolean;
   /**
    * RFC 9449 §8, §9: `required` makes every DPoP proof carry a server nonce (docs/decisions.md,
-   * decision 23); `off` (the default) asks for none.
+   * decision 24); `off` (the default) asks for none.
    */
   dpopNonce: 'required' | 'off';
   /** How far a DPoP proof's `iat` may be from the server's clock, either way, in seconds (plus 5 s). */

@@ -54,7 +54,7 @@ describe('configuration from the environment', () => {
     assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_ID_TOKEN_TTL: '300' }), []);
   });
 
-  it('DPoP: nonces off by default (docs/decisions.md, decision 23), the proof window 60 s', () => {
+  it('DPoP: nonces off by default (docs/decisions.md, decision 24), the proof window 60 s', () => {
     const load = (env: NodeJS.ProcessEnv) =>
       loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env });
     assert.equal(load({}).dpopNonce, 'off');

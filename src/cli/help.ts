@@ -85,7 +85,9 @@ export const CLIENTS_HELP = `Usage:
   gatehouse clients delete CLIENT_ID
 
   --grant-types LIST   Comma-separated: authorization_code, implicit, password,
-                       client_credentials, refresh_token. Default: authorization_code,refresh_token
+                       client_credentials, refresh_token, token_exchange (short for
+                       urn:ietf:params:oauth:grant-type:token-exchange, RFC 8693; confidential
+                       clients only). Default: authorization_code,refresh_token
                        with a redirect URI, client_credentials without.
   --public             No secret (native and browser apps); PKCE S256 required.
   --token-type         bearer (default) or mac.

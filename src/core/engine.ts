@@ -193,6 +193,13 @@ export function createEngine(deps: EngineDependencies): Engine {
   });
   const resourceTargets = new ResourceTargets(storage.resources, policy.issuer);
   const dpop = new DpopVerifier({ clock, usedJtis: storage.usedJtis, policy: policy.dpop });
+  const tokens = createTokenServices({
+    keyRing,
+    storage,
+    clock,
+    issuer: policy.issuer,
+    macSecret: policy.macSecret,
+  });
   const tokenEndpoint = new TokenEndpoint(
     {
       storage,
@@ -200,6 +207,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       idTokens,
       clock,
       resources: resourceTargets,
+      accessTokens: tokens.validator,
       policy: {
         refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
         passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
@@ -213,13 +221,6 @@ export function createEngine(deps: EngineDependencies): Engine {
     authenticate,
     { verifier: dpop, endpointUrl: policy.tokenEndpoint },
   );
-  const tokens = createTokenServices({
-    keyRing,
-    storage,
-    clock,
-    issuer: policy.issuer,
-    macSecret: policy.macSecret,
-  });
   const scopes = new ScopeRegistry(storage, clock);
   const hintOptions = { keyRing, clock, issuer: policy.issuer };
   const checkIdTokenHint = (token: string) => verifyIdTokenHint(token, hintOptions);

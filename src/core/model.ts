@@ -6,8 +6,12 @@ export const GRANT_TYPES = [
   'password',
   'client_credentials',
   'refresh_token',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
 ] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
+
+/** RFC 8693 §2.1: the grant type of a token exchange. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 export const TOKEN_TYPES = ['bearer', 'mac'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];

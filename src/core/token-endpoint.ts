@@ -7,6 +7,7 @@ import type { GrantContext, GrantHandler } from './grants/grant-handler.js';
 import { passwordGrant } from './grants/password.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
 import type { Client } from './model.js';
+import { tokenExchangeGrant } from './grants/token-exchange.js';
 import type { TokenResponse } from './token-issuer.js';
 
 export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
@@ -14,6 +15,7 @@ export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
   passwordGrant,
   clientCredentialsGrant,
   refreshTokenGrant,
+  tokenExchangeGrant,
 ];
 
 export interface TokenEndpointRequest {
@@ -21,6 +23,8 @@ export interface TokenEndpointRequest {
   params: Readonly<Record<string, string | undefined>>;
   /** Every `resource` value of the request (RFC 8707 §2, repeatable); none when absent. */
   resources?: readonly string[];
+  /** Every `audience` value of the request (RFC 8693 §2.1, repeatable); none when absent. */
+  audiences?: readonly string[];
   /** The client's address, for the password grant's per-source counts. */
   address?: string;
   /** Every `DPoP` header field value of the request (RFC 9449 §4.1); none when absent. */
@@ -85,6 +89,7 @@ export class TokenEndpoint {
         client,
         params: request.params,
         resources: request.resources ?? [],
+        audiences: request.audiences ?? [],
         address: request.address ?? '',
         dpop,
       },

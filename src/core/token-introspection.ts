@@ -6,6 +6,7 @@ import { deriveMacKey, type MacAlgorithm } from './mac.js';
 import type { Client } from './model.js';
 import type { Storage } from './ports.js';
 import { formatScope } from './scopes.js';
+import type { ActorClaim } from './token-issuer.js';
 
 /**
  * The client scope that lets a confidential client (a resource server) receive the MAC key of MAC
@@ -33,6 +34,8 @@ export interface IntrospectionResponse {
   cnf?: { jkt: string };
   mac_key?: string;
   mac_algorithm?: MacAlgorithm;
+  /** RFC 8693 §4.1, §2.2 of RFC 7662: who acts for `sub`, on a token issued by a token exchange. */
+  act?: ActorClaim;
 }
 
 export interface TokenIntrospectorOptions {
@@ -83,6 +86,7 @@ export class TokenIntrospector {
       };
       // RFC 9449 §6.2: a resource server learns the key to check the request's proof against.
       if (claims.cnf !== undefined) response.cnf = { jkt: claims.cnf.jkt };
+      if (claims.act !== undefined) response.act = claims.act;
       if (claims.gid !== undefined) {
         const user = await this.options.storage.users.get(claims.sub);
         if (user !== undefined) response.username = user.username;

@@ -20,6 +20,18 @@ export interface TokenResponse {
   id_token?: string;
   mac_key?: string;
   mac_algorithm?: MacAlgorithm;
+  /** RFC 8693 §2.2.1: the type of the token issued by a token exchange. */
+  issued_token_type?: string;
+}
+
+/**
+ * RFC 8693 §4.1: the party acting for the subject; `act` nests the parties that acted before it,
+ * the outermost being the current one.
+ */
+export interface ActorClaim {
+  sub: string;
+  client_id?: string;
+  act?: ActorClaim;
 }
 
 export interface AccessTokenClaims {
@@ -41,6 +53,8 @@ export interface AccessTokenClaims {
    * only on DPoP tokens, which are refused as bearer tokens.
    */
   cnf?: { jkt: string };
+  /** RFC 8693 §4.1: on tokens issued by a token exchange, who acts for `sub`. */
+  act?: ActorClaim;
 }
 
 export interface TokenIssuerOptions {
@@ -76,6 +90,10 @@ export interface IssueInput {
    * (`cnf.jkt`, token_type DPoP), and a public client's refresh token too (§5).
    */
   dpopJkt?: string;
+  /** RFC 8693 §4.1: the acting party, on a token issued by a token exchange. */
+  act?: ActorClaim;
+  /** The access token expires no later than this (a token exchange's subject token's `exp`). */
+  notAfter?: number;
 }
 
 /** The sign-in a refresh token descends from: what its refreshes' ID tokens repeat (Core §12.2). */
@@ -112,7 +130,10 @@ export class TokenIssuer {
   /** Access token only: what the implicit flow and client_credentials return. No store write. */
   async issueAccessToken(input: IssueInput): Promise<TokenResponse> {
     const now = this.options.clock.now();
-    const exp = earliest(now + this.options.accessTokenTtl, input.grant?.expiresAt ?? null);
+    const exp = earliest(
+      earliest(now + this.options.accessTokenTtl, input.grant?.expiresAt ?? null),
+      input.notAfter ?? null,
+    );
     const jti = randomUUID();
     const claims: AccessTokenClaims = {
       iss: this.options.issuer,
@@ -125,6 +146,7 @@ export class TokenIssuer {
       jti,
     };
     if (input.grant !== undefined) claims.gid = input.grant.id;
+    if (input.act !== undefined) claims.act = input.act;
     // A DPoP-bound token is never a MAC token (the token endpoint refuses proofs from MAC clients).
     const dpop = input.dpopJkt !== undefined;
     const mac = !dpop && input.client.tokenType === 'mac';

@@ -9,7 +9,8 @@ import {
   dpopReplayNamespace,
   type DpopProofRequest,
 } from '../../src/core/dpop.js';
-import type { Client } from '../../src/core/model.js';
+import { ACCESS_TOKEN_TYPE } from '../../src/core/grants/token-exchange.js';
+import { TOKEN_EXCHANGE_GRANT, type Client } from '../../src/core/model.js';
 import { checkTokenPresentation } from '../../src/core/token-presentation.js';
 import type { TokenResponse } from '../../src/core/token-issuer.js';
 import { ManualClock } from '../../src/shared/clock.js';
@@ -739,5 +740,71 @@ describe('RFC 9449 §10, §10.1 at the authorization endpoint and /par', () => {
       ]),
       { code: 'invalid_dpop_proof', status: 400, description: /htu/ },
     );
+  });
+});
+
+describe('RFC 9449 with RFC 8693: a DPoP-bound token is exchanged only by its key’s holder', () => {
+  let engine: TestEngine;
+  let service: { client: Client; secret: string };
+  let boundSubject: string;
+  let bearerSubject: string;
+  before(async () => {
+    engine = await testEngine();
+    const user = await addUser(engine);
+    const app = await addClient(engine, { scopes: ['read'] });
+    service = await addClient(engine, {
+      grantTypes: [TOKEN_EXCHANGE_GRANT],
+      redirectUris: [],
+      scopes: ['read'],
+    });
+    const { code } = await seedCode(engine, app.client, user, { scope: ['read'] });
+    const bound = await engine.token({
+      authorization: basic(app.client.id, app.secret),
+      params: { grant_type: 'authorization_code', code, redirect_uri: REDIRECT },
+      ...(await withProof(engine, keys.es256)),
+    });
+    boundSubject = bound.access_token;
+    const { code: other } = await seedCode(engine, app.client, user, { scope: ['read'] });
+    bearerSubject = (
+      await engine.token({
+        authorization: basic(app.client.id, app.secret),
+        params: { grant_type: 'authorization_code', code: other, redirect_uri: REDIRECT },
+      })
+    ).access_token;
+  });
+  after(() => engine.close());
+
+  const exchange = async (subjectToken: string, key: ProofKey | undefined) =>
+    engine.token({
+      authorization: basic(service.client.id, service.secret),
+      params: {
+        grant_type: TOKEN_EXCHANGE_GRANT,
+        subject_token: subjectToken,
+        subject_token_type: ACCESS_TOKEN_TYPE,
+      },
+      ...(await withProof(engine, key)),
+    });
+
+  it('without a proof, or with another key’s, the bound subject token is refused', async () => {
+    for (const key of [undefined, keys.other]) {
+      await expectOAuthError(exchange(boundSubject, key), {
+        code: 'invalid_request',
+        status: 400,
+        description:
+          /subject_token: a DPoP-bound token is exchanged only with a DPoP proof made with its key/,
+      });
+    }
+  });
+
+  it('with a proof of its key, the exchanged token is bound to that key too', async () => {
+    const response = await exchange(boundSubject, keys.es256);
+    assert.equal(response.token_type, 'DPoP');
+    assert.deepEqual(decodeJwt(response.access_token).cnf, { jkt: keys.es256.jkt });
+  });
+
+  it('a bearer subject token exchanged with a proof gives a token bound to the proof’s key', async () => {
+    const response = await exchange(bearerSubject, keys.other);
+    assert.deepEqual(decodeJwt(response.access_token).cnf, { jkt: keys.other.jkt });
+    assert.equal((await exchange(bearerSubject, undefined)).token_type, 'bearer');
   });
 });

@@ -177,13 +177,14 @@ function table(rows: Row[]) {
 describe('token endpoint dispatch (RFC 6749 §3.2, §5.2)', () => {
   table(DISPATCH);
 
-  it('serves exactly the four token grants', async () => {
+  it('serves exactly the five token grants', async () => {
     const engine = await testEngine();
     assert.deepEqual(engine.tokenEndpoint.grantTypes.sort(), [
       'authorization_code',
       'client_credentials',
       'password',
       'refresh_token',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ]);
     await engine.close();
   });

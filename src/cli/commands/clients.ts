@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { viewClient, type ClientView } from '../../core/client-registry.js';
-import { CLIENT_REGISTRATIONS } from '../../core/model.js';
+import { CLIENT_REGISTRATIONS, TOKEN_EXCHANGE_GRANT } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
@@ -102,11 +102,16 @@ const ACTIONS: Record<string, { options: Options; positionals: number }> = {
   'rotate-secret': { options: {}, positionals: 1 },
 };
 
+/** Short names the CLI accepts for grant types that are URNs (RFC 8693 §2.1's, for one). */
+const GRANT_TYPE_SHORT_NAMES: Readonly<Record<string, string>> = {
+  token_exchange: TOKEN_EXCHANGE_GRANT,
+};
 const grantTypesOf = (value: string | undefined) =>
   value
     ?.split(',')
     .map((g) => g.trim())
-    .filter(Boolean);
+    .filter(Boolean)
+    .map((g) => GRANT_TYPE_SHORT_NAMES[g] ?? g);
 const scopesOf = (value: string | undefined) => value?.split(/\s+/).filter(Boolean);
 /** `--post-logout-redirect-uri ''` alone clears the list on update. */
 const urisOf = (values: string[] | undefined) => values?.filter((uri) => uri !== '');
