@@ -58,6 +58,13 @@ export interface GatehouseConfig {
   pushedAuthorizationRequestTtl: number;
   /** RFC 9126 §5: /authorize takes only pushed authorization requests, from every client. */
   requirePushedAuthorizationRequests: boolean;
+  /** RFC 8628 §3.2 `expires_in` of a device code (and its user code), seconds. */
+  deviceCodeTtl: number;
+  /** RFC 8628 §3.2 `interval`: seconds a device waits between polls, until told to slow down. */
+  deviceCodeInterval: number;
+  /** Wrong user codes allowed per source address inside the lockout window (RFC 8628 §5.1), then 429. */
+  userCodeFailuresPerSource: number;
+  userCodeFailureWindowSeconds: number;
   bodyLimitBytes: number;
   /** Accept an access token in the `access_token` query parameter (RFC 6750 §2.3); off by default. */
   allowAccessTokenInQuery: boolean;
@@ -324,6 +331,8 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_REFRESH_TOKEN_TTL',
   'GATEHOUSE_ALLOW_PLAIN_PKCE',
   'GATEHOUSE_REQUIRE_PAR',
+  'GATEHOUSE_DEVICE_CODE_TTL',
+  'GATEHOUSE_USER_CODE_ATTEMPTS',
   'GATEHOUSE_BODY_LIMIT_BYTES',
   'GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY',
   'GATEHOUSE_MAC_TIMESTAMP_WINDOW',
@@ -485,6 +494,16 @@ export function loadConfig(
     pushedAuthorizationRequestTtl: pushedRequestTtl(input.pushedAuthorizationRequestTtl),
     requirePushedAuthorizationRequests:
       input.requirePushedAuthorizationRequests ?? boolean(env, 'GATEHOUSE_REQUIRE_PAR') ?? false,
+    // RFC 8628 §3.2 leaves both to the server: ten minutes to type a code, sign in and decide; a poll
+    // every five seconds (the RFC's default when a response names none).
+    deviceCodeTtl:
+      input.deviceCodeTtl ?? integer(env, 'GATEHOUSE_DEVICE_CODE_TTL', 60, 3600, 'seconds') ?? 600,
+    deviceCodeInterval: input.deviceCodeInterval ?? 5,
+    userCodeFailuresPerSource:
+      input.userCodeFailuresPerSource ??
+      integer(env, 'GATEHOUSE_USER_CODE_ATTEMPTS', 1, 1000, 'attempts') ??
+      10,
+    userCodeFailureWindowSeconds: input.userCodeFailureWindowSeconds ?? 900,
     bodyLimitBytes:
       input.bodyLimitBytes ??
       integer(env, 'GATEHOUSE_BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024, 'bytes') ??

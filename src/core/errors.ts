@@ -1,6 +1,6 @@
 /**
- * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750, RFC 7009 and RFC 8707 ones used by Gatehouse,
- * and the authorization endpoint's OpenID Connect errors (Core §3.1.2.6).
+ * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750, RFC 7009, RFC 8707 and RFC 8628 ones used by
+ * Gatehouse, and the authorization endpoint's OpenID Connect errors (Core §3.1.2.6).
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -23,7 +23,11 @@ export type OAuthErrorCode =
   | 'request_not_supported'
   | 'request_uri_not_supported'
   /** RFC 8707 §2: a `resource` that is malformed, unknown, or not what the grant allows. */
-  | 'invalid_target';
+  | 'invalid_target'
+  /** RFC 8628 §3.5: the device grant's polling answers. */
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 /** An error the client is meant to see, with the HTTP status it travels with. */
 export class OAuthError extends Error {
@@ -71,3 +75,13 @@ export const tooManyAttempts = (retryAfter: number): OAuthError =>
     429,
     retryAfter,
   );
+
+/** RFC 8628 §3.5: the device grant's polling answers, each 400 (RFC 6749 §5.2). */
+export const authorizationPending = (): OAuthError =>
+  new OAuthError('authorization_pending', 'the user has not yet approved or denied the request');
+export const slowDown = (interval: number): OAuthError =>
+  new OAuthError('slow_down', `polling too often; wait at least ${interval} seconds between requests`);
+export const expiredToken = (): OAuthError =>
+  new OAuthError('expired_token', 'the device code has expired; start a new device authorization');
+export const accessDenied = (description: string): OAuthError =>
+  new OAuthError('access_denied', description);

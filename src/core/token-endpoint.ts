@@ -2,6 +2,7 @@ import { authenticateClient, type ClientCredentialsInput } from './client-auth.j
 import { invalidRequest, unauthorizedClient, unsupportedGrantType } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
+import { deviceCodeGrant } from './grants/device-code.js';
 import type { GrantContext, GrantHandler } from './grants/grant-handler.js';
 import { passwordGrant } from './grants/password.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
@@ -12,6 +13,7 @@ export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
   passwordGrant,
   clientCredentialsGrant,
   refreshTokenGrant,
+  deviceCodeGrant,
 ];
 
 export interface TokenEndpointRequest {

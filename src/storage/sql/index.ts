@@ -11,6 +11,7 @@ import { createPurgeRepository } from './repositories/purge.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
+import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
@@ -187,6 +188,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db),
     pushedRequests: createPushedRequestRepository(db),
+    deviceAuthorizations: createDeviceAuthorizationRepository(db),
     observeQueries: queries.observe,
     observeConnectionErrors(listener) {
       connectionErrorListeners.add(listener);

@@ -8,6 +8,7 @@ import * as serverSecretCheck from './0006-server-secret-check.js';
 import * as openIdConnect from './0007-openid-connect.js';
 import * as resourceIndicators from './0008-resource-indicators.js';
 import * as pushedAuthorizationRequests from './0011-pushed-authorization-requests.js';
+import * as deviceAuthorization from './0013-device-authorization.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const migrations: Record<string, Migration> = {
   '0007-openid-connect': openIdConnect,
   '0008-resource-indicators': resourceIndicators,
   '0011-pushed-authorization-requests': pushedAuthorizationRequests,
+  '0013-device-authorization': deviceAuthorization,
 };
 
 export const migrationProvider: MigrationProvider = {
