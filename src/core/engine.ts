@@ -1,10 +1,7 @@
 import type { Clock } from '../shared/clock.js';
 import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
-import {
-  DeviceAuthorizationService,
-  type DeviceAuthorizationPolicy,
-} from './device/device-authorization.js';
+import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
 import { signIn, type SignInResult } from './authorize/sign-in.js';
 import { BrowserSessions } from './browser-sessions.js';
 import { authenticateClient, type AuthenticatedClient, type ClientCredentialsInput } from './client-auth.js';

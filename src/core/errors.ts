@@ -83,5 +83,4 @@ export const slowDown = (interval: number): OAuthError =>
   new OAuthError('slow_down', `polling too often; wait at least ${interval} seconds between requests`);
 export const expiredToken = (): OAuthError =>
   new OAuthError('expired_token', 'the device code has expired; start a new device authorization');
-export const accessDenied = (description: string): OAuthError =>
-  new OAuthError('access_denied', description);
+export const accessDenied = (description: string): OAuthError => new OAuthError('access_denied', description);

@@ -9,6 +9,7 @@ import { installObservability, requestId, type MetricsCollector } from './observ
 import { installDrain } from './drain.js';
 import { installRateLimits } from './rate-limit.js';
 import { applyServerTimeouts, CONNECTION_CHECK_MS, installParameterLimits } from './request-limits.js';
+import { registerDeviceAuthorizationRoute } from './oauth/device-authorization-route.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute, RESPONSE_MODES, RESPONSE_TYPES } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
@@ -145,6 +146,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerJwksRoute(oauth, engine.keyRing);
       registerTokenManagementRoutes(oauth, engine);
       registerPushedAuthorizationRequestRoute(oauth, engine, config.issuer);
+      registerDeviceAuthorizationRoute(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
         // The implicit grant has no token request; /authorize serves it (response_type=token).
@@ -155,6 +157,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           authorization_endpoint: `${config.issuer}/authorize`,
           // RFC 9126 §5.
           pushed_authorization_request_endpoint: `${config.issuer}/par`,
+          // RFC 8628 §4.
+          device_authorization_endpoint: `${config.issuer}/device_authorization`,
         },
         requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
         responseTypes: RESPONSE_TYPES,

@@ -71,8 +71,7 @@ export type UserCodeCheck =
   | { outcome: 'throttled'; retryAfter: number };
 
 /** The store key of a source's wrong user codes. */
-export const userCodeFailuresKey = (source: string): string =>
-  `device:user-code:${requestSource(source)}`;
+export const userCodeFailuresKey = (source: string): string => `device:user-code:${requestSource(source)}`;
 
 /**
  * The device authorization grant's front half (RFC 8628 §3.1-§3.3): POST /device_authorization

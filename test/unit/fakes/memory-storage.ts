@@ -76,7 +76,8 @@ function deleteGrant(t: Tables, id: string): void {
   t.grants.delete(id);
   for (const [hash, code] of t.codes) if (code.grantId === id) t.codes.delete(hash);
   for (const [hash, token] of t.refreshTokens) if (token.grantId === id) t.refreshTokens.delete(hash);
-  for (const [hash, device] of t.deviceAuthorizations) if (device.grantId === id) t.deviceAuthorizations.delete(hash);
+  for (const [hash, device] of t.deviceAuthorizations)
+    if (device.grantId === id) t.deviceAuthorizations.delete(hash);
 }
 
 function clients(t: Tables): ClientStore {

@@ -66,7 +66,9 @@ export function createDeviceAuthorizationRepository(db: Kysely<Database>): Devic
         .where('client_id', '=', clientId)
         .returningAll()
         .executeTakeFirst();
-      return row && { authorization: deviceAuthorizationFromRow(row), tooSoon: Number(row.polled_too_soon) === 1 };
+      return (
+        row && { authorization: deviceAuthorizationFromRow(row), tooSoon: Number(row.polled_too_soon) === 1 }
+      );
     },
     async consume(hash: string, clientId: string, at: number) {
       const row = await db
