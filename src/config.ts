@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SigningAlgorithm } from './core/key-ring.js';
+import type { RegistrationPolicy } from './core/dynamic-registration.js';
 
 /** Endpoints with request rate limits (docs/limits.md). */
 export const RATE_LIMITED_ENDPOINTS = ['token', 'authorize', 'introspect', 'signIn', 'revoke'] as const;
@@ -108,6 +109,17 @@ export interface GatehouseConfig {
   requestTimeoutSeconds: number;
   /** Open connections per process; more are closed on arrival (server.maxConnections). */
   maxConnections: number;
+  /**
+   * RFC 7591 dynamic client registration at /register: off, with an initial access token, or open to
+   * anyone (docs/decisions.md, decision 20).
+   */
+  dynamicRegistration: RegistrationPolicy;
+  /** The scopes a client registering itself may have (an initial access token may set its own); never admin. */
+  dynamicRegistrationScopes: string[];
+  /** Registration requests per address per hour (counted in the store); 0 sets no limit. */
+  dynamicRegistrationRateLimit: number;
+  /** Days after which a client registered `open` that nobody granted anything is purged; 0 keeps them. */
+  dynamicRegistrationUnusedDays: number;
 }
 
 export type ConfigInput = Partial<Omit<GatehouseConfig, 'secret' | 'rateLimits'>> & {
@@ -309,6 +321,35 @@ function databaseUrl(value: string | undefined, name: string): string | undefine
   return value;
 }
 
+const REGISTRATION_POLICIES: readonly RegistrationPolicy[] = ['off', 'token', 'open'];
+
+/** The scopes open registration allows by default: signing in, and the user's own claims. */
+export const DEFAULT_DYNAMIC_REGISTRATION_SCOPES: readonly string[] = [
+  'openid',
+  'profile',
+  'email',
+  'offline_access',
+];
+
+/**
+ * GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES: space-separated scope names (RFC 6749 §3.3), never `admin`,
+ * which manages Gatehouse itself and is never given to a client that registered itself.
+ */
+function registrationScopes(value: string | string[] | undefined, name: string): string[] | undefined {
+  // Unset or empty: the default, as for every variable; a list given in code is taken as it is.
+  if (value === undefined || value === '') return undefined;
+  const scopes = [...new Set(Array.isArray(value) ? value : value.split(/\s+/).filter(Boolean))];
+  for (const scope of scopes) {
+    if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(scope)) {
+      throw new ConfigError(`${name}: ${JSON.stringify(scope)} is not a scope name`);
+    }
+    if (scope === 'admin') {
+      throw new ConfigError(`${name}: admin is never open to clients that register themselves`);
+    }
+  }
+  return scopes;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
@@ -360,6 +401,10 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_MAX_PARAMETER_BYTES',
   'GATEHOUSE_REQUEST_TIMEOUT',
   'GATEHOUSE_MAX_CONNECTIONS',
+  'GATEHOUSE_DYNAMIC_REGISTRATION',
+  'GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES',
+  'GATEHOUSE_DYNAMIC_REGISTRATION_RATE_LIMIT',
+  'GATEHOUSE_DYNAMIC_REGISTRATION_UNUSED_DAYS',
   // The repository's own tools.
   'GATEHOUSE_TEST_DATABASE_URL',
   'GATEHOUSE_CHROMIUM',
@@ -563,6 +608,27 @@ export function loadConfig(
       input.requestTimeoutSeconds ?? integer(env, 'GATEHOUSE_REQUEST_TIMEOUT', 1, 3600, 'seconds') ?? 30,
     maxConnections:
       input.maxConnections ?? integer(env, 'GATEHOUSE_MAX_CONNECTIONS', 1, 1_000_000, 'connections') ?? 1000,
+    dynamicRegistration:
+      input.dynamicRegistration ??
+      oneOf(env, 'GATEHOUSE_DYNAMIC_REGISTRATION', REGISTRATION_POLICIES) ??
+      'off',
+    dynamicRegistrationScopes: registrationScopes(
+      input.dynamicRegistrationScopes,
+      'dynamicRegistrationScopes',
+    ) ??
+      registrationScopes(
+        env.GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES,
+        'GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES',
+      ) ?? [...DEFAULT_DYNAMIC_REGISTRATION_SCOPES],
+    dynamicRegistrationRateLimit:
+      input.dynamicRegistrationRateLimit ??
+      integer(env, 'GATEHOUSE_DYNAMIC_REGISTRATION_RATE_LIMIT', 0, MAX_COUNT, 'registrations per hour') ??
+      // GATEHOUSE_RATE_LIMITS=off turns this request rate limit off too.
+      (oneOf(env, 'GATEHOUSE_RATE_LIMITS', ['on', 'off']) === 'off' ? 0 : 20),
+    dynamicRegistrationUnusedDays:
+      input.dynamicRegistrationUnusedDays ??
+      integer(env, 'GATEHOUSE_DYNAMIC_REGISTRATION_UNUSED_DAYS', 0, 3650, 'days') ??
+      7,
   };
 }
 

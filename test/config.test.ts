@@ -54,6 +54,42 @@ describe('configuration from the environment', () => {
     assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_ID_TOKEN_TTL: '300' }), []);
   });
 
+  it('dynamic registration: off by default; its scopes, rate limit and unused days (docs/decisions.md, decision 20)', () => {
+    const load = (env: NodeJS.ProcessEnv) =>
+      loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env });
+    const defaults = load({});
+    assert.equal(defaults.dynamicRegistration, 'off');
+    assert.deepEqual(defaults.dynamicRegistrationScopes, ['openid', 'profile', 'email', 'offline_access']);
+    assert.equal(defaults.dynamicRegistrationRateLimit, 20);
+    assert.equal(defaults.dynamicRegistrationUnusedDays, 7);
+    const set = load({
+      GATEHOUSE_DYNAMIC_REGISTRATION: 'open',
+      GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES: ' openid  mcp:tools openid ',
+      GATEHOUSE_DYNAMIC_REGISTRATION_RATE_LIMIT: '0',
+      GATEHOUSE_DYNAMIC_REGISTRATION_UNUSED_DAYS: '0',
+    });
+    assert.equal(set.dynamicRegistration, 'open');
+    assert.deepEqual(set.dynamicRegistrationScopes, ['openid', 'mcp:tools']);
+    assert.equal(set.dynamicRegistrationRateLimit, 0);
+    assert.equal(set.dynamicRegistrationUnusedDays, 0);
+    assert.equal(load({ GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES: '' }).dynamicRegistrationScopes.length, 4);
+    assert.equal(load({ GATEHOUSE_RATE_LIMITS: 'off' }).dynamicRegistrationRateLimit, 0);
+    refused(
+      { GATEHOUSE_DYNAMIC_REGISTRATION: 'on' },
+      /^GATEHOUSE_DYNAMIC_REGISTRATION must be one of off, token, open, got "on"$/,
+    );
+    refused(
+      { GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES: 'openid admin' },
+      /GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES: admin is never open/,
+    );
+    refused({ GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES: 'a"b' }, /is not a scope name/);
+    refused(
+      { GATEHOUSE_DYNAMIC_REGISTRATION_UNUSED_DAYS: '3651' },
+      /GATEHOUSE_DYNAMIC_REGISTRATION_UNUSED_DAYS/,
+    );
+    assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_DYNAMIC_REGISTRATION: 'open' }), []);
+  });
+
   it('RFC 9126: GATEHOUSE_REQUIRE_PAR off by default; a pushed request lives 60 s unless set, never over 90', () => {
     const load = (env: NodeJS.ProcessEnv, input = {}) =>
       loadConfig({ dataDir: '/nonexistent', ...input }, { GATEHOUSE_SECRET: SECRET, ...env });

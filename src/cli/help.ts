@@ -16,6 +16,8 @@ Commands:
   resources create|list|delete
                              Manage the resource servers tokens may be issued for (RFC 8707)
   keys rotate|list|revoke    Manage token signing keys
+  initial-access-tokens create|list|delete
+                             Tokens that let clients register themselves (RFC 7591)
   version                    Print the version (also --version)
 
 Only serve, init and migrate create or migrate a store; every other command needs an existing,
@@ -70,7 +72,7 @@ export const CLIENTS_HELP = `Usage:
                            [--scopes "a b"] [--public] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--require-par] [--json]
-  gatehouse clients list [--json]
+  gatehouse clients list [--registration operator|token|open] [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
                            [--scopes "a b"] [--token-type bearer|mac]
@@ -95,6 +97,8 @@ export const CLIENTS_HELP = `Usage:
 
 update changes the settings given and keeps the others (--redirect-uri or --post-logout-redirect-uri
 given replaces that list).
+list shows how each client was registered: by an operator, or by itself at /register (RFC 7591) with
+an initial access token (token) or with none (open); --registration lists only those.
 The client secret is printed once, at creation and by rotate-secret (the old one stops working at
 once); only its hash is stored.
 `;
@@ -167,4 +171,23 @@ a new key of each.
 export const MIGRATE_HELP = `Usage: gatehouse migrate   Apply pending database migrations (serve does this too)
 
 Creates the store when there is none. Refuses, changing nothing, when the secret is not the store's.
+`;
+
+export const INITIAL_ACCESS_TOKENS_HELP = `Usage:
+  gatehouse initial-access-tokens create [--expires-in SECONDS] [--scopes "a b"] [--json]
+  gatehouse initial-access-tokens list [--json]
+  gatehouse initial-access-tokens delete ID [--json]
+
+An initial access token (RFC 7591 §3) lets software register OAuth clients at /register, sent as
+Authorization: Bearer <token>; with GATEHOUSE_DYNAMIC_REGISTRATION=token the server requires one.
+The token is printed once and stored only as a hash. It registers any number of clients until it
+expires (--expires-in, default 86400 seconds, at most a year) or is deleted; list shows how many each
+one registered. Deleting a token leaves the clients it registered (gatehouse clients list
+--registration token finds them).
+
+  --scopes "a b"   The scopes its clients may have (never admin); by default those open
+                   registration allows (GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES).
+
+Clients that register themselves get only the code flow (authorization_code, refresh_token), as a
+public client with PKCE or a confidential one with a secret.
 `;

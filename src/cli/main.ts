@@ -19,6 +19,7 @@ import { UsageError, integerFlag, parseCommandArgs } from './args.js';
 import { runCheckCommand } from './commands/check.js';
 import { runClientsCommand } from './commands/clients.js';
 import { runGrantsCommand } from './commands/grants.js';
+import { runInitialAccessTokensCommand } from './commands/initial-access-tokens.js';
 import { runKeysCommand } from './commands/keys.js';
 import { runResourcesCommand } from './commands/resources.js';
 import { runScopesCommand } from './commands/scopes.js';
@@ -292,6 +293,9 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'keys':
         await runKeysCommand(rest, withEngine);
+        return 0;
+      case 'initial-access-tokens':
+        await runInitialAccessTokensCommand(rest, withEngine);
         return 0;
       case 'resources':
         await runResourcesCommand(rest, withEngine);

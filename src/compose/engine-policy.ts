@@ -36,6 +36,7 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     },
     macSecret: keys.macSecret,
     macTimestampWindowSeconds: config.macTimestampWindowSeconds,
+    dynamicRegistration: { policy: config.dynamicRegistration, scopes: config.dynamicRegistrationScopes },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,
       algorithm: config.signingAlgorithm,

@@ -122,6 +122,7 @@ export async function createGatehouse(
     batchSize: config.purgeBatchSize,
     maxRowsPerSecond: config.purgeMaxRowsPerSecond,
     accessTokenTtl: config.accessTokenTtl,
+    unusedOpenClientSeconds: config.dynamicRegistrationUnusedDays * 86_400,
   };
   const purger = new Purger(storage.purge, clock, purgePolicy, purgeObserver);
   const purgeScheduler = new PurgeScheduler(

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
-import { GRANT_TYPES, TOKEN_TYPES, type Client, type GrantType, type TokenType } from './model.js';
+import {
+  GRANT_TYPES,
+  TOKEN_TYPES,
+  type Client,
+  type ClientRegistration,
+  type GrantType,
+  type TokenType,
+} from './model.js';
 import type { ClientFilter, ClientStore, ScopeStore } from './ports.js';
 import {
   DEFAULT_ID_TOKEN_SIGNING_ALGORITHM,
@@ -40,6 +47,8 @@ export interface ClientView {
   public: boolean;
   post_logout_redirect_uris: string[];
   id_token_signed_response_alg: IdTokenSigningAlgorithm;
+  /** Who registered it: an operator, or the client itself with an initial access token or none. */
+  registration: ClientRegistration;
   require_pushed_authorization_requests: boolean;
   created_at: string;
   updated_at: string;
@@ -56,6 +65,7 @@ export function viewClient(client: Client): ClientView {
     public: client.isPublic,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    registration: client.registration,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
@@ -69,10 +79,20 @@ const REDIRECTING_GRANTS: readonly GrantType[] = ['authorization_code', 'implici
 // zero-width joiners (U+200C, U+200D) stay allowed: some scripts and emoji need them.
 const CONTROL_CHARACTERS = /[\p{Cc}\p{Cs}\p{Co}\p{Zl}\p{Zp}]|(?![\u200c\u200d])\p{Cf}/u;
 
+/** A client's settings: what ClientInput sets, not its identity, secret, origin or times. */
+export type ClientSettings = Omit<
+  Client,
+  | 'id'
+  | 'secretHash'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'registration'
+  | 'registrationAccessTokenHash'
+  | 'firstGrantedAt'
+>;
+
 /** Checks the operator's input and fills in defaults; throws ValidationError naming the field. */
-export function validateClientInput(
-  input: ClientInput,
-): Omit<Client, 'id' | 'secretHash' | 'createdAt' | 'updatedAt'> {
+export function validateClientInput(input: ClientInput): ClientSettings {
   const name = typeof input.name === 'string' ? input.name.trim() : '';
   if (name === '' || name.length > 200) throw new ValidationError('name', 'must be 1 to 200 characters');
   if (CONTROL_CHARACTERS.test(name)) {
@@ -155,7 +175,7 @@ export function newClientSecret(): { secret: string; hash: string } {
 }
 
 /** What the client registry reads and writes. */
-type ClientStorage = { readonly clients: ClientStore; readonly scopes: ScopeStore };
+export type ClientStorage = { readonly clients: ClientStore; readonly scopes: ScopeStore };
 
 export async function registerScopesOf(
   storage: Pick<ClientStorage, 'scopes'>,
@@ -254,10 +274,20 @@ export async function rotateClientSecret(
   return secret;
 }
 
+/** How a new client came: an operator's, unless it registered itself (RFC 7591). */
+export interface ClientOrigin {
+  registration: ClientRegistration;
+  /** SHA-256 of its RFC 7592 registration access token; null for an operator's client. */
+  registrationAccessTokenHash: string | null;
+}
+
+const OPERATOR: ClientOrigin = { registration: 'operator', registrationAccessTokenHash: null };
+
 export async function createClient(
   storage: ClientStorage,
   clock: Clock,
   input: ClientInput,
+  origin: ClientOrigin = OPERATOR,
 ): Promise<ClientWithSecret> {
   const fields = validateClientInput(input);
   const now = clock.now();
@@ -266,6 +296,9 @@ export async function createClient(
     ...fields,
     id: newClientId(),
     secretHash: credentials?.hash ?? null,
+    registration: origin.registration,
+    registrationAccessTokenHash: origin.registrationAccessTokenHash,
+    firstGrantedAt: null,
     createdAt: now,
     updatedAt: now,
   };

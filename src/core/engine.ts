@@ -6,12 +6,14 @@ import { signIn, type SignInResult } from './authorize/sign-in.js';
 import { BrowserSessions } from './browser-sessions.js';
 import { authenticateClient, type AuthenticatedClient, type ClientCredentialsInput } from './client-auth.js';
 import { ClientRegistry } from './client-registry.js';
+import { DynamicRegistration, type RegistrationPolicy } from './dynamic-registration.js';
 import { GrantRegistry } from './grant-registry.js';
 import { verifyIdTokenHint, type IdTokenHint } from './id-token-hint.js';
 import { KeyRing, type SigningAlgorithm } from './key-ring.js';
 import { RpInitiatedLogout } from './logout.js';
 import { macTokens, type MacTokens } from './mac.js';
 import { IdTokenIssuer } from './oidc/id-token.js';
+import { InitialAccessTokenRegistry } from './initial-access-tokens.js';
 import { UserInfoService } from './oidc/userinfo.js';
 import type { Storage } from './ports.js';
 import { ResourceRegistry } from './resource-registry.js';
@@ -55,6 +57,12 @@ export interface EnginePolicy {
   macSecret: Buffer;
   /** How far a MAC-signed request's time may be from the server's clock, either way. */
   macTimestampWindowSeconds: number;
+  /** RFC 7591 / RFC 7592 dynamic client registration (docs/decisions.md, decision 20). */
+  dynamicRegistration: {
+    policy: RegistrationPolicy;
+    /** The scopes open registration allows, and an initial access token without scopes of its own. */
+    scopes: readonly string[];
+  };
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
     keyEncryptionKey: Buffer;
@@ -99,6 +107,10 @@ export interface Engine {
   readonly logout: RpInitiatedLogout;
   readonly connectedApps: ConnectedApps;
   readonly clients: ClientRegistry;
+  /** POST /register and the client configuration endpoints (RFC 7591, RFC 7592). */
+  readonly registration: DynamicRegistration;
+  /** RFC 7591 §3 initial access tokens (`gatehouse initial-access-tokens`). */
+  readonly initialAccessTokens: InitialAccessTokenRegistry;
   readonly users: UserRegistry;
   readonly scopes: ScopeRegistry;
   /** The resource servers a `resource` parameter may name (RFC 8707). */
@@ -210,6 +222,14 @@ export function createEngine(deps: EngineDependencies): Engine {
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
     connectedApps: new ConnectedApps(storage, clock),
     clients: new ClientRegistry(storage, clock),
+    registration: new DynamicRegistration({
+      storage,
+      clock,
+      issuer: policy.issuer,
+      policy: policy.dynamicRegistration.policy,
+      scopes: policy.dynamicRegistration.scopes,
+    }),
+    initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
     users: new UserRegistry(storage, clock),
     scopes,
     resources: new ResourceRegistry(storage, clock, resourceTargets),

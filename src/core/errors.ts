@@ -1,6 +1,7 @@
 /**
  * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750, RFC 7009, RFC 8707 and RFC 8628 ones used by
- * Gatehouse, and the authorization endpoint's OpenID Connect errors (Core §3.1.2.6).
+ * Gatehouse, the authorization endpoint's OpenID Connect errors (Core §3.1.2.6) and RFC 7591's
+ * registration errors.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -24,6 +25,9 @@ export type OAuthErrorCode =
   | 'request_uri_not_supported'
   /** RFC 8707 §2: a `resource` that is malformed, unknown, or not what the grant allows. */
   | 'invalid_target'
+  // RFC 7591 §3.2.2, the registration endpoint's.
+  | 'invalid_redirect_uri'
+  | 'invalid_client_metadata'
   /** RFC 8628 §3.5: the device grant's polling answers. */
   | 'authorization_pending'
   | 'slow_down'

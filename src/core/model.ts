@@ -16,6 +16,14 @@ export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_c
 export const TOKEN_TYPES = ['bearer', 'mac'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 
+/**
+ * How a client came to be registered: by an operator (`gatehouse clients create`, /v1/clients), or by
+ * itself at the RFC 7591 registration endpoint, with an initial access token or with none (docs/decisions.md,
+ * decision 20).
+ */
+export const CLIENT_REGISTRATIONS = ['operator', 'token', 'open'] as const;
+export type ClientRegistration = (typeof CLIENT_REGISTRATIONS)[number];
+
 export interface Client {
   id: string;
   name: string;
@@ -30,6 +38,18 @@ export interface Client {
   idTokenSignedResponseAlg: 'RS256' | 'ES256';
   /** Where RP-initiated logout may send the browser back to (exact match, like redirect URIs). */
   postLogoutRedirectUris: string[];
+  /** Who registered it; a client that registered itself has a name nobody checked. */
+  registration: ClientRegistration;
+  /**
+   * SHA-256 of the RFC 7592 registration access token that manages the client at its configuration
+   * endpoint; null for a client an operator made (it cannot be managed there).
+   */
+  registrationAccessTokenHash: string | null;
+  /**
+   * When a user first granted the client anything. Recorded for clients registered `open` only: the
+   * purge deletes those that were never granted anything (core/purge.ts).
+   */
+  firstGrantedAt: number | null;
   /**
    * RFC 9126 §6 `require_pushed_authorization_requests`: /authorize answers this client only with a
    * `request_uri` from the pushed authorization request endpoint.
@@ -211,4 +231,20 @@ export interface SigningKeyRecord {
   retiredAt: number | null;
   /** Set when an operator revoked the key (compromised): it no longer signs or verifies anything. */
   revokedAt: number | null;
+}
+
+/**
+ * An RFC 7591 §3 initial access token: lets whoever holds it register clients while the policy is
+ * `token`, until it expires or an operator deletes it (docs/decisions.md, decision 20). Only the
+ * token's SHA-256 is stored.
+ */
+export interface InitialAccessToken {
+  id: string;
+  hash: string;
+  /** The scopes the clients it registers may have; null: those open registration allows. */
+  scopes: string[] | null;
+  createdAt: number;
+  expiresAt: number;
+  /** How many clients were registered with it. */
+  clientsRegistered: number;
 }

@@ -2,8 +2,10 @@ import type {
   AuthorizationCode,
   BrowserSession,
   Client,
+  ClientRegistration,
   DeviceAuthorization,
   Grant,
+  InitialAccessToken,
   PushedAuthorizationRequest,
   RefreshToken,
   ResourceServer,
@@ -15,6 +17,8 @@ import type {
 export interface ClientFilter {
   name?: string;
   grantType?: string;
+  /** How the clients came to be registered (an operator finds self-registered clients by it). */
+  registration?: ClientRegistration;
   limit: number;
   offset: number;
 }
@@ -30,6 +34,23 @@ export interface ClientStore {
    */
   update(client: Client, secret: 'keep' | 'replace'): Promise<boolean>;
   delete(id: string): Promise<boolean>;
+  /**
+   * Records `at` as the client's first grant unless one is recorded already (the purge keeps a client
+   * registered `open` once it has been granted anything).
+   */
+  recordFirstGrant(id: string, at: number): Promise<void>;
+}
+
+/** RFC 7591 §3 initial access tokens (docs/decisions.md, decision 20). */
+export interface InitialAccessTokenStore {
+  insert(token: InitialAccessToken): Promise<void>;
+  /** The token with this hash, expired or not; undefined when there is none. */
+  getByHash(hash: string): Promise<InitialAccessToken | undefined>;
+  /** Every token, expired ones included until the purge deletes them, oldest first. */
+  list(): Promise<InitialAccessToken[]>;
+  delete(id: string): Promise<boolean>;
+  /** Adds one to the clients the token registered (one statement: concurrent registrations all count). */
+  countRegistration(id: string): Promise<void>;
 }
 
 export interface UserStore {
@@ -157,6 +178,11 @@ export interface PurgeCutoffs {
   revokedAccessTokensExpiredBefore: number;
   /** Grants revoked before this have no live access token left. */
   grantsRevokedBefore: number;
+  /**
+   * Clients registered `open` before this that were never granted anything are deleted; null or
+   * absent keeps them all (docs/decisions.md, decision 20).
+   */
+  unusedOpenClientsRegisteredBefore?: number | null;
 }
 
 /** Deletes dead rows in small batches (operations floor; docs/decisions.md, decision 5). */
@@ -269,6 +295,7 @@ export interface Storage {
   readonly purge: PurgeStore;
   readonly rateLimits: RateLimitStore;
   readonly macNonces: MacNonceStore;
+  readonly initialAccessTokens: InitialAccessTokenStore;
   readonly pushedRequests: PushedAuthorizationRequestStore;
   readonly deviceAuthorizations: DeviceAuthorizationStore;
   /** Round-trips to the store; throws when it is unreachable. */

@@ -52,6 +52,12 @@ export interface PurgePolicy extends PurgePacing {
    * after its revocation, so that every token issued under it has expired before its record goes.
    */
   accessTokenTtl: number;
+  /**
+   * A client registered `open` (RFC 7591, no initial access token) that nobody has granted anything
+   * this many seconds after it registered is deleted (docs/decisions.md, decision 20); 0 or absent
+   * keeps them.
+   */
+  unusedOpenClientSeconds?: number;
 }
 
 export const DEFAULT_PURGE_PACING: PurgePacing = {
@@ -100,10 +106,10 @@ function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /**
- * Deletes what can no longer matter: expired codes, refresh tokens, sessions, revocation records and
- * throttle windows, and grants whose tokens are all dead (operations floor: the store never needs a
- * hand-run janitor). Safe to run in every process at once: the store guarantees that concurrent
- * purgers never pick the same rows.
+ * Deletes what can no longer matter: expired codes, refresh tokens, sessions, revocation records,
+ * throttle windows and initial access tokens, grants whose tokens are all dead, and anonymous clients
+ * never used (operations floor: the store never needs a hand-run janitor). Safe to run in every
+ * process at once: the store guarantees that concurrent purgers never pick the same rows.
  */
 export class Purger {
   /** The size of the next batch, adapted to how long batches take on this store (see PurgePacing). */
@@ -126,6 +132,10 @@ export class Purger {
       now,
       revokedAccessTokensExpiredBefore: now - CLOCK_SKEW_SECONDS,
       grantsRevokedBefore: now - this.policy.accessTokenTtl - CLOCK_SKEW_SECONDS,
+      unusedOpenClientsRegisteredBefore:
+        (this.policy.unusedOpenClientSeconds ?? 0) > 0
+          ? now - (this.policy.unusedOpenClientSeconds ?? 0)
+          : null,
     };
   }
 

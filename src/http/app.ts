@@ -16,6 +16,7 @@ import { oauthErrorHandler } from './oauth/oauth-errors.js';
 import { registerPushedAuthorizationRequestRoute } from './oauth/par-route.js';
 import { registerTokenRoute } from './oauth/token-route.js';
 import { registerUserInfoRoute } from './oauth/userinfo-route.js';
+import { registrationEndpoints, registrationRoutes } from './oauth/registration-routes.js';
 import { browserUi } from './ui/plugin.js';
 import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
@@ -155,6 +156,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         extraEndpoints: {
           ...tokenManagementEndpoints(config.issuer),
           authorization_endpoint: `${config.issuer}/authorize`,
+          // RFC 8414 §2: advertised only while registration is on.
+          ...(config.dynamicRegistration === 'off' ? {} : registrationEndpoints(config.issuer)),
           // RFC 9126 §5.
           pushed_authorization_request_endpoint: `${config.issuer}/par`,
           // RFC 8628 §4.
@@ -168,6 +171,19 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: config.basePath },
   );
+  if (config.dynamicRegistration !== 'off') {
+    // Its own context: RFC 7591 takes JSON, which the form-only endpoints above refuse.
+    await app.register(
+      registrationRoutes({
+        registration: engine.registration,
+        config,
+        clock: engine.clock,
+        rateLimitCounters: deps.rateLimitCounters,
+        metrics,
+      }),
+      { prefix: config.basePath },
+    );
+  }
   await app.register(apiV1({ config, engine }), { prefix: `${config.basePath}/v1` });
   await app.register(
     async function operations(ops) {

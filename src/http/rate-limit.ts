@@ -78,9 +78,9 @@ function clientIdentity(
   return secret === undefined ? unauthenticated(id) : id && `c:${sha256(`${id}\n${secret}`)}`;
 }
 
-function refuse(reply: FastifyReply, endpoint: RateLimitedEndpoint, retryAfter: number): FastifyReply {
+function refuse(reply: FastifyReply, browser: boolean, retryAfter: number): FastifyReply {
   reply.code(429).header('retry-after', String(retryAfter)).header('cache-control', 'no-store');
-  if (BROWSER_ENDPOINTS.has(endpoint)) {
+  if (browser) {
     return reply
       .type('text/html; charset=utf-8')
       .send(
@@ -150,6 +150,49 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     const resetAt = counts[over]?.resetAt ?? now + options.windowSeconds;
     limited.add(request);
     options.metrics.throttled(route ?? endpoint, counter?.kind ?? 'address');
-    return refuse(reply, endpoint, Math.max(1, resetAt - now));
+    return refuse(reply, BROWSER_ENDPOINTS.has(endpoint), Math.max(1, resetAt - now));
   });
+}
+
+export interface AddressRateLimitOptions {
+  store: RateLimitStore;
+  clock: Clock;
+  /** Requests allowed per address in each window. */
+  perAddress: number;
+  windowSeconds: number;
+  /** Names the counters and the metric's route label (e.g. `register`). */
+  name: string;
+  metrics: GatehouseMetrics;
+  flushIntervalMs?: number;
+}
+
+/**
+ * A limit of requests per source address with a window of its own (the registration endpoint's is an
+ * hour), counted and merged into the shared store as the other limits are, so it holds across every
+ * process. Returns the preHandler for the routes it limits; `app`'s close flushes the counts.
+ */
+export function addressRateLimit(
+  app: FastifyInstance,
+  options: AddressRateLimitOptions,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply | undefined> {
+  const windowCounter = new BatchedRateCounter({
+    store: options.store,
+    windowSeconds: options.windowSeconds,
+    flushIntervalMs: options.flushIntervalMs ?? 250,
+    onError: (error) => app.log.warn({ err: error }, 'rate-limit counters not merged; retrying'),
+  });
+  app.addHook('onClose', async function flushAddressRateLimit() {
+    windowCounter.stop();
+    await windowCounter.flush().catch(() => undefined);
+  });
+  return async function limitByAddress(request, reply) {
+    if (options.perAddress <= 0) return undefined;
+    const now = options.clock.now();
+    // An IPv6 address counts by its /64 (requestSource), as in every other limit.
+    const { count, resetAt } = windowCounter.hit(`rl:${options.name}:a:${requestSource(request.ip)}`, now);
+    if (count <= options.perAddress) return undefined;
+    limited.add(request);
+    options.metrics.throttled(request.routeOptions.url ?? options.name, 'address');
+    return refuse(reply, false, Math.max(1, resetAt - now));
+  };
 }

@@ -9,7 +9,7 @@ import { backends } from '../helpers/backends.js';
 import { runSql, undoMigration } from '../helpers/store-sql.js';
 import { assertOk, assertRefused, cliStore, newSecret, runCli } from './support/cli.js';
 
-const LAST_MIGRATION = '0011-pushed-authorization-requests';
+const LAST_MIGRATION = '0013-device-authorization';
 
 describe('only serve, init and migrate create or migrate a store', () => {
   it('every other command refuses a missing SQLite store, exit 1, and creates nothing', async (t) => {

@@ -17,8 +17,8 @@ import {
 } from './support.js';
 
 // The modules of the Dynamic OP plan (oidcc-dynamic-certification-test-plan) that do not need dynamic
-// client registration, run here with clients registered by the operator, on every store. Gatehouse
-// has no registration endpoint, so the plan itself does not apply (docs/conformance.md).
+// client registration, run here with clients registered by the operator, on every store. The plan
+// itself has not been run against Gatehouse's registration endpoint yet (docs/conformance.md).
 
 const CODE: Variant = { responseType: 'code', responseMode: 'default' };
 

@@ -22,11 +22,18 @@ import { waitFor } from '../helpers/wait.js';
 
 const ACCESS_TTL = 3600;
 const SKEW = CLOCK_SKEW_SECONDS;
+/** How long an anonymous registration may go unused (docs/decisions.md, decision 20). */
+const UNUSED = 7 * 86_400;
 /** No pauses: the tests count rows and statements, not time. */
 const UNPACED: PurgePacing = { ...DEFAULT_PURGE_PACING, dutyCycle: 1 };
 
 function purger(storage: SqlStorage, clock: ManualClock, batchSize = 500): Purger {
-  return new Purger(storage.purge, clock, { ...UNPACED, batchSize, accessTokenTtl: ACCESS_TTL });
+  return new Purger(storage.purge, clock, {
+    ...UNPACED,
+    batchSize,
+    accessTokenTtl: ACCESS_TTL,
+    unusedOpenClientSeconds: UNUSED,
+  });
 }
 
 async function insertChunked(
@@ -73,12 +80,76 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   const keep: Fixture['keep'] = {};
   const dead: Fixture['dead'] = {};
 
+  // Clients: an anonymous registration (RFC 7591) nobody granted anything within UNUSED seconds goes;
+  // a younger one, one granted something once, one with a grant, and every other kind stay.
+  const registered = (
+    id: string,
+    registration: 'operator' | 'token' | 'open',
+    createdAt: number,
+    firstGrantedAt: number | null = null,
+  ) => ({
+    id,
+    name: id,
+    secret_hash: null,
+    redirect_uris: '["https://app.test/cb"]',
+    grant_types: '["authorization_code"]',
+    scopes: '',
+    token_type: 'bearer',
+    is_public: 1,
+    created_at: createdAt,
+    updated_at: createdAt,
+    id_token_signed_response_alg: 'RS256',
+    post_logout_redirect_uris: '[]',
+    registration,
+    registration_access_token_hash: registration === 'operator' ? null : `rat-hash-${id}`,
+    first_granted_at: firstGrantedAt,
+  });
+  const keptClients = [
+    registered('cl-open-young', 'open', now - UNUSED + 1),
+    registered('cl-open-granted-once', 'open', now - UNUSED - 100, now - UNUSED),
+    registered('cl-open-with-grant', 'open', now - UNUSED - 100),
+    registered('cl-token-old', 'token', now - UNUSED - 100),
+    registered('cl-operator-old', 'operator', now - UNUSED - 100),
+  ];
+  keep.clients = new Set([client.id, ...keptClients.map((c) => c.id)]);
+  const deadClients = [];
+  for (let i = 0; i < n; i++) deadClients.push(registered(`cl-dead-${i}`, 'open', now - UNUSED - (i % 100)));
+  dead.clients = deadClients.length;
+  await insertChunked(storage, 'clients', [...keptClients, ...deadClients]);
+
+  // RFC 7591 §3 initial access tokens go when they expire.
+  const initialAccessTokens = [
+    {
+      id: 'iat-live',
+      hash: 'h-live',
+      scopes: null,
+      created_at: now - 10,
+      expires_at: now + 1,
+      clients_registered: 3,
+    },
+  ];
+  keep.initial_access_tokens = new Set(['iat-live']);
+  const deadInitialAccessTokens = [];
+  for (let i = 0; i < n; i++) {
+    deadInitialAccessTokens.push({
+      id: `iat-dead-${i}`,
+      hash: `h-dead-${i}`,
+      scopes: 'openid',
+      created_at: now - 100_000,
+      expires_at: now - (i % 10),
+      clients_registered: 0,
+    });
+  }
+  dead.initial_access_tokens = deadInitialAccessTokens.length;
+  await insertChunked(storage, 'initial_access_tokens', [...initialAccessTokens, ...deadInitialAccessTokens]);
+
   // Grants: live; expiring later; expired; revoked long ago (dead); revoked recently (access tokens may live).
   const liveGrant = 'g-live';
   const grants = [
     grant(liveGrant, null, null),
     grant('g-later', now + 10, null),
     grant('g-revoked-recently', null, now - ACCESS_TTL),
+    { ...grant('g-of-open-client', null, null), client_id: 'cl-open-with-grant' },
   ];
   keep.grants = new Set(grants.map((g) => g.id));
   const deadGrants = [
@@ -208,6 +279,8 @@ const KEY_COLUMNS: Record<string, string> = {
   revoked_access_tokens: 'jti',
   throttle: 'key',
   mac_nonces: 'nonce',
+  initial_access_tokens: 'id',
+  clients: 'id',
   pushed_authorization_requests: 'hash',
 };
 
@@ -376,7 +449,7 @@ for (const backend of backends()) {
       const p = new Purger(
         store.storage.purge,
         clock,
-        { ...UNPACED, batchSize: 500, accessTokenTtl: ACCESS_TTL },
+        { ...UNPACED, batchSize: 500, accessTokenTtl: ACCESS_TTL, unusedOpenClientSeconds: UNUSED },
         { purged: (_table, rows) => batches.push(rows) },
       );
       const deleted = await p.runUntilClean();

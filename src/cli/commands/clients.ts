@@ -1,4 +1,5 @@
 import { viewClient, type ClientView } from '../../core/client-registry.js';
+import { CLIENT_REGISTRATIONS } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
@@ -14,6 +15,7 @@ function describe(view: ClientView & { client_secret?: string }): string {
     `scopes:        ${view.scopes.join(' ') || '-'}`,
     `token_type:    ${view.token_type}`,
     `id_token_alg:  ${view.id_token_signed_response_alg}`,
+    `registration:  ${view.registration}`,
     `require_par:   ${view.require_pushed_authorization_requests}`,
     ...(view.post_logout_redirect_uris.length > 0
       ? [`post_logout:   ${view.post_logout_redirect_uris.join(' ')}`]
@@ -47,7 +49,7 @@ function requirePar(values: { 'require-par'?: boolean; 'no-require-par'?: boolea
 /** Each action's own options and how many arguments it takes. */
 const ACTIONS: Record<string, { options: Options; positionals: number }> = {
   create: { options: { ...SETTINGS, public: { type: 'boolean' } }, positionals: 0 },
-  list: { options: {}, positionals: 0 },
+  list: { options: { registration: { type: 'string' } }, positionals: 0 },
   show: { options: {}, positionals: 1 },
   delete: { options: {}, positionals: 1 },
   update: { options: SETTINGS, positionals: 1 },
@@ -76,7 +78,7 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
   if (spec === undefined) throw new UsageError(`unknown clients action "${action}"`);
   const { values: parsed, positionals } = parseCommandArgs(
     rest,
-    { ...SETTINGS, public: { type: 'boolean' } },
+    { ...SETTINGS, public: { type: 'boolean' }, registration: { type: 'string' } },
     `clients ${action}`,
     spec.positionals,
   );
@@ -93,6 +95,10 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
   }
   const id = positionals[0];
   if (spec.positionals === 1 && id === undefined) throw new UsageError(`clients ${action} needs a CLIENT_ID`);
+  const registration = CLIENT_REGISTRATIONS.find((kind) => kind === values.registration);
+  if (values.registration !== undefined && registration === undefined) {
+    throw new UsageError(`--registration must be one of ${CLIENT_REGISTRATIONS.join(', ')}`);
+  }
   await withEngine(values, async (context) => {
     const { engine, json, out } = context;
     const existing = () => engine.clients.require(id as string);
@@ -116,12 +122,18 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
         return;
       }
       case 'list': {
-        const { items } = await engine.clients.list({ limit: 10_000, offset: 0 });
+        const { items } = await engine.clients.list({
+          limit: 10_000,
+          offset: 0,
+          ...(registration === undefined ? {} : { registration }),
+        });
         const views = items.map(viewClient);
         if (json) printJson(context, views);
         else {
           for (const view of views) {
-            out.write(`${view.client_id}  ${view.name}  [${view.grant_types.join(',')}]\n`);
+            out.write(
+              `${view.client_id}  ${view.name}  [${view.grant_types.join(',')}]  ${view.registration}\n`,
+            );
           }
           if (views.length === 0) out.write('No clients.\n');
         }

@@ -125,6 +125,9 @@ export function mayReuseConsent(request: AuthorizationRequest): boolean {
   // An ID token (OpenID Connect) is no key to anything: like a code, it serves only the client whose
   // redirect receives it, so `id_token` and `code id_token` remember consent as the code flow does.
   if (responseParts(request.responseType).token || request.client.isPublic) return false;
+  // A client that registered itself (RFC 7591) chose its own name and redirect URIs: the user sees
+  // who asks each time (docs/decisions.md, decision 10).
+  if (request.client.registration !== 'operator') return false;
   let url: URL;
   try {
     url = new URL(request.redirectUri);
@@ -346,8 +349,8 @@ export class AuthorizationService {
     // Before the grant: a pushed request answered already leaves nothing behind.
     await this.spend(request);
     const { grant } = await recordConsent(
-      this.options.storage.grants,
-      { clientId: request.client.id, userId: session.userId, requested: request.scope, decision },
+      this.options.storage,
+      { client: request.client, userId: session.userId, requested: request.scope, decision },
       this.options.clock.now(),
     );
     return this.respond(request, grant, decision.scope, authentication);

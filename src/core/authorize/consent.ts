@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isGrantLive } from '../grants/liveness.js';
-import type { Grant } from '../model.js';
-import type { GrantStore } from '../ports.js';
+import type { Client, Grant } from '../model.js';
+import type { ClientStore, GrantStore } from '../ports.js';
 import { isSubset } from '../scopes.js';
 
 /** The lifetimes the consent page offers, in seconds; null is "until I revoke it". */
@@ -31,11 +31,16 @@ export interface RecordedConsent {
  * client asked every time does not pile up grants that never end.
  */
 export async function recordConsent(
-  grants: Pick<GrantStore, 'listByUser' | 'revoke' | 'insert'>,
-  input: { clientId: string; userId: string; requested: readonly string[]; decision: ConsentDecision },
+  storage: {
+    readonly grants: Pick<GrantStore, 'listByUser' | 'revoke' | 'insert'>;
+    readonly clients: Pick<ClientStore, 'recordFirstGrant'>;
+  },
+  input: { client: Client; userId: string; requested: readonly string[]; decision: ConsentDecision },
   now: number,
 ): Promise<RecordedConsent> {
-  const { clientId, userId, requested, decision } = input;
+  const { grants } = storage;
+  const { client, userId, requested, decision } = input;
+  const clientId = client.id;
   // The consent page may only narrow what was asked for (RFC 6749 §3.3: the user chooses what they grant).
   if (!isSubset(decision.scope, requested)) throw new Error('consent widened the requested scope');
   if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
@@ -66,5 +71,9 @@ export async function recordConsent(
     revokedAt: null,
   };
   await grants.insert(grant);
+  // An anonymous registration that someone granted something is in use: the purge keeps it (core/purge.ts).
+  if (client.registration === 'open' && client.firstGrantedAt === null) {
+    await storage.clients.recordFirstGrant(client.id, now);
+  }
   return { grant, created: true };
 }

@@ -228,8 +228,8 @@ export class DeviceAuthorizationService {
     const { storage, clock } = this.options;
     const now = clock.now();
     const { grant, created } = await recordConsent(
-      storage.grants,
-      { clientId: request.client.id, userId: session.userId, requested: request.scope, decision },
+      storage,
+      { client: request.client, userId: session.userId, requested: request.scope, decision },
       now,
     );
     const decided = await storage.deviceAuthorizations.decide(

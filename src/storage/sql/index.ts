@@ -10,6 +10,7 @@ import { createBrowserSessionRepository } from './repositories/browser-sessions.
 import { createPurgeRepository } from './repositories/purge.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
+import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
@@ -187,6 +188,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     purge: createPurgeRepository(db, kind, afterPurgeDeletes),
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db),
+    initialAccessTokens: createInitialAccessTokenRepository(db),
     pushedRequests: createPushedRequestRepository(db),
     deviceAuthorizations: createDeviceAuthorizationRepository(db),
     observeQueries: queries.observe,

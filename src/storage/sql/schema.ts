@@ -13,8 +13,22 @@ export interface ClientsTable {
   id_token_signed_response_alg: string;
   /** JSON array, like redirect_uris. */
   post_logout_redirect_uris: string;
+  /** operator | token | open. */
+  registration: string;
+  registration_access_token_hash: string | null;
+  first_granted_at: number | null;
   /** RFC 9126 §6; 0 or 1, like is_public. */
   require_pushed_authorization_requests: number;
+}
+
+export interface InitialAccessTokensTable {
+  id: string;
+  hash: string;
+  /** Space-delimited; null: the scopes open registration allows. */
+  scopes: string | null;
+  created_at: number;
+  expires_at: number;
+  clients_registered: number;
 }
 
 export interface UsersTable {
@@ -166,6 +180,7 @@ export interface Database {
   throttle: ThrottleTable;
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
+  initial_access_tokens: InitialAccessTokensTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
   device_authorizations: DeviceAuthorizationsTable;
 }

@@ -4,6 +4,7 @@ import type {
   Client,
   DeviceAuthorization,
   Grant,
+  InitialAccessToken,
   PushedAuthorizationRequest,
   RefreshToken,
   ResourceServer,
@@ -17,6 +18,7 @@ import type {
   ClientStore,
   DeviceAuthorizationStore,
   GrantStore,
+  InitialAccessTokenStore,
   MacNonceStore,
   PurgeStore,
   PushedAuthorizationRequestStore,
@@ -58,6 +60,7 @@ interface Tables {
   browserSessions: Map<string, BrowserSession>;
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
+  initialAccessTokens: Map<string, InitialAccessToken>;
   pushedRequests: Map<string, PushedAuthorizationRequest>;
   deviceAuthorizations: Map<string, DeviceAuthorization>;
 }
@@ -89,10 +92,11 @@ function clients(t: Tables): ClientStore {
       const client = t.clients.get(id);
       return client && copy(client);
     },
-    async list({ name, grantType, limit, offset }) {
+    async list({ name, grantType, registration, limit, offset }) {
       const matching = [...t.clients.values()]
         .filter((c) => name === undefined || c.name === name)
         .filter((c) => grantType === undefined || (c.grantTypes as string[]).includes(grantType))
+        .filter((c) => registration === undefined || c.registration === registration)
         .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return { items: matching.slice(offset, offset + limit).map(copy), total: matching.length };
     },
@@ -114,6 +118,37 @@ function clients(t: Tables): ClientStore {
       for (const [hash, device] of t.deviceAuthorizations)
         if (device.clientId === id) t.deviceAuthorizations.delete(hash);
       return true;
+    },
+    async recordFirstGrant(id, at) {
+      const client = t.clients.get(id);
+      if (client !== undefined && client.firstGrantedAt === null) client.firstGrantedAt = at;
+    },
+  };
+}
+
+function initialAccessTokens(t: Tables): InitialAccessTokenStore {
+  return {
+    async insert(token) {
+      if ([...t.initialAccessTokens.values()].some((other) => other.hash === token.hash)) {
+        throw new Error('unique: initial access token hash exists');
+      }
+      insertNew(t.initialAccessTokens, token.id, token, 'initial access token');
+    },
+    async getByHash(hash) {
+      const token = [...t.initialAccessTokens.values()].find((other) => other.hash === hash);
+      return token && copy(token);
+    },
+    async list() {
+      return [...t.initialAccessTokens.values()]
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(copy);
+    },
+    async delete(id) {
+      return t.initialAccessTokens.delete(id);
+    },
+    async countRegistration(id) {
+      const token = t.initialAccessTokens.get(id);
+      if (token !== undefined) token.clientsRegistered += 1;
     },
   };
 }
@@ -546,6 +581,7 @@ export function memoryStorage(): Storage {
     browserSessions: new Map(),
     rateLimits: new Map(),
     macNonces: new Map(),
+    initialAccessTokens: new Map(),
     pushedRequests: new Map(),
     deviceAuthorizations: new Map(),
   };
@@ -564,6 +600,7 @@ export function memoryStorage(): Storage {
     purge: noPurge,
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
+    initialAccessTokens: initialAccessTokens(t),
     pushedRequests: pushedRequests(t),
     deviceAuthorizations: deviceAuthorizations(t),
     async ping() {},

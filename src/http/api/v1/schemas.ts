@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
+import { CLIENT_REGISTRATIONS, GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/oidc/id-token.js';
 import { RESOURCE_NAME_MAX_LENGTH, RESOURCE_SCOPES_MAX } from '../../../core/resource-registry.js';
 import { MAX_RESOURCE_URI_LENGTH } from '../../../core/resources.js';
@@ -33,6 +33,14 @@ const RedirectUri = Type.String({
 const IdTokenAlgorithm = Type.Union(
   ID_TOKEN_SIGNING_ALGORITHMS.map((name) => Type.Literal(name)),
   { description: 'JWS algorithm of the client’s OpenID Connect ID tokens (RS256 by default)' },
+);
+const Registration = Type.Union(
+  CLIENT_REGISTRATIONS.map((name) => Type.Literal(name)),
+  {
+    description:
+      'Who registered the client: `operator` (the command line or this API), or the client itself at ' +
+      '/register (RFC 7591) with an initial access token (`token`) or with none (`open`)',
+  },
 );
 const PostLogoutRedirectUri = Type.String({
   minLength: 1,
@@ -81,6 +89,7 @@ export const Client = Type.Object(
     public: Type.Boolean({ description: 'A public client has no secret (RFC 6749 §2.1)' }),
     post_logout_redirect_uris: Type.Array(Type.String()),
     id_token_signed_response_alg: IdTokenAlgorithm,
+    registration: Registration,
     require_pushed_authorization_requests: Type.Boolean({
       description: 'RFC 9126 §6: /authorize takes only pushed authorization requests from this client',
     }),
@@ -157,6 +166,7 @@ export const ClientQuery = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact client name' })),
     grant_type: Type.Optional(GrantTypeName),
+    registration: Type.Optional(Registration),
     limit: Type.Optional(Pagination.limit),
     offset: Type.Optional(Pagination.offset),
   },

@@ -22,6 +22,11 @@ export interface ConsentPageInput {
   fixed?: { name: string; description: string }[];
   scopes: { name: string; description: string; checked: boolean }[];
   lifetime: string;
+  /**
+   * The client registered itself (RFC 7591): its name is its own claim, which nobody checked
+   * (docs/decisions.md, decision 20).
+   */
+  selfRegistered?: boolean;
   error?: string;
 }
 
@@ -40,6 +45,14 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
       : html`${scope.description} <code>${scope.name}</code>`;
   const body = html` <h1>Allow <span class="client">${input.clientName}</span> to access your account?</h1>
     <p class="lead">Signed in as <strong>${frame.username}</strong>.</p>
+    ${
+      input.selfRegistered === true
+        ? html`<p class="self-registered">
+            This application registered itself with ${frame.productName}, so nobody has checked that its name
+            is really its own.
+          </p>`
+        : ''
+    }
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
     ${
       input.device

@@ -144,6 +144,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
             checked: options.checked?.includes(name) ?? true,
           })),
         lifetime: options.lifetime ?? DEFAULT_LIFETIME,
+        selfRegistered: request.client.registration !== 'operator',
         ...(options.error !== undefined ? { error: options.error } : {}),
       }),
     );

@@ -91,6 +91,7 @@ export function createClientRepository(
         // grant_types is a JSON array of known names; a quoted match cannot hit a longer name.
         query = query.where('grant_types', 'like', `%"${filter.grantType}"%`);
       }
+      if (filter.registration !== undefined) query = query.where('registration', '=', filter.registration);
       const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       const rows = await query
         .selectAll()
@@ -116,6 +117,15 @@ export function createClientRepository(
       forget(id);
       const result = await db.deleteFrom('clients').where('id', '=', id).executeTakeFirst();
       return result.numDeletedRows > 0n;
+    },
+    async recordFirstGrant(id: string, at: number) {
+      forget(id);
+      await db
+        .updateTable('clients')
+        .set({ first_granted_at: at })
+        .where('id', '=', id)
+        .where('first_granted_at', 'is', null)
+        .execute();
     },
   };
 }

@@ -1,8 +1,10 @@
 import type {
   AuthorizationCode,
   Client,
+  ClientRegistration,
   DeviceAuthorization,
   Grant,
+  InitialAccessToken,
   GrantType,
   PushedAuthorizationRequest,
   RefreshToken,
@@ -16,6 +18,7 @@ import type {
   ClientsTable,
   DeviceAuthorizationsTable,
   GrantsTable,
+  InitialAccessTokensTable,
   PushedAuthorizationRequestsTable,
   RefreshTokensTable,
   ResourcesTable,
@@ -37,6 +40,9 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   isPublic: row.is_public === 1,
   idTokenSignedResponseAlg: row.id_token_signed_response_alg as Client['idTokenSignedResponseAlg'],
   postLogoutRedirectUris: JSON.parse(row.post_logout_redirect_uris) as string[],
+  registration: row.registration as ClientRegistration,
+  registrationAccessTokenHash: row.registration_access_token_hash,
+  firstGrantedAt: row.first_granted_at === null ? null : Number(row.first_granted_at),
   requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
@@ -55,7 +61,28 @@ export const clientToRow = (client: Client): ClientsTable => ({
   updated_at: client.updatedAt,
   id_token_signed_response_alg: client.idTokenSignedResponseAlg,
   post_logout_redirect_uris: JSON.stringify(client.postLogoutRedirectUris),
+  registration: client.registration,
+  registration_access_token_hash: client.registrationAccessTokenHash,
+  first_granted_at: client.firstGrantedAt,
   require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
+});
+
+export const initialAccessTokenFromRow = (row: InitialAccessTokensTable): InitialAccessToken => ({
+  id: row.id,
+  hash: row.hash,
+  scopes: row.scopes === null ? null : splitScope(row.scopes),
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+  clientsRegistered: Number(row.clients_registered),
+});
+
+export const initialAccessTokenToRow = (token: InitialAccessToken): InitialAccessTokensTable => ({
+  id: token.id,
+  hash: token.hash,
+  scopes: token.scopes === null ? null : joinScope(token.scopes),
+  created_at: token.createdAt,
+  expires_at: token.expiresAt,
+  clients_registered: token.clientsRegistered,
 });
 
 export const userFromRow = (row: UsersTable): User => ({

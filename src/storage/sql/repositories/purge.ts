@@ -37,6 +37,18 @@ const PLANS: Record<string, PurgePlan> = {
   throttle: { key: ['key'], dead: (c) => sql`reset_at <= ${c.now}` },
   // MAC nonces are kept for their timestamp window only (migration 0004 indexes expires_at).
   mac_nonces: { key: ['jti', 'nonce'], dead: (c) => sql`expires_at <= ${c.now}` },
+  // RFC 7591 §3 initial access tokens past their expiry (migration 0010 indexes expires_at).
+  initial_access_tokens: { key: ['id'], dead: (c) => sql`expires_at <= ${c.now}` },
+  // Clients that registered themselves anonymously and were never granted anything in their first
+  // days (docs/decisions.md, decision 20). Last: after the grants, and with none of their own, their
+  // delete cascades over nothing (migration 0010 indexes the search and the cascade).
+  clients: {
+    key: ['id'],
+    dead: (c) =>
+      c.unusedOpenClientsRegisteredBefore === undefined || c.unusedOpenClientsRegisteredBefore === null
+        ? sql`1 = 0`
+        : sql`registration = 'open' AND created_at <= ${c.unusedOpenClientsRegisteredBefore} AND first_granted_at IS NULL AND NOT EXISTS (SELECT 1 FROM grants WHERE grants.client_id = clients.id)`,
+  },
 };
 
 /**

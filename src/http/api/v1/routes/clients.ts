@@ -49,7 +49,9 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
     {
       schema: {
         summary: 'List clients',
-        description: 'Filters and pagination go in the query string.',
+        description:
+          'Filters and pagination go in the query string; `registration=open` finds the clients that ' +
+          'registered themselves without an initial access token.',
         tags,
         querystring: ClientQuery,
         response: { 200: ClientList, ...errors },
@@ -57,8 +59,8 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function listClients(request) {
-      const { name, grant_type: grantType, limit = 20, offset = 0 } = request.query;
-      const { items, total } = await clients.list({ name, grantType, limit, offset });
+      const { name, grant_type: grantType, registration, limit = 20, offset = 0 } = request.query;
+      const { items, total } = await clients.list({ name, grantType, registration, limit, offset });
       return { items: items.map(viewClient), total, limit, offset };
     },
   );
