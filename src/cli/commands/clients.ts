@@ -1,5 +1,5 @@
 import { viewClient, type ClientView } from '../../core/client-registry.js';
-import { CLIENT_REGISTRATIONS } from '../../core/model.js';
+import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
@@ -56,11 +56,18 @@ const ACTIONS: Record<string, { options: Options; positionals: number }> = {
   'rotate-secret': { options: {}, positionals: 1 },
 };
 
+/** Short names the command line takes for grant types whose RFC names are URNs. */
+const GRANT_TYPE_SHORT_NAMES: Readonly<Record<string, string>> = {
+  // RFC 8628 §3.4.
+  device_code: DEVICE_CODE_GRANT_TYPE,
+};
+
 const grantTypesOf = (value: string | undefined) =>
   value
     ?.split(',')
     .map((g) => g.trim())
-    .filter(Boolean);
+    .filter(Boolean)
+    .map((g) => GRANT_TYPE_SHORT_NAMES[g] ?? g);
 const scopesOf = (value: string | undefined) => value?.split(/\s+/).filter(Boolean);
 /** `--post-logout-redirect-uri ''` alone clears the list on update. */
 const urisOf = (values: string[] | undefined) => values?.filter((uri) => uri !== '');
