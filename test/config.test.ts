@@ -104,6 +104,32 @@ describe('configuration from the environment', () => {
     }
   });
 
+  it('RFC 8628: device codes live 600 s and are polled every 5 s; 10 wrong user codes per source in 15 minutes', () => {
+    const load = (env: NodeJS.ProcessEnv) =>
+      loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env });
+    const defaults = load({});
+    assert.deepEqual(
+      [
+        defaults.deviceCodeTtl,
+        defaults.deviceCodeInterval,
+        defaults.userCodeFailuresPerSource,
+        defaults.userCodeFailureWindowSeconds,
+      ],
+      [600, 5, 10, 900],
+    );
+    const set = load({ GATEHOUSE_DEVICE_CODE_TTL: '300', GATEHOUSE_USER_CODE_ATTEMPTS: '20' });
+    assert.deepEqual([set.deviceCodeTtl, set.userCodeFailuresPerSource], [300, 20]);
+    assert.deepEqual(
+      unknownVariableWarnings({ GATEHOUSE_DEVICE_CODE_TTL: '300', GATEHOUSE_USER_CODE_ATTEMPTS: '20' }),
+      [],
+    );
+    refused(
+      { GATEHOUSE_DEVICE_CODE_TTL: '59' },
+      /^GATEHOUSE_DEVICE_CODE_TTL must be a whole number of seconds between 60 and 3600, got "59"$/,
+    );
+    refused({ GATEHOUSE_USER_CODE_ATTEMPTS: '0' }, /GATEHOUSE_USER_CODE_ATTEMPTS must be a whole number/);
+  });
+
   it('booleans are true or false, nothing else; enumerations name their values', () => {
     for (const name of [
       'GATEHOUSE_TRUST_PROXY',
