@@ -36,7 +36,9 @@ export function deviceCodePage(frame: PageFrame, input: DeviceCodePageInput): st
           value="${input.userCode ?? ''}"
           ${invalid}
         />
-        <p class="hint">Eight letters, shown on the device as two groups of four. Capitals or not.</p>
+        <p class="hint">
+          Eight letters, shown on your device as two groups of four; capitals and the dash are optional.
+        </p>
       </div>
       <div class="actions">
         <button type="submit" class="primary">Continue</button>
