@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { down as undoLastMigration } from '../../src/storage/sql/migrations/0011-pushed-authorization-requests.js';
+import { down as undoLastMigration } from '../../src/storage/sql/migrations/0013-device-authorization.js';
 import { backends } from '../helpers/backends.js';
 import { runSql, undoMigration } from '../helpers/store-sql.js';
 import { assertOk, assertRefused, cliStore, newSecret, runCli } from './support/cli.js';
