@@ -24,27 +24,27 @@ function layer(files, why, { folders = [], packages = [] }) {
 function layers() {
   return [
     layer(['src/shared/**/*.ts'], 'src/shared is the bottom layer: Node built-ins and nothing of ours', {
-      folders: ['core', 'storage', 'http', 'cli', 'compose', 'config'],
+      folders: ['core', 'storage', 'http', 'cli', 'compose', 'config', 'outbound'],
       packages: [...LIBRARY, ...WEB, ...DATABASES],
     }),
     layer(
       ['src/core/**/*.ts'],
       'src/core is the engine: ports, rules and a clock; no web framework, database, front end or configuration (docs/architecture.md)',
       {
-        folders: ['storage', 'http', 'cli', 'compose', 'config'],
+        folders: ['storage', 'http', 'cli', 'compose', 'config', 'outbound'],
         // The library's rules reach /v1 through http/ (docs/decisions.md, decision 16).
         packages: [...LIBRARY, ...WEB, ...DATABASES, '**/packages/resource-server/**'],
       },
     ),
     layer(['src/storage/**/*.ts'], 'src/storage implements the ports of core; it knows no front end', {
-      folders: ['http', 'cli', 'compose'],
+      folders: ['http', 'cli', 'compose', 'outbound'],
       packages: [...LIBRARY, ...WEB],
     }),
     layer(
       ['src/http/**/*.ts'],
       'src/http calls the engine; only compose/ opens a store (docs/architecture.md)',
       {
-        folders: ['storage', 'cli', 'compose'],
+        folders: ['storage', 'cli', 'compose', 'outbound'],
         packages: DATABASES,
       },
     ),
@@ -53,7 +53,7 @@ function layers() {
       ['src/http/api/**/*.ts'],
       'http/api calls the engine; it imports neither a store, compose, cli nor another HTTP surface (share through src/http/*.ts)',
       {
-        folders: ['storage', 'cli', 'compose', 'oauth', 'ui'],
+        folders: ['storage', 'cli', 'compose', 'outbound', 'oauth', 'ui'],
         packages: DATABASES,
       },
     ),
@@ -61,7 +61,7 @@ function layers() {
       ['src/http/oauth/**/*.ts'],
       'http/oauth calls the engine; it imports neither a store, compose, cli nor another HTTP surface (share through src/http/*.ts)',
       {
-        folders: ['storage', 'cli', 'compose', 'api', 'ui'],
+        folders: ['storage', 'cli', 'compose', 'outbound', 'api', 'ui'],
         packages: DATABASES,
       },
     ),
@@ -69,7 +69,7 @@ function layers() {
       ['src/http/ui/**/*.ts'],
       'http/ui calls the engine; it imports neither a store, compose, cli nor another HTTP surface (share through src/http/*.ts)',
       {
-        folders: ['storage', 'cli', 'compose', 'api', 'oauth'],
+        folders: ['storage', 'cli', 'compose', 'outbound', 'api', 'oauth'],
         packages: DATABASES,
       },
     ),
@@ -77,15 +77,23 @@ function layers() {
       ['src/cli/**/*.ts'],
       'src/cli calls the engine that compose/ opens; it never opens a store or a server itself',
       {
-        folders: ['storage', 'http'],
+        folders: ['storage', 'http', 'outbound'],
         packages: [...WEB, ...DATABASES],
+      },
+    ),
+    layer(
+      ['src/outbound/**/*.ts'],
+      'src/outbound implements the ports of core that reach other servers (jwks_uri); it knows no store or front end',
+      {
+        folders: ['storage', 'http', 'cli', 'compose', 'config'],
+        packages: [...LIBRARY, ...WEB, ...DATABASES],
       },
     ),
     layer(
       ['packages/resource-server/src/**/*.ts'],
       'the resource-server library depends on jose and Node only (docs/decisions.md, decision 16)',
       {
-        folders: ['src', 'core', 'storage', 'http', 'cli', 'compose', 'shared'],
+        folders: ['src', 'core', 'storage', 'http', 'cli', 'compose', 'shared', 'outbound'],
         packages: ['gatehouse-oauth', 'gatehouse-oauth/*', ...DATABASES],
       },
     ),

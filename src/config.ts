@@ -110,6 +110,15 @@ export interface GatehouseConfig {
   /** Open connections per process; more are closed on arrival (server.maxConnections). */
   maxConnections: number;
   /**
+   * Fetch private_key_jwt clients' jwks_uri from loopback, private, link-local and unique-local
+   * addresses too (docs/decisions.md, decision 21); off by default.
+   */
+  allowPrivateJwksUri: boolean;
+  /** A jwks_uri fetch must be done within this many milliseconds. */
+  jwksUriTimeoutMs: number;
+  /** A jwks_uri answer longer than this many bytes is refused. */
+  jwksUriMaxBytes: number;
+  /**
    * RFC 7591 dynamic client registration at /register: off, with an initial access token, or open to
    * anyone (docs/decisions.md, decision 20).
    */
@@ -401,6 +410,7 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_MAX_PARAMETER_BYTES',
   'GATEHOUSE_REQUEST_TIMEOUT',
   'GATEHOUSE_MAX_CONNECTIONS',
+  'GATEHOUSE_ALLOW_PRIVATE_JWKS_URI',
   'GATEHOUSE_DYNAMIC_REGISTRATION',
   'GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES',
   'GATEHOUSE_DYNAMIC_REGISTRATION_RATE_LIMIT',
@@ -608,6 +618,10 @@ export function loadConfig(
       input.requestTimeoutSeconds ?? integer(env, 'GATEHOUSE_REQUEST_TIMEOUT', 1, 3600, 'seconds') ?? 30,
     maxConnections:
       input.maxConnections ?? integer(env, 'GATEHOUSE_MAX_CONNECTIONS', 1, 1_000_000, 'connections') ?? 1000,
+    allowPrivateJwksUri:
+      input.allowPrivateJwksUri ?? boolean(env, 'GATEHOUSE_ALLOW_PRIVATE_JWKS_URI') ?? false,
+    jwksUriTimeoutMs: input.jwksUriTimeoutMs ?? 5000,
+    jwksUriMaxBytes: input.jwksUriMaxBytes ?? 64 * 1024,
     dynamicRegistration:
       input.dynamicRegistration ??
       oneOf(env, 'GATEHOUSE_DYNAMIC_REGISTRATION', REGISTRATION_POLICIES) ??

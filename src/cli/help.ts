@@ -71,12 +71,14 @@ export const CLIENTS_HELP = `Usage:
   gatehouse clients create --name NAME [--redirect-uri URI]... [--grant-types LIST]
                            [--scopes "a b"] [--public] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
+                           [--auth-method METHOD [--jwks-uri URL | --jwks-file FILE]]
                            [--require-par] [--json]
   gatehouse clients list [--registration operator|token|open] [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
                            [--scopes "a b"] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
+                           [--auth-method METHOD] [--jwks-uri URL | --jwks-file FILE]
                            [--require-par | --no-require-par] [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
@@ -95,6 +97,16 @@ export const CLIENTS_HELP = `Usage:
                        on update, clears the list.
   --id-token-signed-response-alg ALG
                        RS256 (default) or ES256: how the client's OpenID Connect ID tokens are signed.
+  --auth-method METHOD How the client authenticates at /token, /introspect and /revoke:
+                       client_secret_basic (default; client_secret_post is accepted too),
+                       client_secret_post, private_key_jwt (RFC 7523: a signed JWT, no secret) or
+                       none (the same as --public).
+  --jwks-uri URL       private_key_jwt: the https URL where the client publishes its public keys
+                       (fetched when needed, cached 5 minutes; a non-public address only with
+                       GATEHOUSE_ALLOW_PRIVATE_JWKS_URI=true).
+  --jwks-file FILE     private_key_jwt: a JWK Set file ({"keys": [...]}) of the client's public keys
+                       (RSA 2048+ bits, EC P-256 or Ed25519; private and symmetric keys are refused).
+                       A private_key_jwt client has exactly one of --jwks-uri and --jwks-file.
   --require-par        /authorize answers this client only with a request_uri it got from POST /par
                        (RFC 9126 pushed authorization requests); --no-require-par lifts it on update.
 
@@ -103,7 +115,8 @@ given replaces that list).
 list shows how each client was registered: by an operator, or by itself at /register (RFC 7591) with
 an initial access token (token) or with none (open); --registration lists only those.
 The client secret is printed once, at creation and by rotate-secret (the old one stops working at
-once); only its hash is stored.
+once); only its hash is stored. A private_key_jwt client has no secret; changing a client to a
+secret method makes it one, printed once.
 `;
 
 export const USERS_HELP = `Usage:

@@ -16,6 +16,8 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
   const keys = deriveServerKeys(config.secret);
   return {
     issuer: config.issuer,
+    // Where http/oauth/token-route.ts serves it, and the metadata says it is.
+    tokenEndpoint: `${config.issuer}/token`,
     accessTokenTtl: config.accessTokenTtl,
     idTokenTtl: config.idTokenTtl,
     refreshTokenTtl: config.refreshTokenTtl,

@@ -15,6 +15,7 @@ import {
   type SqlStorage,
   type SqlStorageOptions,
 } from '../storage/sql/index.js';
+import { createJwksFetcher } from '../outbound/jwks-fetcher.js';
 import { startPurgeProcess, type PurgeProcess } from './purge-process.js';
 import { migrateVerified, openExistingVerified, StoreStateError } from './secret-check.js';
 import { loadTls, type TlsFiles } from './dev-certificate.js';
@@ -69,6 +70,11 @@ export interface GatehouseOptions {
    * or a clock given (tests), the purge runs in this process, on that store and by that clock.
    */
   purgeProcess?: boolean;
+  /**
+   * Certificates (PEM) trusted for jwks_uri fetches beside the system's roots: tests give the CA of
+   * their own HTTPS key server. Operators use NODE_EXTRA_CA_CERTS.
+   */
+  outboundCa?: string;
 }
 
 /** The composition root: store, keys, engine and HTTP application, wired from one config. */
@@ -86,7 +92,13 @@ export async function createGatehouse(
     if (options.storage === undefined) await storage.close();
     throw error;
   }
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config) });
+  const jwksFetcher = createJwksFetcher({
+    allowPrivateAddresses: config.allowPrivateJwksUri,
+    timeoutMs: config.jwksUriTimeoutMs,
+    maxBytes: config.jwksUriMaxBytes,
+    ca: options.outboundCa,
+  });
+  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher });
   await engine.prepare();
 
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });

@@ -1,12 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
+import { jwkSetProblem, MAX_JWKS_BYTES } from './client-keys.js';
 import {
+  CLIENT_AUTH_METHODS,
   GRANT_TYPES,
   TOKEN_TYPES,
   type Client,
+  type ClientAuthMethod,
   type ClientRegistration,
   type GrantType,
+  type PublicJwkSet,
   type TokenType,
 } from './model.js';
 import type { ClientFilter, ClientStore, ScopeStore } from './ports.js';
@@ -32,6 +36,15 @@ export interface ClientInput {
   post_logout_redirect_uris?: string[];
   /** OpenID Connect Registration §2; RS256 when absent. */
   id_token_signed_response_alg?: string;
+  /**
+   * RFC 7591 §2. Absent: `none` for a public client, else `client_secret_basic` (which accepts
+   * client_secret_post too). `public` may be left out; when given it must agree.
+   */
+  token_endpoint_auth_method?: string;
+  /** RFC 7591 §2: the public keys of a private_key_jwt client (a JWK Set), or null. */
+  jwks?: unknown;
+  /** RFC 7591 §2: where a private_key_jwt client publishes them instead (https), or null. */
+  jwks_uri?: string | null;
   /** RFC 9126 §6: /authorize takes only this client's pushed requests; false when absent. */
   require_pushed_authorization_requests?: boolean;
 }
@@ -47,6 +60,9 @@ export interface ClientView {
   public: boolean;
   post_logout_redirect_uris: string[];
   id_token_signed_response_alg: IdTokenSigningAlgorithm;
+  token_endpoint_auth_method: ClientAuthMethod;
+  jwks: PublicJwkSet | null;
+  jwks_uri: string | null;
   /** Who registered it: an operator, or the client itself with an initial access token or none. */
   registration: ClientRegistration;
   require_pushed_authorization_requests: boolean;
@@ -65,6 +81,9 @@ export function viewClient(client: Client): ClientView {
     public: client.isPublic,
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
+    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+    jwks: client.jwks,
+    jwks_uri: client.jwksUri,
     registration: client.registration,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     created_at: new Date(client.createdAt * 1000).toISOString(),
@@ -128,7 +147,7 @@ export function validateClientInput(input: ClientInput): ClientSettings {
   if (usesRedirects && redirectUris.length === 0) {
     throw new ValidationError('redirect_uris', 'authorization_code and implicit need a redirect URI');
   }
-  const isPublic = input.public ?? false;
+  const { isPublic, tokenEndpointAuthMethod, jwks, jwksUri } = validateAuthentication(input);
   if (isPublic && grantTypes.includes('client_credentials')) {
     throw new ValidationError('grant_types', 'a public client cannot use client_credentials');
   }
@@ -153,8 +172,93 @@ export function validateClientInput(input: ClientInput): ClientSettings {
     isPublic,
     idTokenSignedResponseAlg: idTokenAlg,
     postLogoutRedirectUris,
+    tokenEndpointAuthMethod,
+    jwks,
+    jwksUri,
     requirePushedAuthorizationRequests: requirePushed,
   };
+}
+
+/** Whether a client with this method holds a secret (RFC 6749 §2.3.1). */
+export const usesSecret = (method: ClientAuthMethod): boolean =>
+  method === 'client_secret_basic' || method === 'client_secret_post';
+
+/**
+ * How the client authenticates (RFC 7591 §2 token_endpoint_auth_method, jwks, jwks_uri): `none` is a
+ * public client and nothing else is; a private_key_jwt client has exactly one of jwks and jwks_uri
+ * (RFC 7591 §2 forbids both), and no other client has either.
+ */
+function validateAuthentication(
+  input: ClientInput,
+): Pick<Client, 'isPublic' | 'tokenEndpointAuthMethod' | 'jwks' | 'jwksUri'> {
+  const declared = input.token_endpoint_auth_method;
+  if (declared !== undefined && !(CLIENT_AUTH_METHODS as readonly string[]).includes(declared)) {
+    throw new ValidationError(
+      'token_endpoint_auth_method',
+      `must be one of ${CLIENT_AUTH_METHODS.join(', ')}`,
+    );
+  }
+  const method: ClientAuthMethod =
+    (declared as ClientAuthMethod | undefined) ?? (input.public === true ? 'none' : 'client_secret_basic');
+  const isPublic = method === 'none';
+  if (input.public !== undefined && input.public !== isPublic) {
+    throw new ValidationError(
+      'public',
+      isPublic
+        ? 'a client with token_endpoint_auth_method none is public'
+        : `a ${method} client is not public`,
+    );
+  }
+  const jwks = input.jwks ?? null;
+  const jwksUri = input.jwks_uri ?? null;
+  if (method !== 'private_key_jwt') {
+    if (jwks !== null) throw new ValidationError('jwks', 'only a private_key_jwt client has keys');
+    if (jwksUri !== null) throw new ValidationError('jwks_uri', 'only a private_key_jwt client has keys');
+    return { isPublic, tokenEndpointAuthMethod: method, jwks: null, jwksUri: null };
+  }
+  if ((jwks === null) === (jwksUri === null)) {
+    throw new ValidationError(
+      jwks === null ? 'jwks_uri' : 'jwks',
+      'a private_key_jwt client needs exactly one of jwks and jwks_uri',
+    );
+  }
+  return {
+    isPublic,
+    tokenEndpointAuthMethod: method,
+    jwks: jwks === null ? null : validJwks(jwks),
+    jwksUri: jwksUri === null ? null : validJwksUri(jwksUri),
+  };
+}
+
+function validJwks(value: unknown): PublicJwkSet {
+  const problem = jwkSetProblem(value, true);
+  if (problem !== undefined) throw new ValidationError('jwks', problem);
+  // Only the set's keys are kept: other members of the object mean nothing here (RFC 7517 §5).
+  const set: PublicJwkSet = { keys: (value as PublicJwkSet).keys };
+  if (Buffer.byteLength(JSON.stringify(set)) > MAX_JWKS_BYTES) {
+    throw new ValidationError('jwks', `must be at most ${MAX_JWKS_BYTES} bytes as JSON`);
+  }
+  return set;
+}
+
+/** An https URL without credentials or fragment; where it may point is checked at each fetch. */
+function validJwksUri(value: unknown): string {
+  if (typeof value !== 'string' || value.length > 2000) {
+    throw new ValidationError('jwks_uri', 'must be an https URL of at most 2000 characters');
+  }
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ValidationError('jwks_uri', 'must be an absolute https URL');
+  }
+  if (url.protocol !== 'https:') throw new ValidationError('jwks_uri', 'must be an https URL');
+  if (url.username !== '' || url.password !== '') {
+    throw new ValidationError('jwks_uri', 'must not carry user information');
+  }
+  if (url.hash !== '' || value.includes('#'))
+    throw new ValidationError('jwks_uri', 'must not have a fragment');
+  return url.href;
 }
 
 /** Redirect URIs in canonical form: what /authorize compares and redirects to is what a browser parses. */
@@ -210,7 +314,8 @@ export interface ClientWithSecret {
 
 /**
  * Replaces a client's settings with `input`, validated in full as at creation (PUT /v1/clients/{id}).
- * Turning a public client confidential makes it a secret, returned once; the reverse drops it.
+ * A client that comes to use a secret (from public or private_key_jwt) is made one, returned once; a
+ * client that stops using one loses it.
  */
 export async function replaceClient(
   storage: ClientStorage,
@@ -220,11 +325,13 @@ export async function replaceClient(
 ): Promise<ClientWithSecret> {
   const fields = validateClientInput(input);
   const now = clock.now();
-  const fresh = !fields.isPublic && client.secretHash === null ? newClientSecret() : undefined;
+  const secretKept = usesSecret(fields.tokenEndpointAuthMethod);
+  const fresh = secretKept && client.secretHash === null ? newClientSecret() : undefined;
   const updated: Client = {
     ...client,
     ...fields,
-    secretHash: fields.isPublic ? null : (fresh?.hash ?? client.secretHash),
+    // A client that stops using a secret (public, or private_key_jwt) loses it.
+    secretHash: secretKept ? (fresh?.hash ?? client.secretHash) : null,
     updatedAt: now,
   };
   await registerScopesOf(storage, updated.scopes, now);
@@ -238,7 +345,9 @@ export async function replaceClient(
 
 /**
  * Changes the fields given and keeps the others (PATCH /v1/clients/{id}, `gatehouse clients update`);
- * the result is validated as a whole, and the secret follows `public` as in replaceClient.
+ * the result is validated as a whole, and the secret follows the method as in replaceClient. `public`
+ * given alone sets the method it implies; keys are kept only while the client stays private_key_jwt,
+ * and giving one of jwks / jwks_uri drops the other.
  */
 export async function updateClient(
   storage: ClientStorage,
@@ -246,13 +355,28 @@ export async function updateClient(
   client: Client,
   changes: Partial<ClientInput>,
 ): Promise<ClientWithSecret> {
+  const method =
+    changes.token_endpoint_auth_method ??
+    (changes.public === undefined ? client.tokenEndpointAuthMethod : undefined);
+  const keyed = method === 'private_key_jwt';
+  const jwks =
+    changes.jwks !== undefined ? changes.jwks : !keyed || changes.jwks_uri != null ? null : client.jwks;
+  const jwksUri =
+    changes.jwks_uri !== undefined
+      ? changes.jwks_uri
+      : !keyed || changes.jwks != null
+        ? null
+        : client.jwksUri;
   return replaceClient(storage, clock, client, {
     name: changes.name ?? client.name,
     redirect_uris: changes.redirect_uris ?? client.redirectUris,
     grant_types: changes.grant_types ?? client.grantTypes,
     scopes: changes.scopes ?? client.scopes,
     token_type: changes.token_type ?? client.tokenType,
-    public: changes.public ?? client.isPublic,
+    public: changes.public,
+    token_endpoint_auth_method: method,
+    jwks,
+    jwks_uri: jwksUri,
     post_logout_redirect_uris: changes.post_logout_redirect_uris ?? client.postLogoutRedirectUris,
     id_token_signed_response_alg: changes.id_token_signed_response_alg ?? client.idTokenSignedResponseAlg,
     require_pushed_authorization_requests:
@@ -267,6 +391,12 @@ export async function rotateClientSecret(
   client: Client,
 ): Promise<string> {
   if (client.isPublic) throw new ConflictError('public', 'a public client has no secret');
+  if (!usesSecret(client.tokenEndpointAuthMethod)) {
+    throw new ConflictError(
+      'token_endpoint_auth_method',
+      `a ${client.tokenEndpointAuthMethod} client has no secret`,
+    );
+  }
   const { secret, hash } = newClientSecret();
   if (!(await storage.clients.update({ ...client, secretHash: hash, updatedAt: clock.now() }, 'replace'))) {
     throw noSuchClient(client.id);
@@ -291,7 +421,7 @@ export async function createClient(
 ): Promise<ClientWithSecret> {
   const fields = validateClientInput(input);
   const now = clock.now();
-  const credentials = fields.isPublic ? undefined : newClientSecret();
+  const credentials = usesSecret(fields.tokenEndpointAuthMethod) ? newClientSecret() : undefined;
   const client: Client = {
     ...fields,
     id: newClientId(),

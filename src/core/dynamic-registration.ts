@@ -27,9 +27,15 @@ export const REGISTRABLE_GRANT_TYPES: readonly GrantType[] = ['authorization_cod
 export const REGISTRABLE_RESPONSE_TYPES: readonly string[] = ['code'];
 /**
  * RFC 7591 §2 token_endpoint_auth_method values a registration may ask for. A confidential client
- * may use either secret method at the token endpoint, whichever it registered (client-auth.ts).
+ * may use either secret method at the token endpoint, whichever it registered (client-auth.ts); a
+ * private_key_jwt client (RFC 7523 §2.2) registers its `jwks` or `jwks_uri` and has no secret.
  */
-export const REGISTRABLE_AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
+export const REGISTRABLE_AUTH_METHODS = [
+  'none',
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+] as const;
 export type RegistrableAuthMethod = (typeof REGISTRABLE_AUTH_METHODS)[number];
 
 /** The most redirect URIs (and post-logout ones) a registration may list, as on /v1/clients. */
@@ -103,9 +109,8 @@ function nameFromRedirect(uri: string | undefined): string {
 }
 
 /** The token endpoint authentication method a client is registered with (RFC 7591 §2). */
-export function authMethodOf(client: Pick<Client, 'isPublic'>): RegistrableAuthMethod {
-  // A confidential client may authenticate either way; client_secret_basic is RFC 7591's default.
-  return client.isPublic ? 'none' : 'client_secret_basic';
+export function authMethodOf(client: Pick<Client, 'tokenEndpointAuthMethod'>): RegistrableAuthMethod {
+  return client.tokenEndpointAuthMethod;
 }
 
 /**
@@ -189,6 +194,13 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
     scopes,
     token_type: 'bearer',
     public: authMethod === 'none',
+    token_endpoint_auth_method: authMethod,
+    // RFC 7591 §2: jwks and jwks_uri are for private_key_jwt here; createClient checks them (one of
+    // the two, public keys only) as it does for an operator's client.
+    ...(metadata.jwks === undefined || metadata.jwks === null ? {} : { jwks: metadata.jwks }),
+    ...(metadata.jwks_uri === undefined || metadata.jwks_uri === null
+      ? {}
+      : { jwks_uri: optionalString(metadata, 'jwks_uri') }),
     require_pushed_authorization_requests: requirePushed === true,
     ...(postLogoutRedirectUris === undefined ? {} : { post_logout_redirect_uris: postLogoutRedirectUris }),
     ...(metadata.id_token_signed_response_alg === undefined || metadata.id_token_signed_response_alg === null
@@ -228,6 +240,9 @@ export interface ClientInformation {
   grant_types: GrantType[];
   response_types: string[];
   token_endpoint_auth_method: string;
+  /** The client's public keys, for private_key_jwt (RFC 7591 §2): one of these two, never both. */
+  jwks?: unknown;
+  jwks_uri?: string;
   scope: string;
   post_logout_redirect_uris: string[];
   id_token_signed_response_alg: string;
@@ -248,7 +263,7 @@ export function clientInformation(
     client_id: client.id,
     ...(once.secret === undefined ? {} : { client_secret: once.secret }),
     client_id_issued_at: client.createdAt,
-    ...(client.isPublic ? {} : { client_secret_expires_at: 0 }),
+    ...(client.secretHash === null ? {} : { client_secret_expires_at: 0 }),
     ...(once.registrationAccessToken === undefined
       ? {}
       : { registration_access_token: once.registrationAccessToken }),
@@ -258,6 +273,8 @@ export function clientInformation(
     grant_types: client.grantTypes,
     response_types: responseTypes,
     token_endpoint_auth_method: authMethodOf(client),
+    ...(client.jwks === null ? {} : { jwks: client.jwks }),
+    ...(client.jwksUri === null ? {} : { jwks_uri: client.jwksUri }),
     scope: client.scopes.join(' '),
     post_logout_redirect_uris: client.postLogoutRedirectUris,
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,

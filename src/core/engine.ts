@@ -4,7 +4,9 @@ import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
 import { signIn, type SignInResult } from './authorize/sign-in.js';
 import { BrowserSessions } from './browser-sessions.js';
+import { ClientAssertionVerifier } from './client-assertion.js';
 import { authenticateClient, type AuthenticatedClient, type ClientCredentialsInput } from './client-auth.js';
+import { RemoteKeySets } from './client-keys.js';
 import { ClientRegistry } from './client-registry.js';
 import { DynamicRegistration, type RegistrationPolicy } from './dynamic-registration.js';
 import { GrantRegistry } from './grant-registry.js';
@@ -15,7 +17,7 @@ import { macTokens, type MacTokens } from './mac.js';
 import { IdTokenIssuer } from './oidc/id-token.js';
 import { InitialAccessTokenRegistry } from './initial-access-tokens.js';
 import { UserInfoService } from './oidc/userinfo.js';
-import type { Storage } from './ports.js';
+import type { JwksFetcher, Storage } from './ports.js';
 import { ResourceRegistry } from './resource-registry.js';
 import { ResourceTargets } from './resources.js';
 import { ScopeRegistry } from './scope-registry.js';
@@ -32,6 +34,8 @@ export interface EnginePolicy {
    * RFC 8707 §2), and the one resource that is never registered: Gatehouse's own API.
    */
   issuer: string;
+  /** The token endpoint's URL: a client assertion may name it as its audience (RFC 7523 §3 item 3). */
+  tokenEndpoint: string;
   accessTokenTtl: number;
   /** ID token lifetime (OpenID Connect Core §2 `exp`). */
   idTokenTtl: number;
@@ -76,6 +80,11 @@ export interface EngineDependencies {
   storage: Storage;
   clock: Clock;
   policy: EnginePolicy;
+  /**
+   * Reads private_key_jwt clients' `jwks_uri` (src/outbound/jwks-fetcher.ts, under the fetch policy of
+   * docs/decisions.md). Without one, such clients cannot authenticate (the command line needs none).
+   */
+  jwksFetcher?: JwksFetcher;
 }
 
 export type SignInInput = { username: string; password: string; address: string };
@@ -122,7 +131,10 @@ export interface Engine {
    * issued, expired or not; undefined when it is not one.
    */
   verifyIdTokenHint(token: string): Promise<IdTokenHint | undefined>;
-  /** The client of an /introspect or /revoke request (RFC 6749 §2.3). */
+  /**
+   * The client of a /token, /introspect, /revoke (or any client-authenticated) request: the one entry
+   * point for client authentication (RFC 6749 §2.3, RFC 7523 §2.2); 401 invalid_client when it fails.
+   */
   authenticateClient(credentials: ClientCredentialsInput): Promise<AuthenticatedClient>;
   /** The sign-in page's password check, under the account lockout (docs/decisions.md, decision 8). */
   signIn(input: SignInInput): Promise<SignInResult>;
@@ -132,8 +144,21 @@ export interface Engine {
   close(): Promise<void>;
 }
 
+const noJwksFetcher: JwksFetcher = {
+  fetch: () => Promise.reject(new Error('this process does not fetch jwks_uri documents')),
+};
+
 export function createEngine(deps: EngineDependencies): Engine {
   const { storage, clock, policy } = deps;
+  const assertions = new ClientAssertionVerifier({
+    clock,
+    usedJtis: storage.usedJtis,
+    remoteKeys: new RemoteKeySets(deps.jwksFetcher ?? noJwksFetcher, clock),
+    issuer: policy.issuer,
+    tokenEndpoint: policy.tokenEndpoint,
+  });
+  const authenticate = (credentials: ClientCredentialsInput) =>
+    authenticateClient(credentials, storage.clients, assertions);
   const keyRing = new KeyRing({
     store: storage.signingKeys,
     keyEncryptionKey: policy.keyRing.keyEncryptionKey,
@@ -159,22 +184,25 @@ export function createEngine(deps: EngineDependencies): Engine {
     ttl: policy.idTokenTtl,
   });
   const resourceTargets = new ResourceTargets(storage.resources, policy.issuer);
-  const tokenEndpoint = new TokenEndpoint({
-    storage,
-    issuer,
-    idTokens,
-    clock,
-    resources: resourceTargets,
-    policy: {
-      refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
-      passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
-      passwordFailuresPerSource: policy.passwordFailuresPerSource,
-      passwordFailureWindowSeconds: policy.passwordFailureWindowSeconds,
-      accessTokenTtl: policy.accessTokenTtl,
-      refreshTokenTtl: policy.refreshTokenTtl,
-      allowPublicPasswordGrant: policy.allowPublicPasswordGrant,
+  const tokenEndpoint = new TokenEndpoint(
+    {
+      storage,
+      issuer,
+      idTokens,
+      clock,
+      resources: resourceTargets,
+      policy: {
+        refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
+        passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
+        passwordFailuresPerSource: policy.passwordFailuresPerSource,
+        passwordFailureWindowSeconds: policy.passwordFailureWindowSeconds,
+        accessTokenTtl: policy.accessTokenTtl,
+        refreshTokenTtl: policy.refreshTokenTtl,
+        allowPublicPasswordGrant: policy.allowPublicPasswordGrant,
+      },
     },
-  });
+    authenticate,
+  );
   const tokens = createTokenServices({
     keyRing,
     storage,
@@ -236,7 +264,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     grants: new GrantRegistry(storage, clock),
     signingKeys: new SigningKeyRegistry(storage.signingKeys, keyRing),
     verifyIdTokenHint: checkIdTokenHint,
-    authenticateClient: (credentials) => authenticateClient(credentials, storage.clients),
+    authenticateClient: authenticate,
     signIn: (input) => signIn(storage, clock, signInPolicy, input),
     async prepare() {
       await scopes.ensureBuiltIns();

@@ -17,6 +17,24 @@ export const TOKEN_TYPES = ['bearer', 'mac'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
 
 /**
+ * How a client authenticates at the token, introspection and revocation endpoints (RFC 7591 §2
+ * `token_endpoint_auth_method`). A client with a secret accepts both secret methods whichever it was
+ * registered with (RFC 6749 §2.3.1); `private_key_jwt` is RFC 7523 §2.2; `none` is a public client.
+ */
+export const CLIENT_AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'none',
+] as const;
+export type ClientAuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
+
+/** A JWK Set (RFC 7517 §5) of public keys; its members were checked by core/client-keys.ts. */
+export interface PublicJwkSet {
+  keys: Array<Record<string, unknown>>;
+}
+
+/**
  * How a client came to be registered: by an operator (`gatehouse clients create`, /v1/clients), or by
  * itself at the RFC 7591 registration endpoint, with an initial access token or with none (docs/decisions.md,
  * decision 20).
@@ -38,6 +56,12 @@ export interface Client {
   idTokenSignedResponseAlg: 'RS256' | 'ES256';
   /** Where RP-initiated logout may send the browser back to (exact match, like redirect URIs). */
   postLogoutRedirectUris: string[];
+  /** `none` exactly when public; `private_key_jwt` has no secret and exactly one of jwks / jwksUri. */
+  tokenEndpointAuthMethod: ClientAuthMethod;
+  /** The client's public keys for `private_key_jwt` (RFC 7591 §2 `jwks`), or null. */
+  jwks: PublicJwkSet | null;
+  /** Where the client publishes them instead (RFC 7591 §2 `jwks_uri`, https), or null. */
+  jwksUri: string | null;
   /** Who registered it; a client that registered itself has a name nobody checked. */
   registration: ClientRegistration;
   /**

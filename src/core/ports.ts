@@ -212,6 +212,28 @@ export interface MacNonceStore {
   remember(jti: string, nonce: string, expiresAt: number, now: number): Promise<boolean>;
 }
 
+/**
+ * Identifiers a server accepts once: a client assertion's `jti` (RFC 7523 §3 item 7), and any other
+ * single-use token id, each kind in a namespace of its own (e.g. `client-assertion:<client_id>`).
+ */
+export interface UsedJtiStore {
+  /**
+   * Records (namespace, jti) until `expiresAt`; true the first time, false when it was recorded
+   * before and has not expired at `now` (a replay). Atomic in the store: of concurrent callers, in
+   * any number of processes sharing it, exactly one gets true. A row past its expiry is taken over.
+   */
+  use(namespace: string, jti: string, expiresAt: number, now: number): Promise<boolean>;
+}
+
+/**
+ * Reads a client's JWK Set from its `jwks_uri` (RFC 7591 §2). Network I/O, so implemented outside
+ * core (src/outbound); core validates what it returns and caches it (core/client-keys.ts).
+ */
+export interface JwksFetcher {
+  /** The document at `uri`, parsed as JSON; throws when it cannot be had under the fetch policy. */
+  fetch(uri: string): Promise<unknown>;
+}
+
 /** Pushed authorization requests (RFC 9126), shared by every process: any one may serve the /authorize. */
 export interface PushedAuthorizationRequestStore {
   insert(request: PushedAuthorizationRequest): Promise<void>;
@@ -295,6 +317,7 @@ export interface Storage {
   readonly purge: PurgeStore;
   readonly rateLimits: RateLimitStore;
   readonly macNonces: MacNonceStore;
+  readonly usedJtis: UsedJtiStore;
   readonly initialAccessTokens: InitialAccessTokenStore;
   readonly pushedRequests: PushedAuthorizationRequestStore;
   readonly deviceAuthorizations: DeviceAuthorizationStore;

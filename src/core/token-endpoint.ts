@@ -1,4 +1,4 @@
-import { authenticateClient, type ClientCredentialsInput } from './client-auth.js';
+import type { AuthenticatedClient, ClientCredentialsInput } from './client-auth.js';
 import { invalidRequest, unauthorizedClient, unsupportedGrantType } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
@@ -25,12 +25,16 @@ export interface TokenEndpointRequest {
   address?: string;
 }
 
+/** Client authentication as the engine does it (Engine.authenticateClient, core/client-auth.ts). */
+export type ClientAuthentication = (credentials: ClientCredentialsInput) => Promise<AuthenticatedClient>;
+
 /** RFC 6749 §3.2: authenticate the client, pick the grant handler, let it decide. */
 export class TokenEndpoint {
   private readonly handlers: ReadonlyMap<string, GrantHandler>;
 
   constructor(
     private readonly context: GrantContext,
+    private readonly authenticateClient: ClientAuthentication,
     handlers: readonly GrantHandler[] = TOKEN_GRANT_HANDLERS,
   ) {
     const byType = new Map<string, GrantHandler>();
@@ -52,8 +56,11 @@ export class TokenEndpoint {
       authorization: request.authorization,
       clientId: request.params.client_id,
       clientSecret: request.params.client_secret,
+      clientAssertionType: request.params.client_assertion_type,
+      clientAssertion: request.params.client_assertion,
     };
-    const { client } = await authenticateClient(credentials, this.context.storage.clients);
+    // The token endpoint's own URL is always an accepted audience (the engine's policy).
+    const { client } = await this.authenticateClient(credentials);
     const handler = this.handlers.get(grantType);
     if (handler === undefined) throw unsupportedGrantType(`grant_type not supported: ${grantType}`);
     if (!client.grantTypes.includes(handler.grantType)) {

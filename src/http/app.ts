@@ -18,7 +18,11 @@ import { registerTokenRoute } from './oauth/token-route.js';
 import { registerUserInfoRoute } from './oauth/userinfo-route.js';
 import { registrationEndpoints, registrationRoutes } from './oauth/registration-routes.js';
 import { browserUi } from './ui/plugin.js';
-import { registerTokenManagementRoutes, tokenManagementEndpoints } from './oauth/token-management-routes.js';
+import {
+  registerTokenManagementRoutes,
+  tokenManagementAuthMetadata,
+  tokenManagementEndpoints,
+} from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
 import { frameworkErrorHandler } from './api/v1/problem.js';
 
@@ -145,7 +149,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
         },
       });
       registerJwksRoute(oauth, engine.keyRing);
-      registerTokenManagementRoutes(oauth, engine);
+      registerTokenManagementRoutes(oauth, engine, config.issuer);
       registerPushedAuthorizationRequestRoute(oauth, engine, config.issuer);
       registerDeviceAuthorizationRoute(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
@@ -163,6 +167,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           // RFC 8628 §4.
           device_authorization_endpoint: `${config.issuer}/device_authorization`,
         },
+        extraMembers: tokenManagementAuthMetadata(),
         requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
         responseTypes: RESPONSE_TYPES,
         responseModes: RESPONSE_MODES,

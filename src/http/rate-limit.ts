@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimit, RateLimitedEndpoint } from '../config.js';
 import { BatchedRateCounter } from '../core/batched-rate-counter.js';
+import { claimedClientId } from '../core/client-assertion.js';
 import { requestSource } from '../core/account-lockout.js';
 import { RATE_LIMITED } from '../core/errors.js';
 import type { RateLimitStore } from '../core/ports.js';
@@ -56,7 +57,9 @@ function field(source: unknown, name: string): string | undefined {
  * client's allowance. A request without a secret (a public client, and every /authorize request, which
  * has no client authentication) proves nothing about who sent it, so it is counted per client *and
  * address*: a few addresses naming an honest client's id use up only their own allowance, never the
- * one its users share. Hashed: the key holds no secret and is short whatever the request sends.
+ * one its users share. A client assertion (RFC 7523) is new on every request and proves nothing
+ * before it is checked, so it counts like no secret, under the client it names. Hashed: the key holds
+ * no secret and is short whatever the request sends.
  */
 function clientIdentity(
   request: FastifyRequest,
@@ -73,7 +76,9 @@ function clientIdentity(
     const colon = pair.indexOf(':');
     return colon > 0 ? `c:${sha256(`${pair.slice(0, colon)}\n${pair.slice(colon + 1)}`)}` : undefined;
   }
-  const id = field(request.body, 'client_id');
+  const assertion = field(request.body, 'client_assertion');
+  const id = field(request.body, 'client_id') ?? (assertion && claimedClientId(assertion));
+  if (assertion !== undefined) return unauthenticated(id);
   const secret = field(request.body, 'client_secret');
   return secret === undefined ? unauthenticated(id) : id && `c:${sha256(`${id}\n${secret}`)}`;
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { sha256 } from '../../src/shared/crypto.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
@@ -67,7 +68,11 @@ for (const backend of backends()) {
       const withoutSecret: Partial<ClientBody> = { ...created };
       delete withoutSecret.client_secret;
       assert.deepEqual(read.json, withoutSecret);
-      assert.ok(!read.text.includes('secret'), 'no secret (or its hash) is ever read back');
+      // (The method's name, client_secret_basic, is the one "secret" a client's record shows.)
+      const secret = created.client_secret as string;
+      for (const leak of ['"client_secret"', 'secret_hash', secret, sha256(secret)]) {
+        assert.ok(!read.text.includes(leak), 'no secret (or its hash) is ever read back');
+      }
 
       // The secret works at the token endpoint, and the new scope was registered.
       await tokenFor(

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -336,6 +336,76 @@ for (const backend of backends()) {
         await cli(['clients', 'update', created.client_id, '--require-par', '--json']),
       );
       assert.equal(again.require_pushed_authorization_requests, true);
+    });
+
+    it('private_key_jwt: clients create and update with --auth-method, --jwks-file and --jwks-uri', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[]) => store.cli(args, { secret });
+      assertOk(await cli(['init']));
+      type KeyedClientJson = ClientJson & {
+        token_endpoint_auth_method: string;
+        jwks: { keys: Array<Record<string, unknown>> } | null;
+        jwks_uri: string | null;
+        public: boolean;
+      };
+      const { publicKey, privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+      const publicFile = join(store.dataDir, 'client-keys.json');
+      const privateFile = join(store.dataDir, 'leaked-keys.json');
+      writeFileSync(
+        publicFile,
+        JSON.stringify({ keys: [{ ...publicKey.export({ format: 'jwk' }), kid: 'k1' }] }),
+      );
+      writeFileSync(privateFile, JSON.stringify({ keys: [privateKey.export({ format: 'jwk' })] }));
+      const keyed = [
+        'clients',
+        'create',
+        '--grant-types',
+        'client_credentials',
+        '--auth-method',
+        'private_key_jwt',
+      ];
+      const [inline, remote, leaked, both, neither, notJson, text] = await Promise.all([
+        cli([...keyed, '--name', 'Inline', '--jwks-file', publicFile, '--json']),
+        cli([...keyed, '--name', 'Remote', '--jwks-uri', 'https://keys.example/jwks.json', '--json']),
+        cli([...keyed, '--name', 'Leaked', '--jwks-file', privateFile]),
+        cli([...keyed, '--name', 'Both', '--jwks-file', publicFile, '--jwks-uri', 'https://k.example/j']),
+        cli([...keyed, '--name', 'Neither']),
+        cli([...keyed, '--name', 'Bad file', '--jwks-file', store.dataDir]),
+        cli([...keyed, '--name', 'Shown', '--jwks-uri', 'https://keys.example/shown']),
+      ]);
+      const inlineClient = json<KeyedClientJson>(inline);
+      assert.equal(inlineClient.client_secret, undefined, 'no secret is printed: there is none');
+      assert.deepEqual(
+        [inlineClient.token_endpoint_auth_method, inlineClient.jwks?.keys[0]?.kid, inlineClient.public],
+        ['private_key_jwt', 'k1', false],
+      );
+      assert.equal(json<KeyedClientJson>(remote).jwks_uri, 'https://keys.example/jwks.json');
+      assertRefused(leaked, 1, /jwks: key 1: has the private member "d"/);
+      assertRefused(both, 1, /exactly one of jwks and jwks_uri/);
+      assertRefused(neither, 1, /exactly one of jwks and jwks_uri/);
+      assertRefused(notJson, 2, /--jwks-file: cannot read/);
+      assertOk(text);
+      assert.match(text.stdout, /auth_method:\s+private_key_jwt/);
+      assert.match(text.stdout, /jwks_uri:\s+https:\/\/keys\.example\/shown/);
+      assert.doesNotMatch(text.stdout, /client_secret/);
+
+      const rotate = await cli(['clients', 'rotate-secret', inlineClient.client_id]);
+      assertRefused(rotate, 1, /private_key_jwt client has no secret/);
+      // Back to a secret: a new one is printed once, and the keys are gone.
+      const back = json<KeyedClientJson>(
+        await cli([
+          'clients',
+          'update',
+          inlineClient.client_id,
+          '--auth-method',
+          'client_secret_basic',
+          '--json',
+        ]),
+      );
+      assert.match(back.client_secret ?? '', /^cs_/);
+      assert.deepEqual([back.jwks, back.jwks_uri], [null, null]);
     });
   });
 }

@@ -50,7 +50,7 @@ export interface TestServer {
 export async function startTestServer(
   backend: Backend,
   overrides: ConfigInput = {},
-  options: Pick<GatehouseOptions, 'logger'> = {},
+  options: Pick<GatehouseOptions, 'logger' | 'outboundCa'> = {},
 ): Promise<TestServer> {
   const store = await createTestStore(backend);
   const clock = new ManualClock();
@@ -70,7 +70,12 @@ export async function startTestServer(
   let gatehouse: Gatehouse | undefined;
   let url: string;
   try {
-    gatehouse = await createGatehouse(config, { clock, storage: store.storage, logger: options.logger });
+    gatehouse = await createGatehouse(config, {
+      clock,
+      storage: store.storage,
+      logger: options.logger,
+      outboundCa: options.outboundCa,
+    });
     url = await gatehouse.listen();
   } catch (error) {
     // A set-up that fails halfway leaves no server running against a schema about to be dropped.

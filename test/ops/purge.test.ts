@@ -100,6 +100,8 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
     updated_at: createdAt,
     id_token_signed_response_alg: 'RS256',
     post_logout_redirect_uris: '[]',
+    // A public client's method (migration 0009's check: public exactly when none).
+    token_endpoint_auth_method: 'none',
     registration,
     registration_access_token_hash: registration === 'operator' ? null : `rat-hash-${id}`,
     first_granted_at: firstGrantedAt,
@@ -251,6 +253,15 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   dead.mac_nonces = deadNonces.length;
   await insertChunked(storage, 'mac_nonces', [...nonces, ...deadNonces]);
 
+  // Single-use ids (client assertions' jti): kept until they expire, in any namespace.
+  const jtis = [{ namespace: 'client-assertion:c', jti: 'u-live', expires_at: now + 1 }];
+  keep.used_jtis = new Set(['u-live']);
+  const deadJtis = [];
+  for (let i = 0; i < n; i++) {
+    deadJtis.push({ namespace: `client-assertion:c${i % 3}`, jti: `u-dead-${i}`, expires_at: now - (i % 5) });
+  }
+  dead.used_jtis = deadJtis.length;
+  await insertChunked(storage, 'used_jtis', [...jtis, ...deadJtis]);
   // Pushed authorization requests (RFC 9126): dead at their expiry, consumed or not.
   const pushed = (hash: string, expiresAt: number, consumedAt: number | null) => ({
     hash,
@@ -310,6 +321,7 @@ const KEY_COLUMNS: Record<string, string> = {
   revoked_access_tokens: 'jti',
   throttle: 'key',
   mac_nonces: 'nonce',
+  used_jtis: 'jti',
   initial_access_tokens: 'id',
   clients: 'id',
   pushed_authorization_requests: 'hash',

@@ -59,6 +59,33 @@ for (const backend of backends()) {
       assert.equal((honest.json as { error: string }).error, 'invalid_grant');
     });
 
+    it("at /token, client assertions naming a client (RFC 7523) use up only their address's allowance", async () => {
+      server.clock.advance(60);
+      const { client } = await server.client({
+        grant_types: ['client_credentials'],
+        name: 'signer',
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks_uri: 'https://keys.example/jwks',
+      });
+      // Each a different (unsigned) assertion naming the client, as an attacker can make at will.
+      const forged = () => ({
+        grant_type: 'client_credentials',
+        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        client_assertion: `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(
+          JSON.stringify({ iss: client.id, sub: client.id, jti: String(Math.random()) }),
+        ).toString('base64url')}.`,
+      });
+      const statuses = [];
+      for (let i = 0; i < 4; i++)
+        statuses.push((await attacker.request('/token', { form: forged() })).status);
+      assert.deepEqual(statuses, [401, 401, 401, 429], 'counted per client and address, whatever the jti');
+      assert.equal(
+        (await server.http.request('/token', { form: forged() })).status,
+        401,
+        'not limited elsewhere',
+      );
+    });
+
     it('at /token, a 429 says rate_limited (not the device grant’s slow_down) with Retry-After', async () => {
       server.clock.advance(60);
       const { client, secret } = await server.client({ grant_types: ['client_credentials'] });

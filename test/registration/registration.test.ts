@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { after, before, describe, it } from 'node:test';
 import type { ClientInformation } from '../../src/core/dynamic-registration.js';
 import type { ConfigInput } from '../../src/config.js';
@@ -264,9 +266,24 @@ for (const backend of backends()) {
         [{ redirect_uris: ['http://app.example/cb'] }, 'invalid_redirect_uri', /https/],
         [{ redirect_uris: [] }, 'invalid_redirect_uri', /required/],
         [
-          { redirect_uris: [CALLBACK], token_endpoint_auth_method: 'private_key_jwt' },
+          { redirect_uris: [CALLBACK], token_endpoint_auth_method: 'client_secret_jwt' },
           'invalid_client_metadata',
           /not supported/,
+        ],
+        // RFC 7523 §2.2 needs the client's keys: one of jwks and jwks_uri.
+        [
+          { redirect_uris: [CALLBACK], token_endpoint_auth_method: 'private_key_jwt' },
+          'invalid_client_metadata',
+          /jwks/,
+        ],
+        [
+          {
+            redirect_uris: [CALLBACK],
+            token_endpoint_auth_method: 'client_secret_basic',
+            jwks: { keys: [] },
+          },
+          'invalid_client_metadata',
+          /jwks/,
         ],
         ['a string', 'invalid_client_metadata', /JSON object/],
       ];
@@ -377,6 +394,42 @@ for (const backend of backends()) {
         (await server().store.storage.clients.get(client.client_id))?.firstGrantedAt,
         server().clock.now(),
       );
+    });
+
+    it('a client registered for private_key_jwt (RFC 7523) with its jwks: no secret, and its assertions redeem the code', async () => {
+      const { privateKey, publicKey } = await generateKeyPair('ES256');
+      const publicJwk = { ...(await exportJWK(publicKey)), kid: 'k1', use: 'sig', alg: 'ES256' };
+      const client = await registered(server(), {
+        client_name: 'Signed Requests',
+        redirect_uris: [CALLBACK],
+        token_endpoint_auth_method: 'private_key_jwt',
+        jwks: { keys: [publicJwk] },
+        scope: 'profile',
+      });
+      assert.equal(client.token_endpoint_auth_method, 'private_key_jwt');
+      assert.equal(client.client_secret, undefined, 'no secret for a key-authenticated client');
+      assert.equal(client.client_secret_expires_at, undefined);
+      assert.deepEqual(client.jwks, { keys: [publicJwk] });
+      const now = server().clock.now();
+      const clientAssertion = await new SignJWT({ jti: randomUUID() })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer(client.client_id)
+        .setSubject(client.client_id)
+        .setAudience('https://gatehouse.test/token')
+        .setIssuedAt(now)
+        .setExpirationTime(now + 60)
+        .sign(privateKey);
+      const { token } = await codeFlow(server(), client, (form) =>
+        server().http.token({
+          ...form,
+          client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+          client_assertion: clientAssertion,
+        }),
+      );
+      assert.equal(token.status, 200, token.text);
+      // RFC 7592 §2.1: the client reads back the keys it registered.
+      const read = await manage(server(), 'GET', client.client_id, client.registration_access_token);
+      assert.deepEqual((read.json as ClientInformation).jwks, { keys: [publicJwk] });
     });
 
     it("an operator's client's consent page says nothing of registering itself", async () => {

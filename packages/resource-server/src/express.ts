@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestHasBody } from './mac.js';
-import { isForm, refusalFor } from './respond.js';
+import { isForm, metadataResponse, refusalFor } from './respond.js';
 import {
   ResourceServer,
   type RequestInfo,
@@ -52,7 +52,8 @@ function requestInfo(req: ConnectRequest): RequestInfo {
  * `app.get('/notes', rs.requireToken(['notes:read']), handler)`; the handler finds
  * `req.accessToken` (and `res.locals.accessToken`). A form-body token needs a urlencoded body
  * parser before it; MAC tokens need the `mac.origin` option, and a `bodyhash` over a request body
- * needs `req.rawBody` (e.g. from the parser's verify hook).
+ * needs `req.rawBody` (e.g. from the parser's verify hook). With the `resource` option,
+ * `app.use(rs.protectedResourceMetadata())` serves the RFC 9728 metadata.
  */
 export function expressResourceServer(options: ResourceServerOptions | { resourceServer: ResourceServer }) {
   const server = 'resourceServer' in options ? options.resourceServer : new ResourceServer(options);
@@ -67,7 +68,7 @@ export function expressResourceServer(options: ResourceServerOptions | { resourc
             next();
           },
           (error: unknown) => {
-            const refusal = refusalFor(error, server.realm);
+            const refusal = refusalFor(error, server.realm, server.protectedResource?.metadataUrl);
             if (refusal === undefined) return next(error);
             res.statusCode = refusal.status;
             for (const [name, value] of Object.entries(refusal.headers)) res.setHeader(name, value);
@@ -75,6 +76,26 @@ export function expressResourceServer(options: ResourceServerOptions | { resourc
             res.end(JSON.stringify(refusal.body));
           },
         );
+      };
+    },
+    /**
+     * A middleware that answers GET and HEAD at the RFC 9728 metadata's well-known paths and passes
+     * every other request on: `app.use(tokens.protectedResourceMetadata())`. Needs the `resource` option.
+     */
+    protectedResourceMetadata(): ConnectMiddleware {
+      const resource = server.protectedResource;
+      if (resource === undefined) {
+        throw new Error('protectedResourceMetadata needs the resource option (RFC 9728)');
+      }
+      const paths = new Set(resource.metadataPaths);
+      return function protectedResourceMetadata(req, res, next) {
+        const path = new URL(req.originalUrl ?? req.url ?? '/', 'http://x').pathname;
+        if (!paths.has(path) || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
+        const { headers, body } = metadataResponse(resource.metadata());
+        res.statusCode = 200;
+        for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+        res.setHeader('content-length', String(Buffer.byteLength(body)));
+        res.end(req.method === 'HEAD' ? undefined : body);
       };
     },
     close(): void {

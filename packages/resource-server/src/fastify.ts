@@ -5,7 +5,7 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify';
 import { requestHasBody } from './mac.js';
-import { isForm, refusalFor } from './respond.js';
+import { isForm, metadataResponse, refusalFor } from './respond.js';
 import {
   ResourceServer,
   type RequestInfo,
@@ -53,12 +53,21 @@ async function plugin(app: FastifyInstance, options: FastifyResourceServerOption
       try {
         request.accessToken = await server.authorize(requestInfo(request), scopes);
       } catch (error) {
-        const refusal = refusalFor(error, server.realm);
+        const refusal = refusalFor(error, server.realm, server.protectedResource?.metadataUrl);
         if (refusal === undefined) throw error;
         return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
       }
     } satisfies preHandlerAsyncHookHandler;
   });
+  const resource = server.protectedResource;
+  if (resource !== undefined) {
+    for (const path of resource.metadataPaths) {
+      app.get(path, async function protectedResourceMetadata(_request, reply) {
+        const { headers, body } = metadataResponse(resource.metadata());
+        return reply.headers(headers).send(body);
+      });
+    }
+  }
   if (owned) app.addHook('onClose', async () => server.close());
 }
 
@@ -67,6 +76,7 @@ async function plugin(app: FastifyInstance, options: FastifyResourceServerOption
 
 /**
  * Fastify plugin: `app.register(gatehouseResourceServer, { issuer })`, then per route
- * `{ preHandler: app.requireToken(['read']) }`; the handler finds `request.accessToken`.
+ * `{ preHandler: app.requireToken(['read']) }`; the handler finds `request.accessToken`. With the
+ * `resource` option it also serves the RFC 9728 metadata at its well-known paths.
  */
 export const gatehouseResourceServer: FastifyPluginAsync<FastifyResourceServerOptions> = plugin;

@@ -28,6 +28,13 @@ export {
   type MacRequest,
 } from './mac.js';
 export { nodeFetch, type FetchLike } from './node-fetch.js';
+export {
+  ProtectedResource,
+  PROTECTED_RESOURCE_WELL_KNOWN,
+  type BearerMethod,
+  type ProtectedResourceMetadata,
+  type ProtectedResourceMetadataOptions,
+} from './protected-resource.js';
 export { gatehouseResourceServer, type FastifyResourceServerOptions } from './fastify.js';
 export {
   expressResourceServer,

@@ -20,7 +20,7 @@ export type JwtVerification =
   | { valid: true; claims: JwtClaims }
   /** The set holds no key for the token's `alg` and `kid`: worth fetching the set again, once. */
   | { valid: false; reason: 'unknown-key' }
-  | { valid: false; reason: 'expired' | 'invalid' | 'malformed-claims' };
+  | { valid: false; reason: 'expired' | 'invalid' | 'malformed-claims' | 'wrong-audience' };
 
 /** A protected header that passed every check, with what key selection needs from it. */
 interface AcceptedHeader {
@@ -41,6 +41,8 @@ const INVALID = { valid: false, reason: 'invalid' } as const;
 const UNKNOWN_KEY = { valid: false, reason: 'unknown-key' } as const;
 const EXPIRED = { valid: false, reason: 'expired' } as const;
 const MALFORMED_CLAIMS = { valid: false, reason: 'malformed-claims' } as const;
+/** Signed by the issuer, but for another audience: said apart so that the refusal can tell why. */
+const WRONG_AUDIENCE = { valid: false, reason: 'wrong-audience' } as const;
 
 /**
  * Verifies a compact JWS JWT access token synchronously with node:crypto: what jose's `jwtVerify`
@@ -122,7 +124,7 @@ export class JwtVerifier {
     for (const claim of REQUIRED_CLAIMS) if (!Object.hasOwn(claims, claim)) return INVALID;
     const { iss, aud, exp, nbf, iat } = claims;
     if (iss !== this.options.issuer) return INVALID;
-    if (!this.acceptsAudience(aud)) return INVALID;
+    if (!this.acceptsAudience(aud)) return WRONG_AUDIENCE;
     const tolerance = this.options.clockToleranceSeconds;
     if (typeof iat !== 'number') return INVALID;
     if (nbf !== undefined && (typeof nbf !== 'number' || nbf > now + tolerance)) return INVALID;

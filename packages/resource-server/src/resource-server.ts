@@ -14,13 +14,45 @@ import {
   type NonceStore,
 } from './mac.js';
 import { nodeFetch, type FetchLike } from './node-fetch.js';
+import { ProtectedResource, type BearerMethod } from './protected-resource.js';
 import { extractCredential, missingScopes, TokenError } from './rfc6750.js';
 
 export interface ResourceServerOptions {
   /** The authorization server's issuer URL: tokens must carry it as `iss`. */
   issuer: string;
-  /** Accepted `aud` values; Gatehouse's tokens are addressed to its issuer, the default. */
+  /**
+   * Accepted `aud` values; Gatehouse's tokens are addressed to its issuer, the default. With
+   * `resource` set, the audience is the resource and this option may only repeat it.
+   */
   audience?: string | string[];
+  /**
+   * This service's resource identifier (RFC 8707, RFC 9728 §1.2), e.g. `https://mcp.example.com/mcp`:
+   * an https URL without fragment or query (http only on a loopback host), used in the canonical form
+   * Gatehouse gives resource URIs (lower-case host, no default port, no "/" after a bare origin), which
+   * is what the `aud` of its tokens for this resource says. When set, a token is
+   * accepted only if its `aud` is or contains it (a token asked for with `resource=` this URL), the
+   * adapters publish RFC 9728 protected resource metadata at
+   * `/.well-known/oauth-protected-resource` (and the path-inserted form of §3.1), and every Bearer
+   * challenge names that document as `resource_metadata` (RFC 9728 §5.1).
+   */
+  resource?: string;
+  /** `authorization_servers` in the metadata (RFC 9728 §2); default: the issuer. Needs `resource`. */
+  authorizationServers?: string[];
+  /** `scopes_supported` in the metadata: the scopes clients should ask for. Needs `resource`. */
+  scopesSupported?: string[];
+  /**
+   * `bearer_methods_supported` in the metadata. Default: `header` and `body` (RFC 6750 §2.1 and §2.2,
+   * the latter where the framework parses form bodies), and `query` when `allowQueryToken` is on.
+   */
+  bearerMethodsSupported?: BearerMethod[];
+  /** `resource_name`: a name for people, e.g. on a consent page. Needs `resource`. */
+  resourceName?: string;
+  /** `resource_documentation`: a URL of documentation for developers. Needs `resource`. */
+  resourceDocumentation?: string;
+  /** `resource_policy_uri`. Needs `resource`. */
+  resourcePolicyUri?: string;
+  /** `resource_tos_uri`. Needs `resource`. */
+  resourceTosUri?: string;
   /** Default: `<issuer>/jwks`. */
   jwksUri?: string;
   /**
@@ -126,6 +158,8 @@ const DEFAULT_ALGORITHMS = ['ES256', 'EdDSA', 'RS256'];
  */
 export class ResourceServer {
   readonly realm: string;
+  /** The RFC 9728 metadata and where it lives, when the `resource` option is set. */
+  readonly protectedResource: ProtectedResource | undefined;
   private readonly jwks: JwksCache;
   private readonly jwtVerifier: JwtVerifier;
   private readonly fetch: FetchLike;
@@ -137,11 +171,11 @@ export class ResourceServer {
   constructor(private readonly options: ResourceServerOptions) {
     const issuer = options.issuer.replace(/\/$/, '');
     this.realm = options.realm ?? 'api';
-    const audience = options.audience ?? issuer;
+    this.protectedResource = protectedResourceFor(options, issuer);
     this.jwtVerifier = new JwtVerifier({
       algorithms: options.algorithms ?? DEFAULT_ALGORITHMS,
       issuer,
-      audiences: typeof audience === 'string' ? [audience] : audience,
+      audiences: audiencesFor(options, issuer, this.protectedResource),
       clockToleranceSeconds: options.clockToleranceSeconds ?? 5,
     });
     if (options.fetch !== undefined) {
@@ -358,10 +392,67 @@ export class ResourceServer {
   }
 }
 
+/** The RFC 9728 options, checked together; metadata options without `resource` are a mistake. */
+function protectedResourceFor(options: ResourceServerOptions, issuer: string): ProtectedResource | undefined {
+  if (options.resource === undefined) {
+    const stray = (
+      [
+        'authorizationServers',
+        'scopesSupported',
+        'bearerMethodsSupported',
+        'resourceName',
+        'resourceDocumentation',
+        'resourcePolicyUri',
+        'resourceTosUri',
+      ] as const
+    ).filter((name) => options[name] !== undefined);
+    if (stray.length > 0) throw new Error(`${stray.join(', ')} describe a resource: set resource too`);
+    return undefined;
+  }
+  return new ProtectedResource({
+    resource: options.resource,
+    authorizationServers: options.authorizationServers ?? [issuer],
+    scopesSupported: options.scopesSupported,
+    bearerMethodsSupported:
+      options.bearerMethodsSupported ??
+      (options.allowQueryToken === true ? ['header', 'body', 'query'] : ['header', 'body']),
+    resourceName: options.resourceName,
+    resourceDocumentation: options.resourceDocumentation,
+    resourcePolicyUri: options.resourcePolicyUri,
+    resourceTosUri: options.resourceTosUri,
+  });
+}
+
+/**
+ * The `aud` values a token may carry. A resource server with a resource identifier accepts only
+ * tokens issued for it (RFC 8707 §2: the authorization server audience-restricts them; RFC 9068 §4:
+ * the resource server checks `aud` names it), so an `audience` option beside it may only repeat it:
+ * anything else would let a token for another resource, or an unrestricted one, through.
+ */
+function audiencesFor(
+  options: ResourceServerOptions,
+  issuer: string,
+  resource: ProtectedResource | undefined,
+): string[] {
+  const audience = options.audience === undefined ? undefined : [options.audience].flat();
+  if (resource === undefined) return audience ?? [issuer];
+  if (
+    audience !== undefined &&
+    audience.some((value) => value !== options.resource && value !== resource.resource)
+  ) {
+    throw new Error(
+      'with resource set, tokens must be addressed to it: leave audience out (it defaults to the resource)',
+    );
+  }
+  return [resource.resource];
+}
+
 function describeFailure(result: JwtVerification & { valid: false }): string {
   switch (result.reason) {
     case 'expired':
       return 'the access token has expired';
+    case 'wrong-audience':
+      return 'the access token was not issued for this resource (aud)';
     case 'malformed-claims':
       return 'the access token has malformed claims';
     default:

@@ -10,14 +10,15 @@ export interface Refusal {
 }
 
 /**
- * The RFC 6750 answer to a TokenError (status, WWW-Authenticate, JSON body), or 503 when
- * introspection could not run or the memory nonce store is full: unverifiable means refused. Other errors are the framework's to handle.
+ * The RFC 6750 answer to a TokenError (status, WWW-Authenticate, JSON body; `resourceMetadata` is the
+ * RFC 9728 §5.1 parameter of Bearer challenges), or 503 when introspection could not run or the memory
+ * nonce store is full: unverifiable means refused. Other errors are the framework's to handle.
  */
-export function refusalFor(error: unknown, realm: string): Refusal | undefined {
+export function refusalFor(error: unknown, realm: string, resourceMetadata?: string): Refusal | undefined {
   if (error instanceof TokenError) {
     return {
       status: error.status,
-      headers: { 'www-authenticate': error.challenge(realm), 'cache-control': 'no-store' },
+      headers: { 'www-authenticate': error.challenge(realm, resourceMetadata), 'cache-control': 'no-store' },
       body: {
         ...(error.code === undefined ? {} : { error: error.code }),
         error_description: error.description,
@@ -50,4 +51,17 @@ const FORM = 'application/x-www-form-urlencoded';
 
 export function isForm(contentType: string | undefined): boolean {
   return contentType?.split(';', 1)[0]?.trim().toLowerCase() === FORM;
+}
+
+/** The RFC 9728 §3.2 answer: the metadata as JSON, public, and readable from any origin. */
+export function metadataResponse(document: unknown): { headers: Record<string, string>; body: string } {
+  return {
+    headers: {
+      'content-type': 'application/json',
+      // Public by nature; browser-based clients (an MCP inspector) read it across origins.
+      'access-control-allow-origin': '*',
+      'cache-control': 'public, max-age=300',
+    },
+    body: JSON.stringify(document),
+  };
 }

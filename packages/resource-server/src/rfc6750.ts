@@ -31,9 +31,12 @@ export class TokenError extends Error {
     this.status = code === 'invalid_request' ? 400 : code === 'insufficient_scope' ? 403 : 401;
   }
 
-  /** The WWW-Authenticate challenge (RFC 6750 §3; for MAC, docs/decisions.md, decision 3). */
-  challenge(realm: string): string {
-    return formatChallenge(this.options.scheme ?? 'bearer', realm, this);
+  /**
+   * The WWW-Authenticate challenge (RFC 6750 §3; for MAC, docs/decisions.md, decision 3), naming the
+   * resource's RFC 9728 metadata when given.
+   */
+  challenge(realm: string, resourceMetadata?: string): string {
+    return formatChallenge(this.options.scheme ?? 'bearer', realm, this, resourceMetadata);
   }
 }
 
@@ -42,10 +45,23 @@ function quotedValue(value: string): string {
   return value.replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
 }
 
-export function formatChallenge(scheme: CredentialScheme, realm: string, error?: TokenError): string {
+/**
+ * A challenge for `scheme`. `resourceMetadata`, the URL of the resource's protected resource metadata,
+ * goes into Bearer challenges (RFC 9728 §5.1), with or without an error, so that a client refused for
+ * any reason can find the authorization server.
+ */
+export function formatChallenge(
+  scheme: CredentialScheme,
+  realm: string,
+  error?: TokenError,
+  resourceMetadata?: string,
+): string {
   const params: string[] = [];
   // The MAC drafts define no realm parameter; Gatehouse answers `MAC error="invalid_token"` (decision 3).
   if (scheme === 'bearer') params.push(`realm="${quotedValue(realm)}"`);
+  if (scheme === 'bearer' && resourceMetadata !== undefined) {
+    params.push(`resource_metadata="${quotedValue(resourceMetadata)}"`);
+  }
   // RFC 6750 §3.1: a request without any authentication gets no error code.
   if (error?.code !== undefined) {
     params.push(`error="${error.code}"`);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { viewClient, type ClientView } from '../../core/client-registry.js';
 import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
@@ -10,6 +11,11 @@ function describe(view: ClientView & { client_secret?: string }): string {
     ...(view.client_secret ? [`client_secret: ${view.client_secret}   (shown once; store it now)`] : []),
     `name:          ${view.name}`,
     `public:        ${view.public}`,
+    `auth_method:   ${view.token_endpoint_auth_method}`,
+    ...(view.jwks_uri !== null ? [`jwks_uri:      ${view.jwks_uri}`] : []),
+    ...(view.jwks !== null
+      ? [`jwks:          ${view.jwks.keys.length} key(s): ${view.jwks.keys.map(keyLabel).join(', ')}`]
+      : []),
     `grant_types:   ${view.grant_types.join(', ')}`,
     `redirect_uris: ${view.redirect_uris.join(' ') || '-'}`,
     `scopes:        ${view.scopes.join(' ') || '-'}`,
@@ -24,6 +30,30 @@ function describe(view: ClientView & { client_secret?: string }): string {
   return lines.join('\n') + '\n';
 }
 
+/** A registered key as one word: its kid, or its type and curve. */
+function keyLabel(key: Record<string, unknown>): string {
+  if (typeof key.kid === 'string') return key.kid;
+  return [key.kty, key.crv].filter((part) => typeof part === 'string').join(' ');
+}
+
+/** --jwks-file: a JWK Set as JSON (the registry checks what it holds). */
+function jwksFromFile(path: string | undefined): unknown {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new UsageError(
+      `--jwks-file: cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new UsageError(`--jwks-file: ${path} is not JSON (a JWK Set: {"keys": [...]})`);
+  }
+}
+
 const SETTINGS = {
   name: { type: 'string' },
   'redirect-uri': { type: 'string', multiple: true },
@@ -32,6 +62,9 @@ const SETTINGS = {
   'token-type': { type: 'string' },
   'post-logout-redirect-uri': { type: 'string', multiple: true },
   'id-token-signed-response-alg': { type: 'string' },
+  'auth-method': { type: 'string' },
+  'jwks-uri': { type: 'string' },
+  'jwks-file': { type: 'string' },
   'require-par': { type: 'boolean' },
   'no-require-par': { type: 'boolean' },
 } as const satisfies Options;
@@ -121,6 +154,9 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           public: values.public,
           post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
           id_token_signed_response_alg: values['id-token-signed-response-alg'],
+          token_endpoint_auth_method: values['auth-method'],
+          jwks_uri: values['jwks-uri'],
+          jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
@@ -161,13 +197,16 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           token_type: values['token-type'],
           post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
           id_token_signed_response_alg: values['id-token-signed-response-alg'],
+          token_endpoint_auth_method: values['auth-method'],
+          jwks_uri: values['jwks-uri'],
+          jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
             'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
-              '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par ' +
-              'or --no-require-par',
+              '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par, ' +
+              '--no-require-par, --auth-method, --jwks-uri or --jwks-file',
           );
         }
         const { client, secret } = await engine.clients.update(await existing(), changes);

@@ -5,11 +5,14 @@ import { requireFormBody, singleValuedParams } from '../form-params.js';
 
 /**
  * The start of every client-authenticated form endpoint (/introspect, /revoke): a form body, each
- * parameter once, and the client authenticated by Basic, client_secret_post or client_id alone.
+ * parameter once, and the client authenticated by Basic, client_secret_post, a private_key_jwt
+ * assertion (RFC 7523 §2.2) or client_id alone. `endpointUrl` is the endpoint's URL under the issuer,
+ * which an assertion may name as its audience.
  */
 export async function readClientFormRequest(
   request: FastifyRequest,
   engine: Pick<Engine, 'authenticateClient'>,
+  endpointUrl: string,
 ): Promise<AuthenticatedClient & { params: Record<string, string | undefined> }> {
   requireFormBody(request.headers['content-type']);
   const params = singleValuedParams(request.body);
@@ -17,6 +20,9 @@ export async function readClientFormRequest(
     authorization: request.headers.authorization,
     clientId: params.client_id,
     clientSecret: params.client_secret,
+    clientAssertionType: params.client_assertion_type,
+    clientAssertion: params.client_assertion,
+    endpointUrl,
   });
   return { ...authenticated, params };
 }

@@ -7,9 +7,11 @@ import { readClientFormRequest } from './client-form-request.js';
 export function registerIntrospectRoute(
   app: FastifyInstance,
   engine: Pick<Engine, 'authenticateClient' | 'tokens'>,
+  /** This endpoint's URL under the issuer (a client assertion's possible audience). */
+  endpointUrl: string,
 ): void {
   app.post('/introspect', async function introspect(request, reply) {
-    const { client, params } = await readClientFormRequest(request, engine);
+    const { client, params } = await readClientFormRequest(request, engine, endpointUrl);
     // RFC 7662 §2.1 requires the caller to be authorized; a public client proves nothing about itself,
     // and answering it would let anyone probe tokens (§4).
     if (client.isPublic) throw invalidClient('public clients may not use introspection');

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import type { Scope } from '../../core/model.js';
+import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/client-keys.js';
+import { CLIENT_AUTH_METHODS, type Scope } from '../../core/model.js';
 import { SUPPORTED_CLAIMS } from '../../core/oidc/claims.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../core/oidc/id-token.js';
 
@@ -23,6 +24,8 @@ export interface MetadataOptions {
   allowPlainPkce: boolean;
   /** Endpoints other parts of the server add, keyed by their RFC 8414 member name. */
   extraEndpoints?: Record<string, string>;
+  /** Other RFC 8414 members those parts add (their endpoints' auth methods, …). */
+  extraMembers?: Record<string, string | boolean | readonly string[]>;
   responseTypes?: readonly string[];
   responseModes?: readonly string[];
   /** RFC 9126 §5: /authorize takes only pushed requests, from every client. */
@@ -40,7 +43,10 @@ function authorizationServerMetadata(options: MetadataOptions, scopeNames: strin
     response_types_supported: options.responseTypes ?? [],
     ...(options.responseModes === undefined ? {} : { response_modes_supported: options.responseModes }),
     grant_types_supported: options.grantTypes,
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    // RFC 8414 §2; private_key_jwt is RFC 7523 §2.2, signed with one of these algorithms.
+    token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    token_endpoint_auth_signing_alg_values_supported: [...CLIENT_ASSERTION_ALGORITHMS],
+    ...options.extraMembers,
     code_challenge_methods_supported: options.allowPlainPkce ? ['S256', 'plain'] : ['S256'],
     // RFC 9207 §3: every authorization response carries iss.
     authorization_response_iss_parameter_supported: true,

@@ -7,9 +7,11 @@ import { readClientFormRequest } from './client-form-request.js';
 export function registerRevokeRoute(
   app: FastifyInstance,
   engine: Pick<Engine, 'authenticateClient' | 'tokens'>,
+  /** This endpoint's URL under the issuer (a client assertion's possible audience). */
+  endpointUrl: string,
 ): void {
   app.post('/revoke', async function revoke(request, reply) {
-    const { client, params } = await readClientFormRequest(request, engine);
+    const { client, params } = await readClientFormRequest(request, engine, endpointUrl);
     const token = params.token;
     if (token === undefined) throw invalidRequest('token is required');
     await engine.tokens.revoker.revoke(token, params.token_type_hint, client);

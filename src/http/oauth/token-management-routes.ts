@@ -1,21 +1,39 @@
 import type { FastifyInstance } from 'fastify';
+import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/client-keys.js';
 import type { Engine } from '../../core/engine.js';
+import { CLIENT_AUTH_METHODS } from '../../core/model.js';
 import { registerIntrospectRoute } from './introspect-route.js';
 import { registerRevokeRoute } from './revoke-route.js';
 
-/** POST /introspect and POST /revoke. */
+/** POST /introspect and POST /revoke, under `issuer` (their URLs, for client assertions' audience). */
 export function registerTokenManagementRoutes(
   app: FastifyInstance,
   engine: Pick<Engine, 'authenticateClient' | 'tokens'>,
+  issuer: string,
 ): void {
-  registerIntrospectRoute(app, engine);
-  registerRevokeRoute(app, engine);
+  const endpoints = tokenManagementEndpoints(issuer);
+  registerIntrospectRoute(app, engine, endpoints.introspection_endpoint);
+  registerRevokeRoute(app, engine, endpoints.revocation_endpoint);
 }
 
-/** Their RFC 8414 metadata members. */
-export function tokenManagementEndpoints(issuer: string): Record<string, string> {
+/** Their RFC 8414 metadata members: the URLs. */
+export function tokenManagementEndpoints(issuer: string) {
   return {
     introspection_endpoint: `${issuer}/introspect`,
     revocation_endpoint: `${issuer}/revoke`,
+  };
+}
+
+/**
+ * How clients authenticate there (RFC 8414 §2): as at the token endpoint, except that introspection
+ * refuses public clients (RFC 7662 §2.1, introspect-route.ts).
+ */
+export function tokenManagementAuthMetadata() {
+  const algorithms = [...CLIENT_ASSERTION_ALGORITHMS];
+  return {
+    introspection_endpoint_auth_methods_supported: CLIENT_AUTH_METHODS.filter((method) => method !== 'none'),
+    introspection_endpoint_auth_signing_alg_values_supported: algorithms,
+    revocation_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
+    revocation_endpoint_auth_signing_alg_values_supported: algorithms,
   };
 }

@@ -10,6 +10,7 @@ import { createBrowserSessionRepository } from './repositories/browser-sessions.
 import { createPurgeRepository } from './repositories/purge.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
+import { createUsedJtiRepository } from './repositories/used-jtis.js';
 import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
@@ -188,6 +189,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     purge: createPurgeRepository(db, kind, afterPurgeDeletes),
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db),
+    usedJtis: createUsedJtiRepository(db),
     initialAccessTokens: createInitialAccessTokenRepository(db),
     pushedRequests: createPushedRequestRepository(db),
     deviceAuthorizations: createDeviceAuthorizationRepository(db),

@@ -13,6 +13,10 @@ export interface ClientsTable {
   id_token_signed_response_alg: string;
   /** JSON array, like redirect_uris. */
   post_logout_redirect_uris: string;
+  token_endpoint_auth_method: string;
+  /** A JSON JWK Set, or null. */
+  jwks: string | null;
+  jwks_uri: string | null;
   /** operator | token | open. */
   registration: string;
   registration_access_token_hash: string | null;
@@ -134,6 +138,12 @@ export interface MacNoncesTable {
   expires_at: number;
 }
 
+export interface UsedJtisTable {
+  namespace: string;
+  jti: string;
+  expires_at: number;
+}
+
 export interface PushedAuthorizationRequestsTable {
   hash: string;
   client_id: string;
@@ -180,6 +190,7 @@ export interface Database {
   throttle: ThrottleTable;
   browser_sessions: BrowserSessionsTable;
   mac_nonces: MacNoncesTable;
+  used_jtis: UsedJtisTable;
   initial_access_tokens: InitialAccessTokensTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
   device_authorizations: DeviceAuthorizationsTable;

@@ -30,6 +30,7 @@ import type {
   SigningKeyStore,
   Storage,
   ThrottleStore,
+  UsedJtiStore,
   UserStore,
 } from '../../../src/core/ports.js';
 
@@ -60,6 +61,7 @@ interface Tables {
   browserSessions: Map<string, BrowserSession>;
   rateLimits: Map<string, { count: number; resetAt: number }>;
   macNonces: Map<string, number>;
+  usedJtis: Map<string, number>;
   initialAccessTokens: Map<string, InitialAccessToken>;
   pushedRequests: Map<string, PushedAuthorizationRequest>;
   deviceAuthorizations: Map<string, DeviceAuthorization>;
@@ -458,6 +460,19 @@ function macNonces(t: Tables): MacNonceStore {
   };
 }
 
+function usedJtis(t: Tables): UsedJtiStore {
+  return {
+    async use(namespace, jti, expiresAt, now) {
+      const key = JSON.stringify([namespace, jti]);
+      const seenUntil = t.usedJtis.get(key);
+      // Seen before and not yet expired: a replay (UsedJtiStore.use); an expired row is taken over.
+      if (seenUntil !== undefined && seenUntil > now) return false;
+      t.usedJtis.set(key, expiresAt);
+      return true;
+    },
+  };
+}
+
 function pushedRequests(t: Tables): PushedAuthorizationRequestStore {
   /** The row while unconsumed and unexpired at `now`, for its client only. */
   const live = (hash: string, clientId: string, now: number) => {
@@ -581,6 +596,7 @@ export function memoryStorage(): Storage {
     browserSessions: new Map(),
     rateLimits: new Map(),
     macNonces: new Map(),
+    usedJtis: new Map(),
     initialAccessTokens: new Map(),
     pushedRequests: new Map(),
     deviceAuthorizations: new Map(),
@@ -600,6 +616,7 @@ export function memoryStorage(): Storage {
     purge: noPurge,
     rateLimits: rateLimits(t),
     macNonces: macNonces(t),
+    usedJtis: usedJtis(t),
     initialAccessTokens: initialAccessTokens(t),
     pushedRequests: pushedRequests(t),
     deviceAuthorizations: deviceAuthorizations(t),

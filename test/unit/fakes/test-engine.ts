@@ -7,7 +7,7 @@ import type { KeyRing } from '../../../src/core/key-ring.js';
 import type { IdTokenIssuer } from '../../../src/core/oidc/id-token.js';
 import type { UserInfoService } from '../../../src/core/oidc/userinfo.js';
 import type { UserRegistry } from '../../../src/core/user-registry.js';
-import type { Storage } from '../../../src/core/ports.js';
+import type { JwksFetcher, Storage } from '../../../src/core/ports.js';
 import type { TokenEndpoint, TokenEndpointRequest } from '../../../src/core/token-endpoint.js';
 import type { TokenIssuer, TokenResponse } from '../../../src/core/token-issuer.js';
 import type { TokenServices } from '../../../src/core/token-services.js';
@@ -18,8 +18,15 @@ import { memoryStorage } from './memory-storage.js';
 export const START = 1_800_000_000;
 export const ISSUER = 'https://gatehouse.test';
 
-/** The configuration (any GatehouseConfig field; production defaults otherwise), clock and store. */
-export type TestEngineOverrides = ConfigInput & { clock?: ManualClock; storage?: Storage };
+/**
+ * The configuration (any GatehouseConfig field; production defaults otherwise), clock, store, and
+ * the jwks_uri fetcher (a fake that serves a test's documents; none by default).
+ */
+export type TestEngineOverrides = ConfigInput & {
+  clock?: ManualClock;
+  storage?: Storage;
+  jwksFetcher?: JwksFetcher;
+};
 
 /** The engine as the server wires it, on in-memory stores and a manual clock. */
 export interface TestEngine {
@@ -52,13 +59,13 @@ export interface TestEngine {
  * come from `prepare()`, as at a server's start.
  */
 export async function testEngine(overrides: TestEngineOverrides = {}): Promise<TestEngine> {
-  const { clock = new ManualClock(START), storage = memoryStorage(), ...input } = overrides;
+  const { clock = new ManualClock(START), storage = memoryStorage(), jwksFetcher, ...input } = overrides;
   // An empty environment: production defaults, whatever the machine running the tests has set.
   const config = loadConfig(
     { dataDir: '/nonexistent/gatehouse-unit', issuer: ISSUER, secret: Buffer.alloc(32, 7), ...input },
     {},
   );
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config) });
+  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher });
   await engine.prepare();
   return {
     engine,

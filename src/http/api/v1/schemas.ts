@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { CLIENT_REGISTRATIONS, GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
+import { MAX_CLIENT_KEYS } from '../../../core/client-keys.js';
+import { CLIENT_AUTH_METHODS, CLIENT_REGISTRATIONS, GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/oidc/id-token.js';
 import { RESOURCE_NAME_MAX_LENGTH, RESOURCE_SCOPES_MAX } from '../../../core/resource-registry.js';
 import { MAX_RESOURCE_URI_LENGTH } from '../../../core/resources.js';
@@ -49,6 +50,36 @@ const PostLogoutRedirectUri = Type.String({
     'Where OpenID Connect RP-initiated logout may return the browser; exact match, the redirect URIs’ rules',
 });
 
+const ClientAuthMethodName = Type.Union(
+  CLIENT_AUTH_METHODS.map((name) => Type.Literal(name)),
+  {
+    description:
+      'RFC 7591 token_endpoint_auth_method. A client with a secret accepts both client_secret_basic and ' +
+      'client_secret_post; private_key_jwt (RFC 7523) has no secret and one of jwks / jwks_uri; none is public',
+  },
+);
+// Each key's members are checked by the registry (core/client-keys.ts): here only the shape.
+const Jwk = Type.Object(
+  { kty: Type.String({ minLength: 1, maxLength: 10 }), kid: Type.Optional(Type.String({ maxLength: 200 })) },
+  { additionalProperties: true, description: 'RFC 7517 JSON Web Key: public members only' },
+);
+const JwkSet = Type.Object(
+  { keys: Type.Array(Jwk, { minItems: 1, maxItems: MAX_CLIENT_KEYS }) },
+  {
+    additionalProperties: false,
+    description:
+      'RFC 7517 §5 JWK Set of the client’s public signing keys (RSA of 2048 bits or more, EC P-256, ' +
+      'OKP Ed25519); private and symmetric keys are refused',
+  },
+);
+const JwksUri = Type.String({
+  minLength: 1,
+  maxLength: 2000,
+  description:
+    'https URL of the client’s JWK Set, fetched when needed and cached for 5 minutes; never from a ' +
+    'non-public address unless GATEHOUSE_ALLOW_PRIVATE_JWKS_URI is set',
+});
+
 export const Problem = Type.Object(
   {
     type: Type.String({ description: 'Problem type URI; about:blank means "see the status code"' }),
@@ -89,6 +120,9 @@ export const Client = Type.Object(
     public: Type.Boolean({ description: 'A public client has no secret (RFC 6749 §2.1)' }),
     post_logout_redirect_uris: Type.Array(Type.String()),
     id_token_signed_response_alg: IdTokenAlgorithm,
+    token_endpoint_auth_method: ClientAuthMethodName,
+    jwks: Type.Union([JwkSet, Type.Null()]),
+    jwks_uri: Type.Union([Type.String(), Type.Null()]),
     registration: Registration,
     require_pushed_authorization_requests: Type.Boolean({
       description: 'RFC 9126 §6: /authorize takes only pushed authorization requests from this client',
@@ -103,7 +137,8 @@ export const ClientWithSecret = Type.Object(
     ...Client.properties,
     client_secret: Type.Optional(
       Type.String({
-        description: 'Shown only in this response; stored as a hash. Absent for public clients.',
+        description:
+          'Shown only in this response; stored as a hash. Absent for public and private_key_jwt clients.',
       }),
     ),
   },
@@ -122,6 +157,9 @@ const clientFields = {
   public: Type.Boolean(),
   post_logout_redirect_uris: Type.Array(PostLogoutRedirectUri, { maxItems: 50 }),
   id_token_signed_response_alg: IdTokenAlgorithm,
+  token_endpoint_auth_method: ClientAuthMethodName,
+  jwks: Type.Union([JwkSet, Type.Null()]),
+  jwks_uri: Type.Union([JwksUri, Type.Null()]),
   require_pushed_authorization_requests: Type.Boolean({
     description:
       'RFC 9126 §6: /authorize refuses this client any request not pushed to /par first; default false',
@@ -136,6 +174,9 @@ const clientInputFields = {
   public: Type.Optional(clientFields.public),
   post_logout_redirect_uris: Type.Optional(clientFields.post_logout_redirect_uris),
   id_token_signed_response_alg: Type.Optional(clientFields.id_token_signed_response_alg),
+  token_endpoint_auth_method: Type.Optional(clientFields.token_endpoint_auth_method),
+  jwks: Type.Optional(clientFields.jwks),
+  jwks_uri: Type.Optional(clientFields.jwks_uri),
   require_pushed_authorization_requests: Type.Optional(clientFields.require_pushed_authorization_requests),
 };
 export const ClientCreate = Type.Object(clientInputFields, {

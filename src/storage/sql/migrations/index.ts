@@ -7,6 +7,7 @@ import * as signingKeyRevocation from './0005-signing-key-revocation.js';
 import * as serverSecretCheck from './0006-server-secret-check.js';
 import * as openIdConnect from './0007-openid-connect.js';
 import * as resourceIndicators from './0008-resource-indicators.js';
+import * as privateKeyJwt from './0009-private-key-jwt.js';
 import * as dynamicRegistration from './0010-dynamic-registration.js';
 import * as pushedAuthorizationRequests from './0011-pushed-authorization-requests.js';
 import * as deviceAuthorization from './0013-device-authorization.js';
@@ -21,6 +22,7 @@ const migrations: Record<string, Migration> = {
   '0006-server-secret-check': serverSecretCheck,
   '0007-openid-connect': openIdConnect,
   '0008-resource-indicators': resourceIndicators,
+  '0009-private-key-jwt': privateKeyJwt,
   '0010-dynamic-registration': dynamicRegistration,
   '0011-pushed-authorization-requests': pushedAuthorizationRequests,
   '0013-device-authorization': deviceAuthorization,

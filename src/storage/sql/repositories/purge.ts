@@ -37,6 +37,9 @@ const PLANS: Record<string, PurgePlan> = {
   throttle: { key: ['key'], dead: (c) => sql`reset_at <= ${c.now}` },
   // MAC nonces are kept for their timestamp window only (migration 0004 indexes expires_at).
   mac_nonces: { key: ['jti', 'nonce'], dead: (c) => sql`expires_at <= ${c.now}` },
+  // Single-use ids (client assertions' jti) are kept until the token that carried them expires
+  // (migration 0009 indexes expires_at).
+  used_jtis: { key: ['namespace', 'jti'], dead: (c) => sql`expires_at <= ${c.now}` },
   // RFC 7591 §3 initial access tokens past their expiry (migration 0010 indexes expires_at).
   initial_access_tokens: { key: ['id'], dead: (c) => sql`expires_at <= ${c.now}` },
   // Clients that registered themselves anonymously and were never granted anything in their first
