@@ -84,9 +84,11 @@ export const CLIENTS_HELP = `Usage:
   gatehouse clients delete CLIENT_ID
 
   --grant-types LIST   Comma-separated: authorization_code, implicit, password,
-                       client_credentials, refresh_token, and the device authorization grant
-                       (RFC 8628) as urn:ietf:params:oauth:grant-type:device_code or device_code
-                       for short. Default: authorization_code,refresh_token with a redirect URI,
+                       client_credentials, refresh_token, token_exchange (short for
+                       urn:ietf:params:oauth:grant-type:token-exchange, RFC 8693; confidential
+                       clients only), device_code (short for
+                       urn:ietf:params:oauth:grant-type:device_code, RFC 8628).
+                       Default: authorization_code,refresh_token with a redirect URI,
                        client_credentials without. A device (a TV, a command-line tool) is a
                        public client: --public --grant-types device_code,refresh_token.
   --public             No secret (native and browser apps); PKCE S256 required.

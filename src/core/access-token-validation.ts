@@ -5,7 +5,7 @@ import type { KeyRing } from './key-ring.js';
 import type { Grant } from './model.js';
 import type { Storage } from './ports.js';
 import { audiencesOf } from './resources.js';
-import type { AccessTokenClaims } from './token-issuer.js';
+import type { AccessTokenClaims, ActorClaim } from './token-issuer.js';
 
 /** Why a presented access token is refused; the description is safe to show (it never echoes the token). */
 export class InvalidAccessTokenError extends Error {
@@ -99,6 +99,13 @@ export class AccessTokenValidator {
       if (state === 'expired') {
         throw new InvalidAccessTokenError('the grant behind the access token has expired');
       }
+      // A token exchange's token (RFC 8693) lives under another client's grant: deleting its own
+      // client cascades to nothing of that grant, so the client is looked up (decision 23).
+      if (grant !== undefined && grant.clientId !== claims.client_id) {
+        if ((await storage.clients.get(claims.client_id)) === undefined) {
+          throw new InvalidAccessTokenError('the client of the access token no longer exists');
+        }
+      }
     } else if ((await storage.clients.get(claims.client_id)) === undefined) {
       // Deleting a client deletes its grants (and so its user tokens) by cascade; its
       // client_credentials tokens carry no grant, so they die here.
@@ -122,12 +129,27 @@ export class AccessTokenValidator {
       typeof payload.scope !== 'string' ||
       typeof payload.jti !== 'string' ||
       (payload.gid !== undefined && typeof payload.gid !== 'string') ||
-      (payload.token_type !== undefined && payload.token_type !== 'mac')
+      (payload.token_type !== undefined && payload.token_type !== 'mac') ||
+      (payload.act !== undefined && !isActorClaim(payload.act, 0))
     ) {
       throw new InvalidAccessTokenError('the access token has malformed claims');
     }
     return payload as unknown as AccessTokenClaims;
   }
+}
+
+/** A bound on `act` nesting (RFC 8693 §4.1 chains); this server never signs a deeper one. */
+export const MAX_ACTOR_DEPTH = 8;
+
+/** RFC 8693 §4.1: `act` is an object with a `sub`, optionally a `client_id` and an earlier `act`. */
+function isActorClaim(value: unknown, depth: number): value is ActorClaim {
+  if (depth >= MAX_ACTOR_DEPTH || typeof value !== 'object' || value === null) return false;
+  const actor = value as Record<string, unknown>;
+  return (
+    typeof actor.sub === 'string' &&
+    (actor.client_id === undefined || typeof actor.client_id === 'string') &&
+    (actor.act === undefined || isActorClaim(actor.act, depth + 1))
+  );
 }
 
 function translate(error: unknown): Error {

@@ -5,6 +5,7 @@ import { jwkSetProblem, MAX_JWKS_BYTES } from './client-keys.js';
 import {
   CLIENT_AUTH_METHODS,
   GRANT_TYPES,
+  TOKEN_EXCHANGE_GRANT,
   TOKEN_TYPES,
   type Client,
   type ClientAuthMethod,
@@ -150,6 +151,11 @@ export function validateClientInput(input: ClientInput): ClientSettings {
   const { isPublic, tokenEndpointAuthMethod, jwks, jwksUri } = validateAuthentication(input);
   if (isPublic && grantTypes.includes('client_credentials')) {
     throw new ValidationError('grant_types', 'a public client cannot use client_credentials');
+  }
+  if (isPublic && grantTypes.includes(TOKEN_EXCHANGE_GRANT)) {
+    // RFC 8693 §2.1 asks for client authentication where the client can authenticate; a public
+    // client could replay any access token it saw (docs/decisions.md, decision 22).
+    throw new ValidationError('grant_types', 'a public client cannot use token exchange');
   }
   const scopes = [...new Set(input.scopes ?? [])];
   for (const scope of scopes) {

@@ -184,6 +184,13 @@ export function createEngine(deps: EngineDependencies): Engine {
     ttl: policy.idTokenTtl,
   });
   const resourceTargets = new ResourceTargets(storage.resources, policy.issuer);
+  const tokens = createTokenServices({
+    keyRing,
+    storage,
+    clock,
+    issuer: policy.issuer,
+    macSecret: policy.macSecret,
+  });
   const tokenEndpoint = new TokenEndpoint(
     {
       storage,
@@ -191,6 +198,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       idTokens,
       clock,
       resources: resourceTargets,
+      accessTokens: tokens.validator,
       policy: {
         refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
         passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
@@ -203,13 +211,6 @@ export function createEngine(deps: EngineDependencies): Engine {
     },
     authenticate,
   );
-  const tokens = createTokenServices({
-    keyRing,
-    storage,
-    clock,
-    issuer: policy.issuer,
-    macSecret: policy.macSecret,
-  });
   const scopes = new ScopeRegistry(storage, clock);
   const hintOptions = { keyRing, clock, issuer: policy.issuer };
   const checkIdTokenHint = (token: string) => verifyIdTokenHint(token, hintOptions);

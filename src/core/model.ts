@@ -6,9 +6,13 @@ export const GRANT_TYPES = [
   'password',
   'client_credentials',
   'refresh_token',
+  'urn:ietf:params:oauth:grant-type:token-exchange',
   'urn:ietf:params:oauth:grant-type:device_code',
 ] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
+
+/** RFC 8693 §2.1: the grant type of a token exchange. */
+export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
 
 /** RFC 8628 §3.4: the device authorization grant's `grant_type`. */
 export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';

@@ -6,6 +6,7 @@ import { deviceCodeGrant } from './grants/device-code.js';
 import type { GrantContext, GrantHandler } from './grants/grant-handler.js';
 import { passwordGrant } from './grants/password.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
+import { tokenExchangeGrant } from './grants/token-exchange.js';
 import type { TokenResponse } from './token-issuer.js';
 
 export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
@@ -13,6 +14,7 @@ export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
   passwordGrant,
   clientCredentialsGrant,
   refreshTokenGrant,
+  tokenExchangeGrant,
   deviceCodeGrant,
 ];
 
@@ -21,6 +23,8 @@ export interface TokenEndpointRequest {
   params: Readonly<Record<string, string | undefined>>;
   /** Every `resource` value of the request (RFC 8707 §2, repeatable); none when absent. */
   resources?: readonly string[];
+  /** Every `audience` value of the request (RFC 8693 §2.1, repeatable); none when absent. */
+  audiences?: readonly string[];
   /** The client's address, for the password grant's per-source counts. */
   address?: string;
 }
@@ -70,7 +74,13 @@ export class TokenEndpoint {
       throw unauthorizedClient(`public clients may not use the ${grantType} grant`);
     }
     return handler.handle(
-      { client, params: request.params, resources: request.resources ?? [], address: request.address ?? '' },
+      {
+        client,
+        params: request.params,
+        resources: request.resources ?? [],
+        audiences: request.audiences ?? [],
+        address: request.address ?? '',
+      },
       this.context,
     );
   }

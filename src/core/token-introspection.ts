@@ -6,6 +6,7 @@ import { deriveMacKey, type MacAlgorithm } from './mac.js';
 import type { Client } from './model.js';
 import type { Storage } from './ports.js';
 import { formatScope } from './scopes.js';
+import type { ActorClaim } from './token-issuer.js';
 
 /**
  * The client scope that lets a confidential client (a resource server) receive the MAC key of MAC
@@ -30,6 +31,8 @@ export interface IntrospectionResponse {
   jti?: string;
   mac_key?: string;
   mac_algorithm?: MacAlgorithm;
+  /** RFC 8693 §4.1, §2.2 of RFC 7662: who acts for `sub`, on a token issued by a token exchange. */
+  act?: ActorClaim;
 }
 
 export interface TokenIntrospectorOptions {
@@ -78,6 +81,7 @@ export class TokenIntrospector {
         iss: claims.iss,
         jti: claims.jti,
       };
+      if (claims.act !== undefined) response.act = claims.act;
       if (claims.gid !== undefined) {
         const user = await this.options.storage.users.get(claims.sub);
         if (user !== undefined) response.username = user.username;

@@ -19,6 +19,18 @@ export interface TokenResponse {
   id_token?: string;
   mac_key?: string;
   mac_algorithm?: MacAlgorithm;
+  /** RFC 8693 §2.2.1: the type of the token issued by a token exchange. */
+  issued_token_type?: string;
+}
+
+/**
+ * RFC 8693 §4.1: the party acting for the subject; `act` nests the parties that acted before it,
+ * the outermost being the current one.
+ */
+export interface ActorClaim {
+  sub: string;
+  client_id?: string;
+  act?: ActorClaim;
 }
 
 export interface AccessTokenClaims {
@@ -35,6 +47,8 @@ export interface AccessTokenClaims {
   gid?: string;
   /** Present ("mac") only on MAC tokens, so a MAC token is never accepted as a bearer token. */
   token_type?: 'mac';
+  /** RFC 8693 §4.1: on tokens issued by a token exchange, who acts for `sub`. */
+  act?: ActorClaim;
 }
 
 export interface TokenIssuerOptions {
@@ -65,6 +79,10 @@ export interface IssueInput {
   refresh?: { scope: string[]; resources: readonly string[] };
   /** The sign-in the refresh token descends from (OpenID Connect Core §12.2); none outside OpenID Connect. */
   authentication?: RefreshAuthentication;
+  /** RFC 8693 §4.1: the acting party, on a token issued by a token exchange. */
+  act?: ActorClaim;
+  /** The access token expires no later than this (a token exchange's subject token's `exp`). */
+  notAfter?: number;
 }
 
 /** The sign-in a refresh token descends from: what its refreshes' ID tokens repeat (Core §12.2). */
@@ -98,7 +116,10 @@ export class TokenIssuer {
   /** Access token only: what the implicit flow and client_credentials return. No store write. */
   async issueAccessToken(input: IssueInput): Promise<TokenResponse> {
     const now = this.options.clock.now();
-    const exp = earliest(now + this.options.accessTokenTtl, input.grant?.expiresAt ?? null);
+    const exp = earliest(
+      earliest(now + this.options.accessTokenTtl, input.grant?.expiresAt ?? null),
+      input.notAfter ?? null,
+    );
     const jti = randomUUID();
     const claims: AccessTokenClaims = {
       iss: this.options.issuer,
@@ -111,6 +132,7 @@ export class TokenIssuer {
       jti,
     };
     if (input.grant !== undefined) claims.gid = input.grant.id;
+    if (input.act !== undefined) claims.act = input.act;
     const mac = input.client.tokenType === 'mac';
     if (mac) claims.token_type = 'mac';
     const response: TokenResponse = {

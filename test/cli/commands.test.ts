@@ -338,6 +338,32 @@ for (const backend of backends()) {
       assert.equal(again.require_pushed_authorization_requests, true);
     });
 
+    it('RFC 8693: clients create --grant-types token_exchange registers the URN; a public client is refused', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[]) => store.cli(args, { secret });
+      assertOk(await cli(['init']));
+      const [short, full, publicOne] = await Promise.all([
+        cli(['clients', 'create', '--name', 'Short', '--grant-types', 'token_exchange', '--json']),
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'Full',
+          '--grant-types',
+          'urn:ietf:params:oauth:grant-type:token-exchange,client_credentials',
+          '--json',
+        ]),
+        cli(['clients', 'create', '--name', 'Public', '--public', '--grant-types', 'token_exchange']),
+      ]);
+      const urn = 'urn:ietf:params:oauth:grant-type:token-exchange';
+      type GrantClientJson = ClientJson & { grant_types: string[] };
+      assert.deepEqual(json<GrantClientJson>(short).grant_types, [urn]);
+      assert.deepEqual(json<GrantClientJson>(full).grant_types, [urn, 'client_credentials']);
+      assertRefused(publicOne, 1, /public client cannot use token exchange/);
+    });
+
     it('private_key_jwt: clients create and update with --auth-method, --jwks-file and --jwks-uri', async (t) => {
       const store = await cliStore(backend);
       t.after(() => store.cleanup());

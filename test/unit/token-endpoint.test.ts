@@ -177,7 +177,7 @@ function table(rows: Row[]) {
 describe('token endpoint dispatch (RFC 6749 §3.2, §5.2)', () => {
   table(DISPATCH);
 
-  it('serves exactly the four token grants and RFC 8628’s device grant', async () => {
+  it('serves exactly the five token grants and RFC 8628’s device grant', async () => {
     const engine = await testEngine();
     assert.deepEqual(engine.tokenEndpoint.grantTypes.sort(), [
       'authorization_code',
@@ -185,6 +185,7 @@ describe('token endpoint dispatch (RFC 6749 §3.2, §5.2)', () => {
       'password',
       'refresh_token',
       'urn:ietf:params:oauth:grant-type:device_code',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
     ]);
     await engine.close();
   });

@@ -29,6 +29,18 @@ export {
 } from './mac.js';
 export { nodeFetch, type FetchLike } from './node-fetch.js';
 export {
+  createTokenExchanger,
+  clientSecretBasic,
+  TokenExchanger,
+  TokenExchangeError,
+  TOKEN_EXCHANGE_GRANT_TYPE,
+  ACCESS_TOKEN_TYPE,
+  type ClientAuthenticator,
+  type ExchangeOptions,
+  type ExchangedToken,
+  type TokenExchangerOptions,
+} from './token-exchanger.js';
+export {
   ProtectedResource,
   PROTECTED_RESOURCE_WELL_KNOWN,
   type BearerMethod,

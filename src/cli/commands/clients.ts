@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { viewClient, type ClientView } from '../../core/client-registry.js';
-import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE } from '../../core/model.js';
+import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE, TOKEN_EXCHANGE_GRANT } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
@@ -89,12 +89,11 @@ const ACTIONS: Record<string, { options: Options; positionals: number }> = {
   'rotate-secret': { options: {}, positionals: 1 },
 };
 
-/** Short names the command line takes for grant types whose RFC names are URNs. */
+/** Short names the CLI accepts for grant types that are URNs (RFC 8693 §2.1's, RFC 8628 §3.4's). */
 const GRANT_TYPE_SHORT_NAMES: Readonly<Record<string, string>> = {
-  // RFC 8628 §3.4.
+  token_exchange: TOKEN_EXCHANGE_GRANT,
   device_code: DEVICE_CODE_GRANT_TYPE,
 };
-
 const grantTypesOf = (value: string | undefined) =>
   value
     ?.split(',')

@@ -1,3 +1,4 @@
+import type { AccessTokenValidator } from '../access-token-validation.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Client, GrantType } from '../model.js';
 import type { IdTokenIssuer } from '../oidc/id-token.js';
@@ -11,6 +12,8 @@ export interface TokenRequest {
   params: Readonly<Record<string, string | undefined>>;
   /** Every `resource` value sent (RFC 8707 §2: the one parameter that may repeat); empty for none. */
   resources: readonly string[];
+  /** Every `audience` value sent (RFC 8693 §2.1, repeatable); absent or empty for none. */
+  audiences?: readonly string[];
   /** The address the request came from (behind a trusted proxy, the one it reports). */
   address: string;
 }
@@ -36,6 +39,8 @@ export interface GrantContext {
   policy: GrantPolicy;
   /** The registered resources a `resource` parameter may name (RFC 8707). */
   resources: ResourceTargets;
+  /** Exact validation of this server's access tokens: the subject and actor tokens of RFC 8693. */
+  accessTokens: Pick<AccessTokenValidator, 'validate'>;
 }
 
 /** One grant type's rules at the token endpoint (RFC 6749 §4, §6). */

@@ -3,8 +3,11 @@ import type { TokenEndpoint } from '../../core/token-endpoint.js';
 import type { TokenResponse } from '../../core/token-issuer.js';
 import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
 
-/** RFC 8707 §2: `resource` may be sent more than once; every other parameter once (RFC 6749 §3.2). */
-const REPEATABLE = ['resource'];
+/**
+ * RFC 8707 §2 and RFC 8693 §2.1: `resource` and `audience` may be sent more than once; every other
+ * parameter once (RFC 6749 §3.2).
+ */
+const REPEATABLE = ['resource', 'audience'];
 
 /** What the token route reports to observers (metrics) after each success. */
 export interface TokenRouteObserver {
@@ -24,6 +27,7 @@ export function registerTokenRoute(
       authorization: request.headers.authorization,
       params,
       resources: repeatedParam(request.body, 'resource'),
+      audiences: repeatedParam(request.body, 'audience'),
       address: request.ip,
     });
     observer?.issued(params.grant_type ?? '', response);
