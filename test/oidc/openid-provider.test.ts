@@ -135,6 +135,7 @@ for (const backend of backends()) {
       assert.deepEqual(oidc.token_endpoint_auth_methods_supported, [
         'client_secret_basic',
         'client_secret_post',
+        'private_key_jwt',
         'none',
       ]);
       assert.ok((oidc.grant_types_supported as string[]).includes('authorization_code'));
