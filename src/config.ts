@@ -61,11 +61,18 @@ export interface GatehouseConfig {
   requirePushedAuthorizationRequests: boolean;
   /**
    * RFC 9449 §8, §9: `required` makes every DPoP proof carry a server nonce (docs/decisions.md,
-   * decision 24); `off` (the default) asks for none.
+   * decision 25); `off` (the default) asks for none.
    */
   dpopNonce: 'required' | 'off';
   /** How far a DPoP proof's `iat` may be from the server's clock, either way, in seconds (plus 5 s). */
   dpopProofWindowSeconds: number;
+  /** RFC 8628 §3.2 `expires_in` of a device code (and its user code), seconds. */
+  deviceCodeTtl: number;
+  /** RFC 8628 §3.2 `interval`: seconds a device waits between polls, until told to slow down. */
+  deviceCodeInterval: number;
+  /** Wrong user codes allowed per source address inside the lockout window (RFC 8628 §5.1), then 429. */
+  userCodeFailuresPerSource: number;
+  userCodeFailureWindowSeconds: number;
   bodyLimitBytes: number;
   /** Accept an access token in the `access_token` query parameter (RFC 6750 §2.3); off by default. */
   allowAccessTokenInQuery: boolean;
@@ -383,6 +390,8 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_REQUIRE_PAR',
   'GATEHOUSE_DPOP_NONCE',
   'GATEHOUSE_DPOP_PROOF_WINDOW',
+  'GATEHOUSE_DEVICE_CODE_TTL',
+  'GATEHOUSE_USER_CODE_ATTEMPTS',
   'GATEHOUSE_BODY_LIMIT_BYTES',
   'GATEHOUSE_ALLOW_ACCESS_TOKEN_IN_QUERY',
   'GATEHOUSE_MAC_TIMESTAMP_WINDOW',
@@ -552,6 +561,16 @@ export function loadConfig(
     dpopNonce: input.dpopNonce ?? oneOf(env, 'GATEHOUSE_DPOP_NONCE', ['required', 'off']) ?? 'off',
     dpopProofWindowSeconds:
       input.dpopProofWindowSeconds ?? integer(env, 'GATEHOUSE_DPOP_PROOF_WINDOW', 1, 600, 'seconds') ?? 60,
+    // RFC 8628 §3.2 leaves both to the server: ten minutes to type a code, sign in and decide; a poll
+    // every five seconds (the RFC's default when a response names none).
+    deviceCodeTtl:
+      input.deviceCodeTtl ?? integer(env, 'GATEHOUSE_DEVICE_CODE_TTL', 60, 3600, 'seconds') ?? 600,
+    deviceCodeInterval: input.deviceCodeInterval ?? 5,
+    userCodeFailuresPerSource:
+      input.userCodeFailuresPerSource ??
+      integer(env, 'GATEHOUSE_USER_CODE_ATTEMPTS', 1, 1000, 'attempts') ??
+      10,
+    userCodeFailureWindowSeconds: input.userCodeFailureWindowSeconds ?? 900,
     bodyLimitBytes:
       input.bodyLimitBytes ??
       integer(env, 'GATEHOUSE_BODY_LIMIT_BYTES', 1024, 16 * 1024 * 1024, 'bytes') ??

@@ -54,7 +54,7 @@ describe('configuration from the environment', () => {
     assert.deepEqual(unknownVariableWarnings({ GATEHOUSE_ID_TOKEN_TTL: '300' }), []);
   });
 
-  it('DPoP: nonces off by default (docs/decisions.md, decision 24), the proof window 60 s', () => {
+  it('DPoP: nonces off by default (docs/decisions.md, decision 25), the proof window 60 s', () => {
     const load = (env: NodeJS.ProcessEnv) =>
       loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env });
     assert.equal(load({}).dpopNonce, 'off');
@@ -123,6 +123,32 @@ describe('configuration from the environment', () => {
     for (const ttl of [0, 91, 1.5]) {
       assert.throws(() => load({}, { pushedAuthorizationRequestTtl: ttl }), ConfigError);
     }
+  });
+
+  it('RFC 8628: device codes live 600 s and are polled every 5 s; 10 wrong user codes per source in 15 minutes', () => {
+    const load = (env: NodeJS.ProcessEnv) =>
+      loadConfig({ dataDir: '/nonexistent' }, { GATEHOUSE_SECRET: SECRET, ...env });
+    const defaults = load({});
+    assert.deepEqual(
+      [
+        defaults.deviceCodeTtl,
+        defaults.deviceCodeInterval,
+        defaults.userCodeFailuresPerSource,
+        defaults.userCodeFailureWindowSeconds,
+      ],
+      [600, 5, 10, 900],
+    );
+    const set = load({ GATEHOUSE_DEVICE_CODE_TTL: '300', GATEHOUSE_USER_CODE_ATTEMPTS: '20' });
+    assert.deepEqual([set.deviceCodeTtl, set.userCodeFailuresPerSource], [300, 20]);
+    assert.deepEqual(
+      unknownVariableWarnings({ GATEHOUSE_DEVICE_CODE_TTL: '300', GATEHOUSE_USER_CODE_ATTEMPTS: '20' }),
+      [],
+    );
+    refused(
+      { GATEHOUSE_DEVICE_CODE_TTL: '59' },
+      /^GATEHOUSE_DEVICE_CODE_TTL must be a whole number of seconds between 60 and 3600, got "59"$/,
+    );
+    refused({ GATEHOUSE_USER_CODE_ATTEMPTS: '0' }, /GATEHOUSE_USER_CODE_ATTEMPTS must be a whole number/);
   });
 
   it('booleans are true or false, nothing else; enumerations name their values', () => {

@@ -87,8 +87,11 @@ export const CLIENTS_HELP = `Usage:
   --grant-types LIST   Comma-separated: authorization_code, implicit, password,
                        client_credentials, refresh_token, token_exchange (short for
                        urn:ietf:params:oauth:grant-type:token-exchange, RFC 8693; confidential
-                       clients only). Default: authorization_code,refresh_token
-                       with a redirect URI, client_credentials without.
+                       clients only), device_code (short for
+                       urn:ietf:params:oauth:grant-type:device_code, RFC 8628).
+                       Default: authorization_code,refresh_token with a redirect URI,
+                       client_credentials without. A device (a TV, a command-line tool) is a
+                       public client: --public --grant-types device_code,refresh_token.
   --public             No secret (native and browser apps); PKCE S256 required.
   --token-type         bearer (default) or mac.
   --post-logout-redirect-uri URI

@@ -38,6 +38,12 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     pushedAuthorizationRequestTtl: config.pushedAuthorizationRequestTtl,
     requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
     allowPublicPasswordGrant: config.allowPublicPasswordGrant,
+    deviceAuthorization: {
+      ttl: config.deviceCodeTtl,
+      interval: config.deviceCodeInterval,
+      userCodeFailuresPerSource: config.userCodeFailuresPerSource,
+      userCodeFailureWindowSeconds: config.userCodeFailureWindowSeconds,
+    },
     macSecret: keys.macSecret,
     macTimestampWindowSeconds: config.macTimestampWindowSeconds,
     dynamicRegistration: { policy: config.dynamicRegistration, scopes: config.dynamicRegistrationScopes },

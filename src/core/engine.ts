@@ -1,6 +1,7 @@
 import type { Clock } from '../shared/clock.js';
 import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
+import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
 import { signIn, type SignInResult } from './authorize/sign-in.js';
 import { BrowserSessions } from './browser-sessions.js';
 import { ClientAssertionVerifier } from './client-assertion.js';
@@ -62,6 +63,8 @@ export interface EnginePolicy {
   requirePushedAuthorizationRequests: boolean;
   /** The password grant for public clients (docs/decisions.md, decision 9). */
   allowPublicPasswordGrant: boolean;
+  /** RFC 8628: device codes' lifetime and polling interval; wrong user codes allowed per source (§5.1). */
+  deviceAuthorization: Omit<DeviceAuthorizationPolicy, 'issuer'>;
   /** Derives MAC tokens' keys (docs/decisions.md, decision 3). */
   macSecret: Buffer;
   /** How far a MAC-signed request's time may be from the server's clock, either way. */
@@ -119,6 +122,8 @@ export interface Engine {
   readonly macTokens: MacTokens;
   /** /authorize and consent (RFC 6749 §4.1, §4.2), and pushed authorization requests (RFC 9126). */
   readonly authorization: AuthorizationService;
+  /** POST /device_authorization and the verification page (RFC 8628 §3.1-§3.3). */
+  readonly deviceAuthorization: DeviceAuthorizationService;
   readonly browserSessions: BrowserSessions;
   /** The end-session endpoint's checks (RP-Initiated Logout 1.0). */
   readonly logout: RpInitiatedLogout;
@@ -252,6 +257,12 @@ export function createEngine(deps: EngineDependencies): Engine {
       pushedRequestTtl: policy.pushedAuthorizationRequestTtl,
       requirePushedRequests: policy.requirePushedAuthorizationRequests,
       dpop: { verifier: dpop, parEndpointUrl: policy.pushedAuthorizationRequestEndpoint },
+    }),
+    deviceAuthorization: new DeviceAuthorizationService({
+      storage,
+      clock,
+      resources: resourceTargets,
+      policy: { issuer: policy.issuer, ...policy.deviceAuthorization },
     }),
     browserSessions: new BrowserSessions(storage.browserSessions, clock),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),

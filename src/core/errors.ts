@@ -1,6 +1,7 @@
 /**
- * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750, RFC 7009 and RFC 8707 ones used by Gatehouse,
- * the authorization endpoint's OpenID Connect errors (Core §3.1.2.6) and RFC 7591's registration errors.
+ * RFC 6749 §5.2 / §4.1.2.1 error codes, plus RFC 6750, RFC 7009, RFC 8707 and RFC 8628 ones used by
+ * Gatehouse, the authorization endpoint's OpenID Connect errors (Core §3.1.2.6) and RFC 7591's
+ * registration errors.
  */
 export type OAuthErrorCode =
   | 'invalid_request'
@@ -30,7 +31,11 @@ export type OAuthErrorCode =
   | 'use_dpop_nonce'
   // RFC 7591 §3.2.2, the registration endpoint's.
   | 'invalid_redirect_uri'
-  | 'invalid_client_metadata';
+  | 'invalid_client_metadata'
+  /** RFC 8628 §3.5: the device grant's polling answers. */
+  | 'authorization_pending'
+  | 'slow_down'
+  | 'expired_token';
 
 /** An error the client is meant to see, with the HTTP status it travels with. */
 export class OAuthError extends Error {
@@ -91,3 +96,12 @@ export const dpopProofError = (
   nonce?: string,
 ): OAuthError =>
   new OAuthError(code, description, 400, undefined, nonce === undefined ? {} : { 'dpop-nonce': nonce });
+
+/** RFC 8628 §3.5: the device grant's polling answers, each 400 (RFC 6749 §5.2). */
+export const authorizationPending = (): OAuthError =>
+  new OAuthError('authorization_pending', 'the user has not yet approved or denied the request');
+export const slowDown = (interval: number): OAuthError =>
+  new OAuthError('slow_down', `polling too often; wait at least ${interval} seconds between requests`);
+export const expiredToken = (): OAuthError =>
+  new OAuthError('expired_token', 'the device code has expired; start a new device authorization');
+export const accessDenied = (description: string): OAuthError => new OAuthError('access_denied', description);

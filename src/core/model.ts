@@ -7,11 +7,15 @@ export const GRANT_TYPES = [
   'client_credentials',
   'refresh_token',
   'urn:ietf:params:oauth:grant-type:token-exchange',
+  'urn:ietf:params:oauth:grant-type:device_code',
 ] as const;
 export type GrantType = (typeof GRANT_TYPES)[number];
 
 /** RFC 8693 §2.1: the grant type of a token exchange. */
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
+
+/** RFC 8628 §3.4: the device authorization grant's `grant_type`. */
+export const DEVICE_CODE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 
 export const TOKEN_TYPES = ['bearer', 'mac'] as const;
 export type TokenType = (typeof TOKEN_TYPES)[number];
@@ -213,6 +217,43 @@ export interface PushedAuthorizationRequest {
   /** When /authorize first read it (docs/decisions.md, decision 18); null before. */
   openedAt: number | null;
   /** When an authorization response was produced for it: it is never used again. */
+  consumedAt: number | null;
+}
+
+/**
+ * A device authorization request (RFC 8628 §3.1), from POST /device_authorization until its device code
+ * expires. Only SHA-256 hashes are stored: of the device code, and of the normalised user code (the
+ * verification page finds the request by it; core/device/user-code.ts).
+ */
+export interface DeviceAuthorization {
+  /** SHA-256 of the device_code. */
+  hash: string;
+  /** SHA-256 of the user code in normal form; no two stored requests share one. */
+  userCodeHash: string;
+  clientId: string;
+  /**
+   * The scope asked for, resolved against the client's; once approved, what the user allowed (the
+   * consent page may narrow it, never widen it).
+   */
+  scope: string[];
+  /** The resources the request named (RFC 8707 §2), canonical URIs; empty when it named none. */
+  resources: string[];
+  createdAt: number;
+  expiresAt: number;
+  /** Seconds the device must leave between polls (RFC 8628 §3.2); 5 more after each slow_down (§3.5). */
+  interval: number;
+  /** When the device last polled; null before its first poll. */
+  lastPolledAt: number | null;
+  status: 'pending' | 'approved' | 'denied';
+  /** Who decided, once someone has. */
+  userId: string | null;
+  /** The grant the user's consent made or confirmed (approved only): the tokens live under it. */
+  grantId: string | null;
+  /** The sign-in that approved an OpenID Connect request: the ID token's auth_time and sid (Core §2). */
+  authTime: number | null;
+  sid: string | null;
+  decidedAt: number | null;
+  /** When the device redeemed it for tokens; it never issues again. */
   consumedAt: number | null;
 }
 

@@ -3,6 +3,7 @@ import type {
   BrowserSession,
   Client,
   ClientRegistration,
+  DeviceAuthorization,
   Grant,
   InitialAccessToken,
   PushedAuthorizationRequest,
@@ -168,7 +169,10 @@ export interface RateLimitStore {
 
 /** The times before which rows are dead, computed by core/purge.ts from the policy. */
 export interface PurgeCutoffs {
-  /** Codes, refresh tokens, sessions, nonces, pushed requests and throttle windows that expired at or before this are dead. */
+  /**
+   * Codes, refresh tokens, sessions, nonces, pushed requests, device authorizations and throttle
+   * windows that expired at or before this are dead.
+   */
   now: number;
   /** Revoked access-token ids whose token expired before this (clock leeway for resource servers). */
   revokedAccessTokensExpiredBefore: number;
@@ -251,6 +255,53 @@ export interface PushedAuthorizationRequestStore {
   consume(hash: string, clientId: string, at: number): Promise<boolean>;
 }
 
+/** What the user decided on a device authorization request (RFC 8628 §3.3). */
+export type DeviceDecision =
+  | {
+      status: 'approved';
+      userId: string;
+      grantId: string;
+      /** What the user allowed: the request's scope or less. */
+      scope: string[];
+      authTime: number | null;
+      sid: string | null;
+    }
+  | { status: 'denied'; userId: string };
+
+/** Device authorization requests (RFC 8628), shared by every process: any one may answer a poll. */
+export interface DeviceAuthorizationStore {
+  /**
+   * Stores the request; false, storing nothing, when a stored request already has its user code hash
+   * (the caller draws another code).
+   */
+  insert(authorization: DeviceAuthorization): Promise<boolean>;
+  /** The request whose normalised user code hashes to `userCodeHash`, in whatever state (expired ones until purged). */
+  getByUserCode(userCodeHash: string): Promise<DeviceAuthorization | undefined>;
+  /**
+   * Records the user's decision on the request `userCodeHash`, in one statement, only while it is
+   * pending and unexpired at `at`: of any number of concurrent callers exactly one gets true.
+   */
+  decide(userCodeHash: string, decision: DeviceDecision, at: number): Promise<boolean>;
+  /**
+   * One poll of device code `hash` by `clientId` at `at` (RFC 8628 §3.4), in one statement: records
+   * the poll's time and, when the request is pending and unexpired and this poll came sooner than its
+   * interval after the last one, adds `slowDownSeconds` to the interval (§3.5). Returns the request as
+   * it stands after the poll and whether this poll came too soon; undefined when `clientId` has no
+   * such device code. Concurrent polls (from any process) each see the one before.
+   */
+  poll(
+    hash: string,
+    clientId: string,
+    at: number,
+    slowDownSeconds: number,
+  ): Promise<{ authorization: DeviceAuthorization; tooSoon: boolean } | undefined>;
+  /**
+   * Marks the approved request consumed and returns it, in one statement, only while it is approved,
+   * unconsumed and unexpired at `at`: of any number of concurrent callers exactly one gets it.
+   */
+  consume(hash: string, clientId: string, at: number): Promise<DeviceAuthorization | undefined>;
+}
+
 export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
@@ -269,6 +320,7 @@ export interface Storage {
   readonly usedJtis: UsedJtiStore;
   readonly initialAccessTokens: InitialAccessTokenStore;
   readonly pushedRequests: PushedAuthorizationRequestStore;
+  readonly deviceAuthorizations: DeviceAuthorizationStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -3,6 +3,7 @@ import type { DpopProof, DpopVerifier } from './dpop.js';
 import { dpopProofError, invalidRequest, unauthorizedClient, unsupportedGrantType } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
 import { clientCredentialsGrant } from './grants/client-credentials.js';
+import { deviceCodeGrant } from './grants/device-code.js';
 import type { GrantContext, GrantHandler } from './grants/grant-handler.js';
 import { passwordGrant } from './grants/password.js';
 import { refreshTokenGrant } from './grants/refresh-token.js';
@@ -16,6 +17,7 @@ export const TOKEN_GRANT_HANDLERS: readonly GrantHandler[] = [
   clientCredentialsGrant,
   refreshTokenGrant,
   tokenExchangeGrant,
+  deviceCodeGrant,
 ];
 
 export interface TokenEndpointRequest {

@@ -10,6 +10,7 @@ import { installObservability, requestId, type MetricsCollector } from './observ
 import { installDrain } from './drain.js';
 import { installRateLimits } from './rate-limit.js';
 import { applyServerTimeouts, CONNECTION_CHECK_MS, installParameterLimits } from './request-limits.js';
+import { registerDeviceAuthorizationRoute } from './oauth/device-authorization-route.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
 import { registerMetadataRoute, RESPONSE_MODES, RESPONSE_TYPES } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
@@ -153,6 +154,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerJwksRoute(oauth, engine.keyRing);
       registerTokenManagementRoutes(oauth, engine, config.issuer);
       registerPushedAuthorizationRequestRoute(oauth, engine, config.issuer);
+      registerDeviceAuthorizationRoute(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
         // The implicit grant has no token request; /authorize serves it (response_type=token).
@@ -165,6 +167,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           ...(config.dynamicRegistration === 'off' ? {} : registrationEndpoints(config.issuer)),
           // RFC 9126 §5.
           pushed_authorization_request_endpoint: `${config.issuer}/par`,
+          // RFC 8628 §4.
+          device_authorization_endpoint: `${config.issuer}/device_authorization`,
         },
         extraMembers: {
           ...tokenManagementAuthMetadata(),

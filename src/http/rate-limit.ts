@@ -24,9 +24,14 @@ const LIMITED_ROUTES: Record<string, RateLimitedEndpoint> = {
   'POST /token': 'token',
   // RFC 9126 §2: a client-authenticated request like the token endpoint's, counted with them.
   'POST /par': 'token',
+  // RFC 8628 §3.1: client-authenticated like the token endpoint's requests, counted with them.
+  'POST /device_authorization': 'token',
   'GET /authorize': 'authorize',
   'POST /introspect': 'introspect',
   'POST /sign-in': 'signIn',
+  // The device verification page's form (RFC 8628 §3.3): a guess at a user code per request, counted
+  // per address like guesses at a password (its wrong codes are also throttled: §5.1).
+  'POST /device': 'signIn',
   'POST /revoke': 'revoke',
 };
 
@@ -100,8 +105,9 @@ function refuse(reply: FastifyReply, browser: boolean, retryAfter: number): Fast
 }
 
 /**
- * Request rate limits per address and per client on /token (and /par), /authorize, /introspect, /revoke and the
- * sign-in page (429 with Retry-After). The counters are fixed windows merged into the shared store, so the
+ * Request rate limits per address and per client on /token (and /par, /device_authorization),
+ * /authorize, /introspect, /revoke, the sign-in page and the device verification page (429 with
+ * Retry-After). The counters are fixed windows merged into the shared store, so the
  * limits hold across every process (see BatchedRateCounter for the precision across processes).
  */
 export function installRateLimits(app: FastifyInstance, options: RateLimitOptions): void {

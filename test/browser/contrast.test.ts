@@ -61,6 +61,7 @@ describe('stylesheet contrast (WCAG 2.2 AA)', () => {
     ['links on a card', of('a', 'color'), card],
     ['error text', of('.error', 'color'), of('.error', 'background')],
     ['notice text ("revoked")', of('.notice', 'color'), of('.notice', 'background')],
+    ['caution text (a device’s code)', of('.caution', 'color'), of('.caution', 'background')],
     ['primary button', of('button.primary', 'color'), of('button.primary', 'background')],
     ['primary button, hovered', of('button.primary', 'color'), of('button.primary:hover', 'background')],
     ['button, hovered', of('button', 'color'), of('button:hover', 'background')],

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Page } from 'playwright-core';
+import { basicAuth } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
   authorizeUrl,
@@ -51,6 +52,7 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
   let browser: TestBrowser;
   let server: TestServer;
   let clientId: string;
+  let clientSecret: string;
   let username: string;
   let password: string;
 
@@ -64,11 +66,19 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
     });
     ({
       client: { id: clientId },
+      secret: clientSecret,
     } = await server.client({
       name: 'Acme Notes for iPhone and Android',
       redirect_uris: [CLIENT_REDIRECT, `${server.url}/playground/callback`],
       scopes: ['profile', 'notes.read', 'notes.write'],
-      grant_types: ['authorization_code', 'implicit', 'password', 'client_credentials', 'refresh_token'],
+      grant_types: [
+        'authorization_code',
+        'implicit',
+        'password',
+        'client_credentials',
+        'refresh_token',
+        'urn:ietf:params:oauth:grant-type:device_code',
+      ],
     }));
     ({
       user: { username },
@@ -120,6 +130,25 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
       await page.getByRole('button', { name: 'Client credentials' }).click();
       await page.locator('#log article').first().waitFor();
       await check('playground');
+      // The device grant's pages (RFC 8628): the code, a wrong one, the consent with the code, the end.
+      const started = await server.http.request('/device_authorization', {
+        form: { scope: 'profile notes.read notes.write' },
+        headers: { authorization: basicAuth(clientId, clientSecret) },
+      });
+      const { user_code: userCode } = started.json as { user_code: string };
+      await page.goto(`${server.url}/device`);
+      await check('device');
+      await page.getByLabel('Code').fill('ZZZZ-ZZZZ');
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await page.getByRole('alert').waitFor();
+      await check('device-wrong-code');
+      await page.getByLabel('Code').fill(userCode);
+      await page.getByRole('button', { name: 'Continue' }).click();
+      await expectConsentPage(page, 'Acme Notes for iPhone and Android');
+      await check('device-consent');
+      await page.getByRole('button', { name: 'Allow' }).click();
+      await page.getByRole('heading', { name: 'Device connected' }).waitFor();
+      await check('device-connected');
       await page.goto(authorizeUrl(server, { response_type: 'code', client_id: 'unknown' }));
       await check('error');
       await context.close();

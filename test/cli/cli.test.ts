@@ -289,6 +289,31 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
     assert.deepEqual(after.map((c) => c.client_id).sort(), [macClient.client_id, pubClient.client_id].sort());
   });
 
+  it('clients create takes the device grant by its RFC 8628 name or as device_code', async (t) => {
+    const { cli } = workspace(t);
+    const urn = 'urn:ietf:params:oauth:grant-type:device_code';
+    for (const name of ['device_code', urn]) {
+      const created = await cli(
+        'clients',
+        'create',
+        '--name',
+        'TV',
+        '--public',
+        '--grant-types',
+        `${name},refresh_token`,
+        '--json',
+      );
+      assertOk(created);
+      const client = JSON.parse(created.stdout) as ClientJson;
+      assert.deepEqual(client.grant_types, [urn, 'refresh_token']);
+      assert.equal(client.client_secret, undefined);
+    }
+    assertFails(
+      await cli('clients', 'create', '--name', 'x', '--grant-types', 'device'),
+      /unknown grant type "device"/,
+    );
+  });
+
   it('refuses bad client input with a message on stderr and a non-zero exit, storing nothing', async (t) => {
     const { cli } = workspace(t);
     const unknownGrant = await cli(

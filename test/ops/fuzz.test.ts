@@ -135,6 +135,7 @@ function arbitraries(m: Material) {
         'state',
         'code_challenge',
         'code_challenge_method',
+        'device_code',
       ),
       weight: 4,
     },
@@ -148,6 +149,7 @@ function arbitraries(m: Material) {
       'refresh_token',
       'implicit',
       'AUTHORIZATION_CODE',
+      'urn:ietf:params:oauth:grant-type:device_code',
     ),
     anyString,
   );
@@ -300,6 +302,8 @@ function arbitraries(m: Material) {
     '/introspect': formRequest('/introspect'),
     // RFC 9126: an authorization request's parameters, pushed; an accepted one stores a row (201).
     '/par': formRequest('/par', [['response_type', 'code']]),
+    // RFC 8628: an accepted request stores a device authorization (200).
+    '/device_authorization': formRequest('/device_authorization'),
     '/authorize': authorize,
     '/v1': v1,
   };
@@ -356,7 +360,14 @@ for (const backend of backends()) {
       });
       const { client, secret } = await server.client({
         redirect_uris: [REDIRECT],
-        grant_types: ['authorization_code', 'implicit', 'refresh_token', 'password', 'client_credentials'],
+        grant_types: [
+          'authorization_code',
+          'implicit',
+          'refresh_token',
+          'password',
+          'client_credentials',
+          'urn:ietf:params:oauth:grant-type:device_code',
+        ],
         scopes: ['read', 'profile', 'admin'],
       });
       const publicClient = await server.client({
@@ -395,7 +406,15 @@ for (const backend of backends()) {
       await server.close();
     });
 
-    for (const endpoint of ['/token', '/revoke', '/introspect', '/par', '/authorize', '/v1'] as const) {
+    for (const endpoint of [
+      '/token',
+      '/revoke',
+      '/introspect',
+      '/par',
+      '/device_authorization',
+      '/authorize',
+      '/v1',
+    ] as const) {
       it(`${endpoint}: no 5xx, no hang, and a refused request changes nothing in the store`, async () => {
         const statuses = new Map<number, number>();
         let baseline = await snapshot(server.store);

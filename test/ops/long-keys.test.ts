@@ -57,14 +57,14 @@ for (const backend of backends()) {
       assert.match(res.text, /Wrong user name or password/);
     });
 
-    it('answers an 8 KB client id at /token, /introspect, /revoke, /par and /authorize without a 500', async () => {
+    it('answers an 8 KB client id at /token, /introspect, /revoke, /par, /device_authorization and /authorize without a 500', async () => {
       const form = { grant_type: 'client_credentials', client_id: LONG };
       assert.equal((await server.http.request('/token', { form })).status, 401);
       assert.equal(
         (await server.http.token({ grant_type: 'client_credentials' }, { id: LONG, secret: 's' })).status,
         401,
       );
-      for (const path of ['/introspect', '/revoke', '/par']) {
+      for (const path of ['/introspect', '/revoke', '/par', '/device_authorization']) {
         assert.equal(
           (await server.http.request(path, { form: { token: 'x', client_id: LONG } })).status,
           401,

@@ -279,6 +279,37 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
     deadPushed.push(pushed(`p-dead-${i}`, now - (i % 90), i % 2 ? now - 100 : null));
   dead.pushed_authorization_requests = deadPushed.length;
   await insertChunked(storage, 'pushed_authorization_requests', [...livePushed, ...deadPushed]);
+
+  // Device authorizations (RFC 8628): dead at their expiry, whatever was decided.
+  const device = (hash: string, expiresAt: number, status: 'pending' | 'approved' | 'denied') => ({
+    hash,
+    user_code_hash: `u-${hash}`,
+    client_id: client.id,
+    scope: 'read',
+    resources: '[]',
+    created_at: now - 600,
+    expires_at: expiresAt,
+    poll_interval: 5,
+    last_polled_at: null,
+    polled_too_soon: 0,
+    status,
+    user_id: status === 'pending' ? null : user.id,
+    grant_id: status === 'approved' ? liveGrant : null,
+    auth_time: null,
+    sid: null,
+    decided_at: status === 'pending' ? null : now - 60,
+    consumed_at: null,
+  });
+  const liveDevices = [device('d-live', now + 1, 'pending'), device('d-approved', now + 1, 'approved')];
+  keep.device_authorizations = new Set(liveDevices.map((d) => d.hash));
+  const deadDevices = [];
+  for (let i = 0; i < n; i++) {
+    deadDevices.push(
+      device(`d-dead-${i}`, now - (i % 600), i % 3 === 0 ? 'pending' : i % 3 === 1 ? 'approved' : 'denied'),
+    );
+  }
+  dead.device_authorizations = deadDevices.length;
+  await insertChunked(storage, 'device_authorizations', [...liveDevices, ...deadDevices]);
   return { keep, dead };
 }
 
@@ -294,6 +325,7 @@ const KEY_COLUMNS: Record<string, string> = {
   initial_access_tokens: 'id',
   clients: 'id',
   pushed_authorization_requests: 'hash',
+  device_authorizations: 'hash',
 };
 
 /**

@@ -6,6 +6,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import type {
   AuthorizationCode,
   Client,
+  DeviceAuthorization,
   Grant,
   GrantType,
   PushedAuthorizationRequest,
@@ -1006,6 +1007,222 @@ for (const backend of backends()) {
             VALUES (${tokenHash}, ${grant.id}, ${grant.clientId}, ${grant.userId}, 'read', ${NOW})`,
         );
         assert.equal((await other.refreshTokens.get(tokenHash))?.dpopJkt, null);
+      });
+    });
+
+    describe('device authorizations (migration 0013-device-authorization)', () => {
+      const makeDevice = (
+        client: Client,
+        overrides: Partial<DeviceAuthorization> = {},
+      ): DeviceAuthorization => ({
+        hash: sha256(randomToken('dc_')),
+        userCodeHash: sha256(randomToken('uc_')),
+        clientId: client.id,
+        scope: ['read', 'write'],
+        resources: ['https://api.example'],
+        createdAt: NOW,
+        expiresAt: NOW + 600,
+        interval: 5,
+        lastPolledAt: null,
+        status: 'pending',
+        userId: null,
+        grantId: null,
+        authTime: null,
+        sid: null,
+        decidedAt: null,
+        consumedAt: null,
+        ...overrides,
+      });
+
+      it('round-trips; a user code hash is held by one request only', async () => {
+        const { client } = await seedGrant();
+        const device = makeDevice(client);
+        assert.equal(await storage.deviceAuthorizations.insert(device), true);
+        assert.deepEqual(await other.deviceAuthorizations.getByUserCode(device.userCodeHash), device);
+        const twin = makeDevice(client, { userCodeHash: device.userCodeHash });
+        assert.equal(await other.deviceAuthorizations.insert(twin), false);
+        assert.equal(await storage.deviceAuthorizations.getByUserCode(sha256('unknown')), undefined);
+      });
+
+      it('is decided once, only while pending and unexpired', async () => {
+        const { client, user, grant } = await seedGrant();
+        const device = makeDevice(client);
+        await storage.deviceAuthorizations.insert(device);
+        const approval = {
+          status: 'approved' as const,
+          userId: user.id,
+          grantId: grant.id,
+          scope: ['read'],
+          authTime: NOW - 5,
+          sid: 'sid-1',
+        };
+        assert.equal(await other.deviceAuthorizations.decide(device.userCodeHash, approval, NOW + 10), true);
+        assert.deepEqual(await storage.deviceAuthorizations.getByUserCode(device.userCodeHash), {
+          ...device,
+          status: 'approved',
+          userId: user.id,
+          grantId: grant.id,
+          scope: ['read'],
+          authTime: NOW - 5,
+          sid: 'sid-1',
+          decidedAt: NOW + 10,
+        });
+        const denial = { status: 'denied' as const, userId: user.id };
+        assert.equal(await storage.deviceAuthorizations.decide(device.userCodeHash, denial, NOW + 11), false);
+
+        const late = makeDevice(client);
+        await storage.deviceAuthorizations.insert(late);
+        assert.equal(await storage.deviceAuthorizations.decide(late.userCodeHash, denial, NOW + 600), false);
+        assert.equal(await storage.deviceAuthorizations.decide(late.userCodeHash, denial, NOW + 599), true);
+        assert.equal((await other.deviceAuthorizations.getByUserCode(late.userCodeHash))?.status, 'denied');
+      });
+
+      it('of 20 concurrent decisions exactly one is recorded', async () => {
+        const { client, user } = await seedGrant();
+        const device = makeDevice(client);
+        await storage.deviceAuthorizations.insert(device);
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            racer(i).deviceAuthorizations.decide(
+              device.userCodeHash,
+              { status: 'denied', userId: user.id },
+              NOW + 1,
+            ),
+          ),
+        );
+        assert.equal(results.filter(Boolean).length, 1);
+      });
+
+      it('records each poll; one sooner than the interval after the last grows it, while pending and unexpired', async () => {
+        const { client, user, grant } = await seedGrant();
+        const device = makeDevice(client);
+        await storage.deviceAuthorizations.insert(device);
+        const stranger = makeClient();
+        await storage.clients.insert(stranger);
+        assert.equal(await storage.deviceAuthorizations.poll(device.hash, stranger.id, NOW, 5), undefined);
+        assert.equal(
+          await storage.deviceAuthorizations.poll(sha256('unknown'), client.id, NOW, 5),
+          undefined,
+        );
+        const steps: [number, boolean, number][] = [
+          [NOW, false, 5],
+          [NOW + 5, false, 5],
+          [NOW + 9, true, 10],
+          [NOW + 18, true, 15],
+          [NOW + 33, false, 15],
+        ];
+        for (const [at, tooSoon, interval] of steps) {
+          const polled = await other.deviceAuthorizations.poll(device.hash, client.id, at, 5);
+          assert.deepEqual(
+            {
+              tooSoon: polled?.tooSoon,
+              interval: polled?.authorization.interval,
+              last: polled?.authorization.lastPolledAt,
+            },
+            { tooSoon, interval, last: at },
+            `poll at ${at - NOW}`,
+          );
+        }
+        // Decided, a quick poll is no longer too soon: there is nothing left to slow down.
+        await storage.deviceAuthorizations.decide(
+          device.userCodeHash,
+          {
+            status: 'approved',
+            userId: user.id,
+            grantId: grant.id,
+            scope: ['read'],
+            authTime: null,
+            sid: null,
+          },
+          NOW + 34,
+        );
+        const afterDecision = await storage.deviceAuthorizations.poll(device.hash, client.id, NOW + 35, 5);
+        assert.deepEqual([afterDecision?.tooSoon, afterDecision?.authorization.interval], [false, 15]);
+        // Expired: neither.
+        const expired = await storage.deviceAuthorizations.poll(device.hash, client.id, NOW + 600, 5);
+        assert.equal(expired?.tooSoon, false);
+      });
+
+      it('of 20 concurrent polls at one second, exactly one is in time and the interval grows 19 times', async () => {
+        const { client } = await seedGrant();
+        const device = makeDevice(client, { lastPolledAt: NOW - 100 });
+        await storage.deviceAuthorizations.insert(device);
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            racer(i).deviceAuthorizations.poll(device.hash, client.id, NOW, 5),
+          ),
+        );
+        assert.equal(results.filter((r) => r?.tooSoon === false).length, 1);
+        const after = await storage.deviceAuthorizations.getByUserCode(device.userCodeHash);
+        assert.equal(after?.interval, 5 + 19 * 5);
+      });
+
+      it('is consumed once, only when approved, unconsumed and unexpired; of 20 concurrent calls exactly one', async () => {
+        const { client, user, grant } = await seedGrant();
+        const device = makeDevice(client);
+        await storage.deviceAuthorizations.insert(device);
+        assert.equal(await storage.deviceAuthorizations.consume(device.hash, client.id, NOW + 1), undefined);
+        await storage.deviceAuthorizations.decide(
+          device.userCodeHash,
+          {
+            status: 'approved',
+            userId: user.id,
+            grantId: grant.id,
+            scope: ['read'],
+            authTime: null,
+            sid: null,
+          },
+          NOW + 1,
+        );
+        const stranger = makeClient();
+        await storage.clients.insert(stranger);
+        assert.equal(
+          await storage.deviceAuthorizations.consume(device.hash, stranger.id, NOW + 2),
+          undefined,
+        );
+        assert.equal(
+          await storage.deviceAuthorizations.consume(device.hash, client.id, NOW + 600),
+          undefined,
+        );
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            racer(i).deviceAuthorizations.consume(device.hash, client.id, NOW + 2),
+          ),
+        );
+        const won = results.filter((r) => r !== undefined);
+        assert.equal(won.length, 1);
+        assert.deepEqual(
+          { consumedAt: won[0]?.consumedAt, grantId: won[0]?.grantId, scope: won[0]?.scope },
+          { consumedAt: NOW + 2, grantId: grant.id, scope: ['read'] },
+        );
+      });
+
+      it('goes with its client, its user and its grant', async () => {
+        const cases: ((seeded: Awaited<ReturnType<typeof seedGrant>>) => Promise<boolean>)[] = [
+          ({ client }) => storage.clients.delete(client.id),
+          ({ user }) => storage.users.delete(user.id),
+          ({ grant }) =>
+            runSql(store.storage, sql`DELETE FROM grants WHERE id = ${grant.id}`).then(() => true),
+        ];
+        for (const remove of cases) {
+          const seeded = await seedGrant();
+          const device = makeDevice(seeded.client);
+          await storage.deviceAuthorizations.insert(device);
+          await storage.deviceAuthorizations.decide(
+            device.userCodeHash,
+            {
+              status: 'approved',
+              userId: seeded.user.id,
+              grantId: seeded.grant.id,
+              scope: ['read'],
+              authTime: null,
+              sid: null,
+            },
+            NOW,
+          );
+          assert.equal(await remove(seeded), true);
+          assert.equal(await storage.deviceAuthorizations.getByUserCode(device.userCodeHash), undefined);
+        }
       });
     });
 

@@ -126,7 +126,7 @@ for (const backend of backends()) {
     });
 
     it('refuses an unknown grant_type with unsupported_grant_type', async () => {
-      for (const grantType of ['magic', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code']) {
+      for (const grantType of ['magic', 'implicit', 'urn:ietf:params:oauth:grant-type:saml2-bearer']) {
         const res = await server.http.token({ grant_type: grantType }, credentials);
         assertOAuthError(res, 400, 'unsupported_grant_type');
       }

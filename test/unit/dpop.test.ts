@@ -10,7 +10,7 @@ import {
   type DpopProofRequest,
 } from '../../src/core/dpop.js';
 import { ACCESS_TOKEN_TYPE } from '../../src/core/grants/token-exchange.js';
-import { TOKEN_EXCHANGE_GRANT, type Client } from '../../src/core/model.js';
+import { DEVICE_CODE_GRANT_TYPE, TOKEN_EXCHANGE_GRANT, type Client } from '../../src/core/model.js';
 import { checkTokenPresentation } from '../../src/core/token-presentation.js';
 import type { TokenResponse } from '../../src/core/token-issuer.js';
 import { ManualClock } from '../../src/shared/clock.js';
@@ -806,5 +806,46 @@ describe('RFC 9449 with RFC 8693: a DPoP-bound token is exchanged only by its ke
     const response = await exchange(bearerSubject, keys.other);
     assert.deepEqual(decodeJwt(response.access_token).cnf, { jkt: keys.other.jkt });
     assert.equal((await exchange(bearerSubject, undefined)).token_type, 'bearer');
+  });
+});
+
+describe('RFC 9449 with RFC 8628: the device grant binds its tokens to the polling proof', () => {
+  it('a public device client’s access and refresh tokens are bound to the key of its proof', async () => {
+    const engine = await testEngine();
+    try {
+      const { client } = await addClient(engine, {
+        isPublic: true,
+        redirectUris: [],
+        grantTypes: [DEVICE_CODE_GRANT_TYPE, 'refresh_token'],
+        scopes: ['read'],
+      });
+      const user = await addUser(engine);
+      const started = await engine.engine.deviceAuthorization.start(client, { scope: 'read', resources: [] });
+      const session = { userId: user.id, authTime: engine.clock.now(), sid: 'sid-1' };
+      const found = await engine.engine.deviceAuthorization.find(started.user_code);
+      assert.equal(found.outcome, 'pending');
+      assert.equal(
+        await engine.engine.deviceAuthorization.approve(started.user_code, session, {
+          scope: ['read'],
+          lifetime: 3600,
+        }),
+        'approved',
+      );
+      const response = await engine.token({
+        authorization: undefined,
+        params: {
+          grant_type: DEVICE_CODE_GRANT_TYPE,
+          client_id: client.id,
+          device_code: started.device_code,
+        },
+        ...(await withProof(engine, keys.es256)),
+      });
+      assert.equal(response.token_type, 'DPoP');
+      assert.deepEqual(decodeJwt(response.access_token).cnf, { jkt: keys.es256.jkt });
+      const stored = await engine.storage.refreshTokens.get(sha256(response.refresh_token ?? ''));
+      assert.equal(stored?.dpopJkt, keys.es256.jkt);
+    } finally {
+      await engine.close();
+    }
   });
 });

@@ -30,7 +30,7 @@ const DISPATCH: Row[] = [
     params: { grant_type: '' },
     expected: { code: 'invalid_request', status: 400, description: 'grant_type is required' },
   },
-  ...['magic', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code'].map((grantType) => ({
+  ...['magic', 'implicit', 'urn:ietf:params:oauth:grant-type:saml2-bearer'].map((grantType) => ({
     name: `an unsupported grant_type: ${grantType}`,
     params: { grant_type: grantType },
     expected: {
@@ -177,13 +177,14 @@ function table(rows: Row[]) {
 describe('token endpoint dispatch (RFC 6749 §3.2, §5.2)', () => {
   table(DISPATCH);
 
-  it('serves exactly the five token grants', async () => {
+  it('serves exactly the five token grants and RFC 8628’s device grant', async () => {
     const engine = await testEngine();
     assert.deepEqual(engine.tokenEndpoint.grantTypes.sort(), [
       'authorization_code',
       'client_credentials',
       'password',
       'refresh_token',
+      'urn:ietf:params:oauth:grant-type:device_code',
       'urn:ietf:params:oauth:grant-type:token-exchange',
     ]);
     await engine.close();

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { viewClient, type ClientView } from '../../core/client-registry.js';
-import { CLIENT_REGISTRATIONS, TOKEN_EXCHANGE_GRANT } from '../../core/model.js';
+import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE, TOKEN_EXCHANGE_GRANT } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
@@ -102,9 +102,10 @@ const ACTIONS: Record<string, { options: Options; positionals: number }> = {
   'rotate-secret': { options: {}, positionals: 1 },
 };
 
-/** Short names the CLI accepts for grant types that are URNs (RFC 8693 §2.1's, for one). */
+/** Short names the CLI accepts for grant types that are URNs (RFC 8693 §2.1's, RFC 8628 §3.4's). */
 const GRANT_TYPE_SHORT_NAMES: Readonly<Record<string, string>> = {
   token_exchange: TOKEN_EXCHANGE_GRANT,
+  device_code: DEVICE_CODE_GRANT_TYPE,
 };
 const grantTypesOf = (value: string | undefined) =>
   value

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import type { DpopVerifier } from '../dpop.js';
@@ -11,6 +10,7 @@ import type { Storage } from '../ports.js';
 import type { ResourceTargets } from '../resources.js';
 import { isSubset } from '../scopes.js';
 import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
+import { GRANT_LIFETIMES, recordConsent, type ConsentDecision } from './consent.js';
 import {
   CLIENT_AUTHENTICATION_PARAMS,
   newPushedRequestUri,
@@ -27,8 +27,7 @@ import {
 } from './request.js';
 import { authorizationErrorResponse, authorizationResponse, type AuthorizationResponse } from './response.js';
 
-/** The lifetimes the consent page offers, in seconds; null is "until I revoke it". */
-export const GRANT_LIFETIMES: readonly (number | null)[] = [3600, 86400, 30 * 86400, null];
+export { GRANT_LIFETIMES, type ConsentDecision } from './consent.js';
 
 /** What an ID token of the authorization endpoint is made from (Core §2, §3.2.2.10, §3.3.2.11). */
 export type IdTokenRequest = Omit<IdTokenInput, 'now'>;
@@ -107,14 +106,6 @@ export type AuthorizationStep =
   | { step: 'consent' }
   /** An answer for the client at once: under a remembered grant, or a prompt=none error. */
   | { step: 'respond'; response: AuthorizationResponse };
-
-/** What the user decided on the consent page. */
-export interface ConsentDecision {
-  /** The scopes left ticked: a subset of the request's. */
-  scope: string[];
-  /** Seconds the grant lasts, or null for "until I revoke it". */
-  lifetime: number | null;
-}
 
 /** Loopback hosts (RFC 8252 §7.3, §8.3): any local application can listen there. */
 function isLoopbackHost(hostname: string): boolean {
@@ -384,51 +375,16 @@ export class AuthorizationService {
   ): Promise<AuthorizationResponse> {
     const session = typeof user === 'string' ? { userId: user } : user;
     const authentication = isAuthentication(session) ? session : undefined;
-    const userId = session.userId;
     // The consent page may only narrow what was asked for (RFC 6749 §3.3: the user chooses what they grant).
     if (!isSubset(decision.scope, request.scope)) throw new Error('consent widened the requested scope');
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
     // Before the grant: a pushed request answered already leaves nothing behind.
     await this.spend(request);
-    const { storage, clock } = this.options;
-    const now = clock.now();
-    const expiresAt = decision.lifetime === null ? null : now + decision.lifetime;
-    const previous = (await storage.grants.listByUser(userId)).filter(
-      (other) => other.clientId === request.client.id && isGrantLive(other, now),
+    const { grant } = await recordConsent(
+      this.options.storage,
+      { client: request.client, userId: session.userId, requested: request.scope, decision },
+      this.options.clock.now(),
     );
-    // The newest decision is the one that stands: what the user unticked, or allowed for a shorter
-    // time, must not live on in an older grant. Older grants it does not overrule stay, so allowing an
-    // app again (on a second device, or because the page is shown every time: see mayReuseConsent)
-    // does not end the access given before.
-    const refused = request.scope.filter((name) => !decision.scope.includes(name));
-    const overruled = (other: Grant): boolean =>
-      other.scope.some((name) => refused.includes(name)) ||
-      (expiresAt !== null && (other.expiresAt === null || other.expiresAt > expiresAt));
-    for (const other of previous) {
-      if (overruled(other)) await storage.grants.revoke(other.id, now);
-    }
-    // A standing grant "until I revoke it" that already allows all of it answers the request, so a
-    // client asked every time does not pile up grants that never end.
-    if (expiresAt === null) {
-      const standing = previous.find(
-        (other) => other.expiresAt === null && !overruled(other) && isSubset(decision.scope, other.scope),
-      );
-      if (standing !== undefined) return this.respond(request, standing, decision.scope, authentication);
-    }
-    const grant: Grant = {
-      id: randomUUID(),
-      clientId: request.client.id,
-      userId,
-      scope: decision.scope,
-      createdAt: now,
-      expiresAt,
-      revokedAt: null,
-    };
-    await storage.grants.insert(grant);
-    // An anonymous registration that someone granted something is in use: the purge keeps it (core/purge.ts).
-    if (request.client.registration === 'open' && request.client.firstGrantedAt === null) {
-      await storage.clients.recordFirstGrant(request.client.id, now);
-    }
     return this.respond(request, grant, decision.scope, authentication);
   }
 

@@ -79,7 +79,7 @@ export const tokenExchangeGrant = {
     }
     // RFC 9449 §7.2: a DPoP-bound token is worth nothing without its key, and an exchange must not
     // launder it into one that is: only the key's holder, proving it with this request's proof, may
-    // exchange it (docs/decisions.md, decision 24).
+    // exchange it (docs/decisions.md, decision 25).
     for (const [name, token] of [
       ['subject_token', subject],
       ['actor_token', actor],

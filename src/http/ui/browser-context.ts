@@ -20,6 +20,7 @@ const BROWSER_ID = /^bs_[A-Za-z0-9_-]{43}$/;
  */
 export const INTERACTION_COOKIE = '__Host-gatehouse-signed-in-for';
 const INTERACTION = 'interaction';
+const DEVICE_CODE = 'device-code';
 
 export interface BrowserContext {
   browserId: string;
@@ -84,6 +85,19 @@ export class BrowserContexts {
     if (token === undefined) return false;
     reply.clearCookie(INTERACTION_COOKIE, { path: '/', secure: true, httpOnly: true, sameSite: 'lax' });
     return this.csrf.verifyBound(INTERACTION, `${browserId}:${sha256(query)}`, token);
+  }
+
+  /**
+   * The ticket of a device's user code (in normal form) that passed the verification page's throttled
+   * check (RFC 8628 §5.1): a MAC, so only a code this server checked reaches the consent page, which
+   * reads it without counting.
+   */
+  deviceTicket(userCode: string): string {
+    return this.csrf.bound(DEVICE_CODE, userCode);
+  }
+
+  verifyDeviceTicket(userCode: string, ticket: unknown): boolean {
+    return this.csrf.verifyBound(DEVICE_CODE, userCode, ticket);
   }
 
   /** Whether a POST carries the CSRF token of this browser. */

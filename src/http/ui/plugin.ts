@@ -13,6 +13,7 @@ import { CsrfTokens } from './csrf.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
+import { registerDeviceRoutes } from './routes/device-routes.js';
 import { registerHomeRoutes } from './routes/home-routes.js';
 import { registerLogoutRoutes } from './routes/logout-routes.js';
 import { registerPlaygroundRoutes } from './routes/playground-routes.js';
@@ -98,6 +99,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerAssetRoutes(app, assets);
     registerAuthorizeRoutes(app, ui);
     registerSessionRoutes(app, ui);
+    registerDeviceRoutes(app, ui);
     registerAccountRoutes(app, ui);
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);

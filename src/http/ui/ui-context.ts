@@ -87,12 +87,15 @@ const MAX_NEXT_LENGTH = 8192;
 
 /**
  * Where sign-in may continue to: only our own pages, given relative to the base path, so the field
- * can never become an open redirect. An /authorize target is validated again when it is followed.
+ * can never become an open redirect. An /authorize target is validated again when it is followed, and
+ * a device's consent page checks its code and ticket again.
  */
 export function safeNext(next: string | undefined): string {
   if (next === undefined || next.length > MAX_NEXT_LENGTH || /[\\#\s]/.test(next)) return '/account/apps';
   if (next === '/account/apps' || next === '/playground') return next;
   if (next.startsWith('/authorize?')) return next;
+  // The consent page of a device's code (RFC 8628 §3.3), which checks its ticket again.
+  if (next.startsWith('/device/consent?')) return next;
   return '/account/apps';
 }
 

@@ -13,6 +13,7 @@ import { createMacNonceRepository } from './repositories/mac-nonces.js';
 import { createUsedJtiRepository } from './repositories/used-jtis.js';
 import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
+import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
@@ -191,6 +192,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     usedJtis: createUsedJtiRepository(db),
     initialAccessTokens: createInitialAccessTokenRepository(db),
     pushedRequests: createPushedRequestRepository(db),
+    deviceAuthorizations: createDeviceAuthorizationRepository(db),
     observeQueries: queries.observe,
     observeConnectionErrors(listener) {
       connectionErrorListeners.add(listener);

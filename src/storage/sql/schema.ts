@@ -161,6 +161,28 @@ export interface PushedAuthorizationRequestsTable {
   consumed_at: number | null;
 }
 
+export interface DeviceAuthorizationsTable {
+  hash: string;
+  user_code_hash: string;
+  client_id: string;
+  scope: string;
+  /** JSON array of canonical URIs. */
+  resources: string;
+  created_at: number;
+  expires_at: number;
+  poll_interval: number;
+  last_polled_at: number | null;
+  /** 1 when the last poll was answered slow_down. */
+  polled_too_soon: number;
+  status: 'pending' | 'approved' | 'denied';
+  user_id: string | null;
+  grant_id: string | null;
+  auth_time: number | null;
+  sid: string | null;
+  decided_at: number | null;
+  consumed_at: number | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -177,4 +199,5 @@ export interface Database {
   used_jtis: UsedJtisTable;
   initial_access_tokens: InitialAccessTokensTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
+  device_authorizations: DeviceAuthorizationsTable;
 }

@@ -2,6 +2,7 @@ import type {
   AuthorizationCode,
   BrowserSession,
   Client,
+  DeviceAuthorization,
   Grant,
   InitialAccessToken,
   PushedAuthorizationRequest,
@@ -15,6 +16,7 @@ import type {
   AuthorizationCodeStore,
   BrowserSessionStore,
   ClientStore,
+  DeviceAuthorizationStore,
   GrantStore,
   InitialAccessTokenStore,
   MacNonceStore,
@@ -62,6 +64,7 @@ interface Tables {
   usedJtis: Map<string, number>;
   initialAccessTokens: Map<string, InitialAccessToken>;
   pushedRequests: Map<string, PushedAuthorizationRequest>;
+  deviceAuthorizations: Map<string, DeviceAuthorization>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -78,6 +81,8 @@ function deleteGrant(t: Tables, id: string): void {
   t.grants.delete(id);
   for (const [hash, code] of t.codes) if (code.grantId === id) t.codes.delete(hash);
   for (const [hash, token] of t.refreshTokens) if (token.grantId === id) t.refreshTokens.delete(hash);
+  for (const [hash, device] of t.deviceAuthorizations)
+    if (device.grantId === id) t.deviceAuthorizations.delete(hash);
 }
 
 function clients(t: Tables): ClientStore {
@@ -112,6 +117,8 @@ function clients(t: Tables): ClientStore {
       for (const grant of [...t.grants.values()]) if (grant.clientId === id) deleteGrant(t, grant.id);
       for (const [hash, pushed] of t.pushedRequests)
         if (pushed.clientId === id) t.pushedRequests.delete(hash);
+      for (const [hash, device] of t.deviceAuthorizations)
+        if (device.clientId === id) t.deviceAuthorizations.delete(hash);
       return true;
     },
     async recordFirstGrant(id, at) {
@@ -183,6 +190,8 @@ function users(t: Tables): UserStore {
       for (const [hash, session] of t.browserSessions) {
         if (session.userId === id) t.browserSessions.delete(hash);
       }
+      for (const [hash, device] of t.deviceAuthorizations)
+        if (device.userId === id) t.deviceAuthorizations.delete(hash);
       return true;
     },
   };
@@ -496,6 +505,72 @@ function pushedRequests(t: Tables): PushedAuthorizationRequestStore {
   };
 }
 
+function deviceAuthorizations(t: Tables): DeviceAuthorizationStore {
+  const byUserCode = (userCodeHash: string) =>
+    [...t.deviceAuthorizations.values()].find((row) => row.userCodeHash === userCodeHash);
+  return {
+    async insert(authorization) {
+      references(t.clients, authorization.clientId, 'client');
+      // The user code hash is unique, as the table's index makes it: a taken one stores nothing.
+      if (byUserCode(authorization.userCodeHash) !== undefined) return false;
+      insertNew(t.deviceAuthorizations, authorization.hash, authorization, 'device authorization');
+      return true;
+    },
+    async getByUserCode(userCodeHash) {
+      const row = byUserCode(userCodeHash);
+      return row && copy(row);
+    },
+    async decide(userCodeHash, decision, at) {
+      // Check and mark with no await between, as the one UPDATE does.
+      const row = byUserCode(userCodeHash);
+      if (row === undefined || row.status !== 'pending' || row.expiresAt <= at) return false;
+      references(t.users, decision.userId, 'user');
+      if (decision.status === 'approved') {
+        references(t.grants, decision.grantId, 'grant');
+        Object.assign(row, {
+          status: 'approved',
+          userId: decision.userId,
+          grantId: decision.grantId,
+          scope: [...decision.scope],
+          authTime: decision.authTime,
+          sid: decision.sid,
+        });
+      } else {
+        Object.assign(row, { status: 'denied', userId: decision.userId });
+      }
+      row.decidedAt = at;
+      return true;
+    },
+    async poll(hash, clientId, at, slowDownSeconds) {
+      const row = t.deviceAuthorizations.get(hash);
+      if (row === undefined || row.clientId !== clientId) return undefined;
+      // Judged on the row as it was, then the poll recorded: one step, like the UPDATE.
+      const tooSoon =
+        row.status === 'pending' &&
+        row.expiresAt > at &&
+        row.lastPolledAt !== null &&
+        at - row.lastPolledAt < row.interval;
+      if (tooSoon) row.interval += slowDownSeconds;
+      row.lastPolledAt = at;
+      return { authorization: copy(row), tooSoon };
+    },
+    async consume(hash, clientId, at) {
+      const row = t.deviceAuthorizations.get(hash);
+      if (
+        row === undefined ||
+        row.clientId !== clientId ||
+        row.status !== 'approved' ||
+        row.consumedAt !== null ||
+        row.expiresAt <= at
+      ) {
+        return undefined;
+      }
+      row.consumedAt = at;
+      return copy(row);
+    },
+  };
+}
+
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
 const noPurge: PurgeStore = {
   tables: [],
@@ -524,6 +599,7 @@ export function memoryStorage(): Storage {
     usedJtis: new Map(),
     initialAccessTokens: new Map(),
     pushedRequests: new Map(),
+    deviceAuthorizations: new Map(),
   };
   return {
     clients: clients(t),
@@ -543,6 +619,7 @@ export function memoryStorage(): Storage {
     usedJtis: usedJtis(t),
     initialAccessTokens: initialAccessTokens(t),
     pushedRequests: pushedRequests(t),
+    deviceAuthorizations: deviceAuthorizations(t),
     async ping() {},
     async close() {},
   };

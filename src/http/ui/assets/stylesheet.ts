@@ -69,6 +69,13 @@ button.link { border: 0; background: none; padding: 0; min-height: 0; color: var
 
 .error { color: var(--danger); background: #fdecea; border: 1px solid #f3b8b4; padding: .625rem .75rem;
   border-radius: 8px; }
+.caution { color: var(--ink); background: #fff8e1; border: 1px solid #d4a72c; padding: .625rem .75rem;
+  border-radius: 8px; margin: 0 0 1rem; }
+.caution p { margin: 0; }
+.caution p + p { margin-top: .375rem; }
+.user-code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 1.375rem;
+  font-weight: 700; letter-spacing: .12em; text-transform: uppercase; }
+input.user-code { font-size: 1.25rem; }
 .notice { color: var(--ok); background: #e6f4ea; border: 1px solid #a8d5b5; padding: .625rem .75rem;
   border-radius: 8px; }
 

@@ -6,9 +6,15 @@ export interface ConsentPageInput {
   csrfToken: string;
   clientName: string;
   /** Host (or scheme) the user will be sent back to, so they can tell where the answer goes. */
-  returnTo: string;
+  returnTo?: string;
   /** The authorization request's query, carried to POST /consent and validated again there. */
-  request: string;
+  request?: string;
+  /**
+   * A device authorization request (RFC 8628 §3.3) instead: the form goes to POST /device/consent with
+   * the user code and the ticket of its check, and the page shows the code for the user to compare
+   * with their device's (§5.4: a code sent by someone else is a phishing attempt).
+   */
+  device?: { userCode: string; ticket: string };
   /**
    * What allowing at all gives, without a box to untick: OpenID Connect's `openid` (Core §3.1.2.1),
    * which is the sign-in itself. Refusing it is refusing the request: Deny.
@@ -48,9 +54,30 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
         : ''
     }
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
-    <form method="post" action="${frame.basePath}/consent" class="stack">
+    ${
+      input.device
+        ? html`<div class="caution" role="note">
+            <p>A device asks for this with the code</p>
+            <p class="user-code" id="device-code">${input.device.userCode}</p>
+            <p>
+              Allow only if your device shows this same code and you started this yourself on a device you
+              have with you. If someone sent you this code or link, choose Deny.
+            </p>
+          </div>`
+        : ''
+    }
+    <form
+      method="post"
+      action="${frame.basePath}${input.device ? '/device/consent' : '/consent'}"
+      class="stack"
+    >
       <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
-      <input type="hidden" name="request" value="${input.request}" />
+      ${
+        input.device
+          ? html`<input type="hidden" name="user_code" value="${input.device.userCode}" />
+              <input type="hidden" name="ticket" value="${input.device.ticket}" />`
+          : html`<input type="hidden" name="request" value="${input.request ?? ''}" />`
+      }
       ${
         input.scopes.length > 0 || fixed.length > 0
           ? html`<fieldset class="scopes">
@@ -105,6 +132,12 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
         <button type="submit" name="decision" value="deny">Deny</button>
       </div>
     </form>
-    <p class="muted small">Either way you will be sent back to <strong>${input.returnTo}</strong>.</p>`;
+    ${
+      input.returnTo !== undefined
+        ? html`<p class="muted small">
+            Either way you will be sent back to <strong>${input.returnTo}</strong>.
+          </p>`
+        : ''
+    }`;
   return layout(frame, { title: `Allow ${input.clientName}?`, name: 'consent', body });
 }

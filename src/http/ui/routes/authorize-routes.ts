@@ -1,22 +1,20 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
-  GRANT_LIFETIMES,
   PushedRequestSpentError,
   type Authentication,
   type SignedIn,
 } from '../../../core/authorize/authorization-service.js';
 import type { AuthorizationRequest, AuthorizationValidation } from '../../../core/authorize/request.js';
 import { responseLocation, type AuthorizationResponse } from '../../../core/authorize/response.js';
-import { isSubset } from '../../../core/scopes.js';
 import type { BrowserContext } from '../browser-context.js';
 import { allowFormTarget } from '../content-security-policy.js';
-import { consentPage, LIFETIME_OPTIONS } from '../pages/consent-page.js';
+import { DEFAULT_LIFETIME, readConsentForm, SIGN_IN_SCOPE } from '../consent-form.js';
+import { consentPage } from '../pages/consent-page.js';
 import { formPostPage } from '../pages/form-post-page.js';
 import { signInPage, type SignInPageInput } from '../pages/sign-in-page.js';
 import {
   field,
   formAsQuery,
-  fields,
   forbiddenForm,
   frameFor,
   rawQuery,
@@ -25,24 +23,10 @@ import {
   type UiContext,
 } from '../ui-context.js';
 
-const DEFAULT_LIFETIME = '2592000';
-
-/**
- * OpenID Connect's `openid` scope is the sign-in itself (Core §3.1.2.1): the consent page lists it
- * without a box to untick, and an allowed request always keeps it. Refusing it is refusing: Deny.
- */
-const SIGN_IN_SCOPE = 'openid';
-
 /** Where the user is sent back to, as the consent page names it. */
 function returnTarget(redirectUri: string): string {
   const url = new URL(redirectUri);
   return url.host === '' ? url.protocol : url.host;
-}
-
-function parseLifetime(value: string | undefined): number | null | undefined {
-  if (value === 'forever') return null;
-  const seconds = Number(value);
-  return GRANT_LIFETIMES.includes(seconds) ? seconds : undefined;
 }
 
 /**
@@ -237,49 +221,25 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       });
     }
 
-    const decision = field(request.body, 'decision');
-    if (decision === 'deny') {
-      return answer(reply, await ui.engine.authorization.deny(authorization), authorization.client.name);
+    const form = readConsentForm(request.body, authorization.scope, authorization.openid);
+    switch (form.answer) {
+      case 'deny':
+        return answer(reply, await ui.engine.authorization.deny(authorization), authorization.client.name);
+      case 'invalid':
+        return sendMessage(ui, reply, 400, 'This request cannot be completed', form.problem, browser);
+      case 'none-ticked':
+        return showConsent(reply, browser, authorization, {
+          checked: [],
+          lifetime: form.lifetime,
+          error: 'Tick at least one permission to allow, or choose Deny.',
+          status: 400,
+        });
+      case 'allow':
+        break;
     }
-    if (decision !== 'allow') {
-      return sendMessage(
-        ui,
-        reply,
-        400,
-        'This request cannot be completed',
-        'Choose Allow or Deny.',
-        browser,
-      );
-    }
-    const ticked = fields(request.body, 'scope');
-    // openid is not a box to untick (see SIGN_IN_SCOPE): allowing keeps it.
-    if (authorization.openid && authorization.scope.includes(SIGN_IN_SCOPE)) ticked.push(SIGN_IN_SCOPE);
-    const scope = [...new Set(ticked)];
-    const lifetimeField = field(request.body, 'lifetime');
-    const lifetime = parseLifetime(lifetimeField);
-    if (!isSubset(scope, authorization.scope) || lifetime === undefined) {
-      return sendMessage(
-        ui,
-        reply,
-        400,
-        'This request cannot be completed',
-        'The form asked for access the application did not request.',
-        browser,
-      );
-    }
-    if (scope.length === 0 && authorization.scope.length > 0) {
-      return showConsent(reply, browser, authorization, {
-        checked: [],
-        lifetime: LIFETIME_OPTIONS.some((o) => o.value === lifetimeField) ? lifetimeField : undefined,
-        error: 'Tick at least one permission to allow, or choose Deny.',
-        status: 400,
-      });
-    }
-    // Keep the request's order of scopes, narrowed to what stayed ticked.
-    const granted = authorization.scope.filter((name) => scope.includes(name));
     const response = await ui.engine.authorization.approve(authorization, session, {
-      scope: granted,
-      lifetime,
+      scope: form.scope,
+      lifetime: form.lifetime,
     });
     return answer(reply, response, authorization.client.name);
   }

@@ -11,6 +11,7 @@ import * as privateKeyJwt from './0009-private-key-jwt.js';
 import * as dynamicRegistration from './0010-dynamic-registration.js';
 import * as pushedAuthorizationRequests from './0011-pushed-authorization-requests.js';
 import * as dpop from './0012-dpop.js';
+import * as deviceAuthorization from './0013-device-authorization.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ const migrations: Record<string, Migration> = {
   '0010-dynamic-registration': dynamicRegistration,
   '0011-pushed-authorization-requests': pushedAuthorizationRequests,
   '0012-dpop': dpop,
+  '0013-device-authorization': deviceAuthorization,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -3,6 +3,7 @@ import type {
   Client,
   ClientAuthMethod,
   ClientRegistration,
+  DeviceAuthorization,
   Grant,
   InitialAccessToken,
   GrantType,
@@ -17,6 +18,7 @@ import type {
 import type {
   AuthorizationCodesTable,
   ClientsTable,
+  DeviceAuthorizationsTable,
   GrantsTable,
   InitialAccessTokensTable,
   PushedAuthorizationRequestsTable,
@@ -278,4 +280,45 @@ export const pushedRequestToRow = (
   expires_at: request.expiresAt,
   opened_at: request.openedAt,
   consumed_at: request.consumedAt,
+});
+
+const nullableNumber = (value: number | null): number | null => (value === null ? null : Number(value));
+
+export const deviceAuthorizationFromRow = (row: DeviceAuthorizationsTable): DeviceAuthorization => ({
+  hash: row.hash,
+  userCodeHash: row.user_code_hash,
+  clientId: row.client_id,
+  scope: splitScope(row.scope),
+  resources: JSON.parse(row.resources) as string[],
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+  interval: Number(row.poll_interval),
+  lastPolledAt: nullableNumber(row.last_polled_at),
+  status: row.status,
+  userId: row.user_id,
+  grantId: row.grant_id,
+  authTime: nullableNumber(row.auth_time),
+  sid: row.sid,
+  decidedAt: nullableNumber(row.decided_at),
+  consumedAt: nullableNumber(row.consumed_at),
+});
+
+export const deviceAuthorizationToRow = (authorization: DeviceAuthorization): DeviceAuthorizationsTable => ({
+  hash: authorization.hash,
+  user_code_hash: authorization.userCodeHash,
+  client_id: authorization.clientId,
+  scope: joinScope(authorization.scope),
+  resources: JSON.stringify(authorization.resources),
+  created_at: authorization.createdAt,
+  expires_at: authorization.expiresAt,
+  poll_interval: authorization.interval,
+  last_polled_at: authorization.lastPolledAt,
+  polled_too_soon: 0,
+  status: authorization.status,
+  user_id: authorization.userId,
+  grant_id: authorization.grantId,
+  auth_time: authorization.authTime,
+  sid: authorization.sid,
+  decided_at: authorization.decidedAt,
+  consumed_at: authorization.consumedAt,
 });

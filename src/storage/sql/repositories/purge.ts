@@ -19,6 +19,9 @@ const PLANS: Record<string, PurgePlan> = {
   authorization_codes: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
   // RFC 9126 pushed requests, consumed or not, once past their expiry (migration 0011 indexes it).
   pushed_authorization_requests: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
+  // RFC 8628 device authorizations, decided or not, once past their expiry (migration 0013 indexes
+  // it); before grants, which they reference.
+  device_authorizations: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
   refresh_tokens: {
     key: ['hash'],
     // Retired tokens stay until their own expiry: reuse detection (RFC 9700 §4.14) needs them.

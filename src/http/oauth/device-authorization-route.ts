@@ -1,0 +1,53 @@
+import type { FastifyInstance } from 'fastify';
+import type { Engine } from '../../core/engine.js';
+import { OAuthError } from '../../core/errors.js';
+import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
+
+/** RFC 8707 §2: `resource` may be sent more than once; every other parameter once (RFC 6749 §3.2). */
+const REPEATABLE = ['resource'];
+
+/**
+ * POST /device_authorization, the device authorization endpoint (RFC 8628 §3.1): the client
+ * authenticates as at the token endpoint (a public client by its client_id) and asks for `scope` and
+ * `resource`; the answer (§3.2) holds the device code to poll /token with and the user code to show.
+ */
+export function registerDeviceAuthorizationRoute(
+  app: FastifyInstance,
+  engine: Pick<Engine, 'authenticateClient' | 'deviceAuthorization'>,
+  /** The issuer URL: this endpoint's own address is `${issuer}/device_authorization`. */
+  issuer: string,
+): void {
+  app.post('/device_authorization', async function deviceAuthorization(request, reply) {
+    requireFormBody(request.headers['content-type']);
+    const params = singleValuedParams(request.body, REPEATABLE);
+    // Every method the token endpoint takes: the assertion's too, where client authentication reads
+    // one, whose audience may be this endpoint (built from the issuer, never from the request's Host).
+    const credentials = {
+      authorization: request.headers.authorization,
+      clientId: params.client_id,
+      clientSecret: params.client_secret,
+      clientAssertionType: params.client_assertion_type,
+      clientAssertion: params.client_assertion,
+      endpointUrl: `${issuer}/device_authorization`,
+    };
+    const { client } = await engine.authenticateClient(credentials);
+    const response = await engine.deviceAuthorization.start(client, {
+      scope: params.scope,
+      resources: repeatedParam(request.body, 'resource'),
+    });
+    reply.header('content-type', 'application/json;charset=UTF-8');
+    reply.header('cache-control', 'no-store');
+    reply.header('pragma', 'no-cache');
+    return JSON.stringify(response);
+  });
+
+  // RFC 8628 §3.1: the endpoint takes POST; anything else is answered 405.
+  app.route({
+    method: ['GET', 'PUT', 'PATCH', 'DELETE'],
+    url: '/device_authorization',
+    handler: async function deviceAuthorizationMethodNotAllowed(_request, reply) {
+      reply.header('allow', 'POST');
+      throw new OAuthError('invalid_request', 'the device authorization endpoint takes POST', 405);
+    },
+  });
+}

@@ -1,0 +1,242 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Authentication, SignedIn } from '../../../core/authorize/authorization-service.js';
+import type { PendingDeviceRequest, UserCodeCheck } from '../../../core/device/device-authorization.js';
+import { normaliseUserCode } from '../../../core/device/user-code.js';
+import type { BrowserContext } from '../browser-context.js';
+import { DEFAULT_LIFETIME, readConsentForm, SIGN_IN_SCOPE } from '../consent-form.js';
+import { consentPage } from '../pages/consent-page.js';
+import { deviceCodePage, deviceDonePage } from '../pages/device-page.js';
+import { formatWait } from '../pages/format.js';
+import { signInPage } from '../pages/sign-in-page.js';
+import { field, forbiddenForm, frameFor, sendMessage, sendPage, type UiContext } from '../ui-context.js';
+
+/** Where the consent page of a checked code lives (GET shows it, POST answers it). */
+export const DEVICE_CONSENT_PATH = '/device/consent';
+
+/** What the verification page says of a code that cannot be used (RFC 8628 §3.3). */
+const REFUSALS: Record<Exclude<UserCodeCheck['outcome'], 'pending' | 'throttled'>, string> = {
+  malformed: 'That is not a code from a device. Codes are eight letters, like BCDF-GHJK.',
+  unknown: 'That code is not right. Check the code your device shows and try again.',
+  expired: 'That code has expired. Start again on your device to get a new code.',
+  decided: 'That code has already been used. Start again on your device to get a new code.',
+};
+
+/**
+ * The device authorization grant's pages (RFC 8628 §3.3): GET /device, where the user types the code
+ * their device shows (verification_uri; a code in the link, verification_uri_complete, only fills
+ * the field), POST /device, where it is checked (wrong codes throttled per source, §5.1), then the
+ * usual sign-in and the consent page at /device/consent, always shown for a device (never a
+ * remembered consent: docs/decisions.md, decision 10), which names the application and shows the code
+ * to compare with the device's (§5.4). The answer ends on a page saying so; the device learns it by
+ * polling the token endpoint.
+ *
+ * The consent page's address carries the code and a ticket, a MAC of the code that POST /device gives
+ * once the code was checked: the pages after it read the request without counting a failure, and
+ * only a code that passed the throttled check gets there.
+ */
+export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void {
+  const base = ui.config.basePath;
+  const device = ui.engine.deviceAuthorization;
+
+  function codePage(
+    reply: FastifyReply,
+    browser: BrowserContext,
+    status: number,
+    input: { userCode?: string; error?: string } = {},
+  ): FastifyReply {
+    return sendPage(
+      reply,
+      status,
+      deviceCodePage(frameFor(ui, browser), { csrfToken: browser.csrfToken, ...input }),
+    );
+  }
+
+  /** The consent page's address for a checked code (relative to the base path, as sign-in's `next`). */
+  function consentTarget(userCode: string): string {
+    const normal = normaliseUserCode(userCode) ?? '';
+    return `${DEVICE_CONSENT_PATH}?${new URLSearchParams({ user_code: userCode, ticket: ui.browsers.deviceTicket(normal) })}`;
+  }
+
+  /** The code of a consent page's address or form, when its ticket is this server's for it. */
+  function ticketedCode(userCode: string | undefined, ticket: string | undefined): string | undefined {
+    const normal = userCode === undefined ? undefined : normaliseUserCode(userCode);
+    if (normal === undefined || !ui.browsers.verifyDeviceTicket(normal, ticket)) return undefined;
+    return userCode;
+  }
+
+  /**
+   * The signed-in user as the request needs them: for an OpenID Connect request the sign-in itself
+   * (its ID token says when, and in which session); undefined when nobody is signed in.
+   */
+  async function signedIn(
+    browser: BrowserContext,
+    pending: PendingDeviceRequest,
+  ): Promise<SignedIn | undefined> {
+    if (browser.user === undefined) return undefined;
+    if (!pending.openid) return { userId: browser.user.id };
+    const authentication: Authentication | undefined = await ui.browsers.authentication(browser);
+    return authentication?.userId === browser.user.id ? authentication : undefined;
+  }
+
+  function signInFirst(
+    reply: FastifyReply,
+    browser: BrowserContext,
+    pending: PendingDeviceRequest,
+    status: number,
+    error?: string,
+  ): FastifyReply {
+    return sendPage(
+      reply,
+      status,
+      signInPage(frameFor(ui), {
+        csrfToken: browser.csrfToken,
+        next: consentTarget(pending.userCode),
+        clientName: pending.client.name,
+        ...(error !== undefined ? { error } : {}),
+      }),
+    );
+  }
+
+  async function showConsent(
+    reply: FastifyReply,
+    browser: BrowserContext,
+    pending: PendingDeviceRequest,
+    options: { checked?: string[]; lifetime?: string | undefined; error?: string; status?: number } = {},
+  ): Promise<FastifyReply> {
+    const descriptions = new Map((await ui.engine.scopes.list()).map((s) => [s.name, s.description]));
+    const fixed: string[] = pending.openid ? pending.scope.filter((name) => name === SIGN_IN_SCOPE) : [];
+    const normal = normaliseUserCode(pending.userCode) ?? '';
+    return sendPage(
+      reply,
+      options.status ?? 200,
+      consentPage(frameFor(ui, browser), {
+        csrfToken: browser.csrfToken,
+        clientName: pending.client.name,
+        device: { userCode: pending.userCode, ticket: ui.browsers.deviceTicket(normal) },
+        fixed: fixed.map((name) => ({ name, description: descriptions.get(name) ?? name })),
+        scopes: pending.scope
+          .filter((name) => !fixed.includes(name))
+          .map((name) => ({
+            name,
+            description: descriptions.get(name) ?? name,
+            checked: options.checked?.includes(name) ?? true,
+          })),
+        lifetime: options.lifetime ?? DEFAULT_LIFETIME,
+        ...(options.error !== undefined ? { error: options.error } : {}),
+      }),
+    );
+  }
+
+  app.get('/device', async function deviceCodeForm(request, reply) {
+    const browser = await ui.browsers.load(request, reply);
+    const query = request.query as Record<string, unknown>;
+    const prefill =
+      typeof query.user_code === 'string' && query.user_code.length <= 64 ? query.user_code : undefined;
+    return codePage(reply, browser, 200, prefill !== undefined ? { userCode: prefill } : {});
+  });
+
+  app.post('/device', async function deviceCodeEntered(request, reply) {
+    if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
+    const browser = await ui.browsers.load(request, reply);
+    const typed = (field(request.body, 'user_code') ?? '').slice(0, 64);
+    const check = await device.check(typed, request.ip);
+    switch (check.outcome) {
+      case 'pending':
+        // Post/redirect/get: a reload of the consent page reads the request again, counting nothing.
+        return reply.redirect(base + consentTarget(check.request.userCode), 303);
+      case 'throttled':
+        reply.header('retry-after', String(check.retryAfter));
+        return sendMessage(
+          ui,
+          reply,
+          429,
+          'Too many attempts',
+          `Too many wrong codes. Wait ${formatWait(check.retryAfter)} and try again.`,
+          browser,
+        );
+      default:
+        return codePage(reply, browser, 400, { userCode: typed, error: REFUSALS[check.outcome] });
+    }
+  });
+
+  /** The request of a ticketed code, or the code page saying why there is none. */
+  async function pendingOrRefusal(
+    reply: FastifyReply,
+    browser: BrowserContext,
+    userCode: string | undefined,
+    ticket: string | undefined,
+  ): Promise<PendingDeviceRequest | FastifyReply> {
+    const code = ticketedCode(userCode, ticket);
+    if (code === undefined) {
+      return codePage(reply, browser, 400, { error: 'Enter the code your device shows.' });
+    }
+    const found = await device.find(code);
+    if (found.outcome !== 'pending') return codePage(reply, browser, 400, { error: REFUSALS[found.outcome] });
+    return found.request;
+  }
+
+  app.get(DEVICE_CONSENT_PATH, async function deviceConsentForm(request: FastifyRequest, reply) {
+    const browser = await ui.browsers.load(request, reply);
+    const query = request.query as Record<string, unknown>;
+    const text = (name: string) => (typeof query[name] === 'string' ? query[name] : undefined);
+    const pending = await pendingOrRefusal(reply, browser, text('user_code'), text('ticket'));
+    if (!('userCode' in pending)) return pending;
+    // Sign in first; the sign-in page comes back here, where the code is read again.
+    if ((await signedIn(browser, pending)) === undefined) return signInFirst(reply, browser, pending, 200);
+    return showConsent(reply, browser, pending);
+  });
+
+  app.post(DEVICE_CONSENT_PATH, async function deviceConsentAnswer(request, reply) {
+    if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
+    const browser = await ui.browsers.load(request, reply);
+    const pending = await pendingOrRefusal(
+      reply,
+      browser,
+      field(request.body, 'user_code'),
+      field(request.body, 'ticket'),
+    );
+    if (!('userCode' in pending)) return pending;
+    const session = await signedIn(browser, pending);
+    if (browser.user === undefined || session === undefined) {
+      // The session ended while the page was open: sign in again, then the consent page again.
+      return signInFirst(reply, browser, pending, 401, 'Your session has ended. Please sign in again.');
+    }
+    const form = readConsentForm(request.body, pending.scope, pending.openid);
+    const gone = () =>
+      codePage(reply, browser, 400, {
+        error: 'This request was already answered, or has expired. Start again on your device.',
+      });
+    switch (form.answer) {
+      case 'invalid':
+        return sendMessage(ui, reply, 400, 'This request cannot be completed', form.problem, browser);
+      case 'none-ticked':
+        return showConsent(reply, browser, pending, {
+          checked: [],
+          lifetime: form.lifetime,
+          error: 'Tick at least one permission to allow, or choose Deny.',
+          status: 400,
+        });
+      case 'deny': {
+        const denied = await device.deny(pending.userCode, browser.user.id);
+        if (denied === 'gone') return gone();
+        return sendPage(
+          reply,
+          200,
+          deviceDonePage(frameFor(ui, browser), { approved: false, clientName: pending.client.name }),
+        );
+      }
+      case 'allow': {
+        const approved = await device.approve(pending.userCode, session, {
+          scope: form.scope,
+          lifetime: form.lifetime,
+        });
+        if (approved === 'gone') return gone();
+        return sendPage(
+          reply,
+          200,
+          deviceDonePage(frameFor(ui, browser), { approved: true, clientName: pending.client.name }),
+        );
+      }
+    }
+  });
+}
