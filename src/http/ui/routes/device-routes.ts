@@ -113,6 +113,8 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
         clientName: pending.client.name,
         device: { userCode: pending.userCode, ticket: ui.browsers.deviceTicket(normal) },
         ...lines,
+        // A device client may register itself (docs/decisions.md, decision 20): the page says so.
+        selfRegistered: pending.client.registration !== 'operator',
       }),
     );
   }
