@@ -47,6 +47,22 @@ function serverFor(backend: Backend, overrides: ConfigInput): () => TestServer {
 }
 
 /**
+ * A token response for `profile` with a refresh token, whose access token reads the user at
+ * /v1/users/me; returns that user.
+ */
+async function assertProfileTokens(server: TestServer, token: HttpResponse): Promise<{ id: string }> {
+  assert.equal(token.status, 200, token.text);
+  const body = token.json as { access_token: string; refresh_token?: string; scope: string };
+  assert.equal(body.scope, 'profile');
+  assert.match(body.refresh_token ?? '', /^rt_/);
+  const me = await server.http.request('/v1/users/me', {
+    headers: { authorization: `Bearer ${body.access_token}` },
+  });
+  assert.equal(me.status, 200, me.text);
+  return me.json as { id: string };
+}
+
+/**
  * Signs a new user in, asks /authorize for a code with PKCE, allows on the consent page, and redeems
  * the code at the token endpoint as the client would. Returns the consent page and the token response.
  */
@@ -380,14 +396,7 @@ for (const backend of backends()) {
       );
       assert.match(consent.text, SELF_REGISTERED);
       assert.match(consent.text, /Pocket Notes/);
-      assert.equal(token.status, 200, token.text);
-      const body = token.json as { access_token: string; refresh_token?: string; scope: string };
-      assert.equal(body.scope, 'profile');
-      assert.match(body.refresh_token ?? '', /^rt_/);
-      const me = await server().http.request('/v1/users/me', {
-        headers: { authorization: `Bearer ${body.access_token}` },
-      });
-      assert.equal(me.status, 200, me.text);
+      await assertProfileTokens(server(), token);
       // Never remembered silently (docs/decisions.md, decision 10), though a grant stands.
       assert.ok(isConsentPage(await browser.get(path)));
       // And an anonymous client that has been granted something is recorded as used.
@@ -447,15 +456,7 @@ for (const backend of backends()) {
         client_id: client.client_id,
         device_code,
       });
-      assert.equal(token.status, 200, token.text);
-      const body = token.json as { access_token: string; refresh_token?: string; scope: string };
-      assert.equal(body.scope, 'profile');
-      assert.match(body.refresh_token ?? '', /^rt_/);
-      const me = await server().http.request('/v1/users/me', {
-        headers: { authorization: `Bearer ${body.access_token}` },
-      });
-      assert.equal(me.status, 200, me.text);
-      assert.equal((me.json as { id: string }).id, user.id);
+      assert.equal((await assertProfileTokens(server(), token)).id, user.id);
       // Used, so the purge of unused anonymous registrations keeps it (decision 20).
       assert.equal(
         (await server().store.storage.clients.get(client.client_id))?.firstGrantedAt,
