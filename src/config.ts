@@ -5,7 +5,15 @@ import type { SigningAlgorithm } from './core/key-ring.js';
 import type { RegistrationPolicy } from './core/dynamic-registration.js';
 
 /** Endpoints with request rate limits (docs/limits.md). */
-export const RATE_LIMITED_ENDPOINTS = ['token', 'authorize', 'introspect', 'signIn', 'revoke'] as const;
+export const RATE_LIMITED_ENDPOINTS = [
+  'token',
+  'authorize',
+  'introspect',
+  'signIn',
+  'revoke',
+  'userinfo',
+  'logout',
+] as const;
 export type RateLimitedEndpoint = (typeof RATE_LIMITED_ENDPOINTS)[number];
 /** Requests allowed per window; 0 means no limit of that kind. */
 export interface RateLimit {
@@ -20,6 +28,11 @@ export const DEFAULT_RATE_LIMITS: Readonly<Record<RateLimitedEndpoint, RateLimit
   introspect: { perAddress: 3000, perClient: 12000 },
   signIn: { perAddress: 60, perClient: 0 },
   revoke: { perAddress: 600, perClient: 3000 },
+  // An access token is presented, not a client's credentials: counted per address only. A client calls
+  // /userinfo about once per token it gets, so the token endpoint's allowance per address.
+  userinfo: { perAddress: 600, perClient: 0 },
+  // A browser page, like /authorize: each sign-out checks an id_token_hint's signature.
+  logout: { perAddress: 300, perClient: 0 },
 };
 
 const ENV_NAMES: Record<RateLimitedEndpoint, string> = {
@@ -28,6 +41,8 @@ const ENV_NAMES: Record<RateLimitedEndpoint, string> = {
   introspect: 'INTROSPECT',
   signIn: 'SIGN_IN',
   revoke: 'REVOKE',
+  userinfo: 'USERINFO',
+  logout: 'LOGOUT',
 };
 
 /** Everything a running Gatehouse is configured by. Documented option by option in the README. */

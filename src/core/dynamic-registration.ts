@@ -8,7 +8,13 @@ import {
   type ClientWithSecret,
 } from './client-registry.js';
 import { OAuthError } from './errors.js';
-import type { Client, ClientRegistration, GrantType, InitialAccessToken } from './model.js';
+import {
+  DEVICE_CODE_GRANT_TYPE,
+  type Client,
+  type ClientRegistration,
+  type GrantType,
+  type InitialAccessToken,
+} from './model.js';
 import type { ClientStore, InitialAccessTokenStore, ScopeStore } from './ports.js';
 import { canonicalRedirectUri } from './redirect-uri.js';
 import { ValidationError } from './validation.js';
@@ -18,12 +24,19 @@ export const REGISTRATION_POLICIES = ['off', 'token', 'open'] as const;
 export type RegistrationPolicy = (typeof REGISTRATION_POLICIES)[number];
 
 /**
- * What a client that registers itself may be, whatever the policy: the code flow (with refresh
- * tokens), as a public client with PKCE or a confidential one with a secret. Never the password grant
- * (it hands the user's password to the client), client_credentials (tokens with no user behind them)
- * or the implicit grant (RFC 9700 §2.1.2).
+ * What a client that registers itself may be, whatever the policy: the code flow, the device
+ * authorization grant (RFC 8628: a TV or a command line tool, the user approving in a browser), or
+ * both, with refresh tokens, as a public client or a confidential one. Never the password grant (it
+ * hands the user's password to the client), client_credentials (tokens with no user behind them) or
+ * the implicit grant (RFC 9700 §2.1.2). docs/decisions.md, decision 20.
  */
-export const REGISTRABLE_GRANT_TYPES: readonly GrantType[] = ['authorization_code', 'refresh_token'];
+export const REGISTRABLE_GRANT_TYPES: readonly GrantType[] = [
+  'authorization_code',
+  DEVICE_CODE_GRANT_TYPE,
+  'refresh_token',
+];
+/** The grants a user approves, one of which a self-registered client must have: refresh_token alone is nothing. */
+const USER_GRANT_TYPES: readonly GrantType[] = ['authorization_code', DEVICE_CODE_GRANT_TYPE];
 export const REGISTRABLE_RESPONSE_TYPES: readonly string[] = ['code'];
 /**
  * RFC 7591 §2 token_endpoint_auth_method values a registration may ask for. A confidential client
@@ -122,9 +135,14 @@ export function authMethodOf(client: Pick<Client, 'tokenEndpointAuthMethod'>): R
 export function clientInputFromMetadata(metadata: unknown, limits: RegistrationLimits): ClientInput {
   if (!isObject(metadata)) throw invalidClientMetadata('the body must be a JSON object of client metadata');
 
-  // §2: redirect-based flows need registered redirect URIs, and the code flow is all there is here.
-  const redirectUris = stringArray(metadata, 'redirect_uris', invalidRedirectUri);
-  if (redirectUris === undefined || redirectUris.length === 0) {
+  // §2: grant_types defaults to authorization_code (checked below; the redirect URIs depend on it).
+  const grantTypes = stringArray(metadata, 'grant_types', invalidClientMetadata) ?? ['authorization_code'];
+  const codeFlow = grantTypes.includes('authorization_code');
+
+  // §2: redirect-based flows need registered redirect URIs; the device grant redirects nowhere
+  // (RFC 8628 §3.3), so a client of it alone needs none.
+  const redirectUris = stringArray(metadata, 'redirect_uris', invalidRedirectUri) ?? [];
+  if (codeFlow && redirectUris.length === 0) {
     throw invalidRedirectUri('redirect_uris is required: at least one redirect URI');
   }
   if (redirectUris.length > MAX_REGISTERED_URIS) {
@@ -138,8 +156,6 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
     );
   }
 
-  // §2: grant_types defaults to authorization_code, response_types to code.
-  const grantTypes = stringArray(metadata, 'grant_types', invalidClientMetadata) ?? ['authorization_code'];
   for (const grantType of grantTypes) {
     if (!(REGISTRABLE_GRANT_TYPES as readonly string[]).includes(grantType)) {
       throw invalidClientMetadata(
@@ -147,7 +163,9 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
       );
     }
   }
-  const responseTypes = stringArray(metadata, 'response_types', invalidClientMetadata) ?? ['code'];
+  // §2: response_types defaults to code; a client without the code flow has no response type.
+  const responseTypes =
+    stringArray(metadata, 'response_types', invalidClientMetadata) ?? (codeFlow ? ['code'] : []);
   for (const responseType of responseTypes) {
     if (!REGISTRABLE_RESPONSE_TYPES.includes(responseType)) {
       throw invalidClientMetadata(
@@ -156,13 +174,13 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
     }
   }
   // §2.1: the response type code goes with the grant type authorization_code, each needing the other.
-  if (responseTypes.includes('code') !== grantTypes.includes('authorization_code')) {
+  if (responseTypes.includes('code') !== codeFlow) {
     throw invalidClientMetadata(
       'grant_types and response_types disagree: the response type code goes with the grant type authorization_code (RFC 7591 §2.1)',
     );
   }
-  if (!grantTypes.includes('authorization_code')) {
-    throw invalidClientMetadata('grant_types must include authorization_code');
+  if (!grantTypes.some((grantType) => (USER_GRANT_TYPES as readonly string[]).includes(grantType))) {
+    throw invalidClientMetadata(`grant_types must include ${USER_GRANT_TYPES.join(' or ')}`);
   }
 
   const scopeValue = optionalString(metadata, 'scope');

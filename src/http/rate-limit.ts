@@ -33,9 +33,22 @@ const LIMITED_ROUTES: Record<string, RateLimitedEndpoint> = {
   // per address like guesses at a password (its wrong codes are also throttled: §5.1).
   'POST /device': 'signIn',
   'POST /revoke': 'revoke',
+  // OpenID Connect Core §5.3.1: GET and POST.
+  'GET /userinfo': 'userinfo',
+  'POST /userinfo': 'userinfo',
+  // RP-Initiated Logout 1.0 §2 (GET and POST) and the confirmation page's form.
+  'GET /logout': 'logout',
+  'POST /logout': 'logout',
+  'POST /logout/confirm': 'logout',
 };
 
-const BROWSER_ENDPOINTS: ReadonlySet<RateLimitedEndpoint> = new Set(['authorize', 'signIn']);
+const BROWSER_ENDPOINTS: ReadonlySet<RateLimitedEndpoint> = new Set(['authorize', 'signIn', 'logout']);
+
+/**
+ * Endpoints counted per address only: no client authenticates there (a user's password, a user's access
+ * token, a browser signing out).
+ */
+const ADDRESS_ONLY: ReadonlySet<RateLimitedEndpoint> = new Set(['signIn', 'userinfo', 'logout']);
 
 const limited = new WeakSet<FastifyRequest>();
 
@@ -67,7 +80,7 @@ function clientIdentity(
   address: string,
 ): string | undefined {
   const unauthenticated = (id: string | undefined) => id && `ca:${sha256(`${id}\n${address}`)}`;
-  if (endpoint === 'signIn') return undefined;
+  if (ADDRESS_ONLY.has(endpoint)) return undefined;
   if (endpoint === 'authorize') return unauthenticated(field(request.query, 'client_id'));
   const header = request.headers.authorization;
   if (header !== undefined && /^basic\s/i.test(header)) {
@@ -106,8 +119,8 @@ function refuse(reply: FastifyReply, browser: boolean, retryAfter: number): Fast
 
 /**
  * Request rate limits per address and per client on /token (and /par, /device_authorization),
- * /authorize, /introspect, /revoke, the sign-in page and the device verification page (429 with
- * Retry-After). The counters are fixed windows merged into the shared store, so the
+ * /authorize, /introspect, /revoke; per address on the sign-in page and the device verification page,
+ * /userinfo and /logout (429 with Retry-After). The counters are fixed windows merged into the shared store, so the
  * limits hold across every process (see BatchedRateCounter for the precision across processes).
  */
 export function installRateLimits(app: FastifyInstance, options: RateLimitOptions): void {

@@ -8,65 +8,24 @@ import type { ResponseType, Variant } from './support.js';
 
 const variant = (responseType: ResponseType): Variant => ({ responseType, responseMode: 'default' });
 
-/** oidcc-basic-certification-test-plan: response_type=code, client_secret_basic. */
-export const BASIC_PLAN: readonly PlanEntry[] = [
-  {
-    variant: variant('code'),
-    modules: [
-      'oidcc-server',
-      'oidcc-response-type-missing',
-      'oidcc-idtoken-signature',
-      'oidcc-idtoken-unsigned',
-      'oidcc-userinfo-get',
-      'oidcc-userinfo-post-header',
-      'oidcc-userinfo-post-body',
-      'oidcc-ensure-request-without-nonce-succeeds-for-code-flow',
-      'oidcc-scope-profile',
-      'oidcc-scope-email',
-      'oidcc-scope-address',
-      'oidcc-scope-phone',
-      'oidcc-scope-all',
-      'oidcc-ensure-other-scope-order-succeeds',
-      'oidcc-display-page',
-      'oidcc-display-popup',
-      'oidcc-prompt-login',
-      'oidcc-prompt-none-not-logged-in',
-      'oidcc-prompt-none-logged-in',
-      'oidcc-max-age-1',
-      'oidcc-max-age-10000',
-      'oidcc-ensure-request-with-unknown-parameter-succeeds',
-      'oidcc-id-token-hint',
-      'oidcc-login-hint',
-      'oidcc-ui-locales',
-      'oidcc-claims-locales',
-      'oidcc-ensure-request-with-acr-values-succeeds',
-      'oidcc-codereuse',
-      'oidcc-codereuse-30seconds',
-      'oidcc-ensure-registered-redirect-uri',
-      'oidcc-ensure-post-request-succeeds',
-      // The plan runs this one with client_secret_post.
-      'oidcc-server-client-secret-post',
-      'oidcc-request-uri-unsigned-supported-correctly-or-rejected-as-unsupported',
-      'oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported',
-      'oidcc-claims-essential',
-      'oidcc-ensure-request-object-with-redirect-uri',
-      'oidcc-refresh-token',
-      'oidcc-ensure-request-with-valid-pkce-succeeds',
-    ],
-  },
+/** The UserInfo modules: run where the response carries an access token. */
+const USERINFO_MODULES: readonly ModuleName[] = [
+  'oidcc-userinfo-get',
+  'oidcc-userinfo-post-header',
+  'oidcc-userinfo-post-body',
 ];
 
-/** The Implicit plan's list, run for id_token and for id_token token. */
-const IMPLICIT_MODULES: readonly ModuleName[] = [
-  'oidcc-server',
-  'oidcc-idtoken-signature',
-  'oidcc-ensure-request-without-nonce-fails',
+/** The scope modules (OpenID Connect Core §5.4), in the plans' order. */
+const SCOPE_MODULES: readonly ModuleName[] = [
   'oidcc-scope-profile',
   'oidcc-scope-email',
   'oidcc-scope-address',
   'oidcc-scope-phone',
   'oidcc-scope-all',
-  'oidcc-ensure-other-scope-order-succeeds',
+];
+
+/** The authorization request's parameters every plan sends (Core §3.1.2.1), in the plans' order. */
+const REQUEST_PARAMETER_MODULES: readonly ModuleName[] = [
   'oidcc-display-page',
   'oidcc-display-popup',
   'oidcc-prompt-login',
@@ -80,9 +39,73 @@ const IMPLICIT_MODULES: readonly ModuleName[] = [
   'oidcc-ui-locales',
   'oidcc-claims-locales',
   'oidcc-ensure-request-with-acr-values-succeeds',
-  'oidcc-ensure-registered-redirect-uri',
+];
+
+/** The unsigned request object modules (Core §6), by value and by reference. */
+const REQUEST_OBJECT_MODULES: readonly ModuleName[] = [
   'oidcc-request-uri-unsigned-supported-correctly-or-rejected-as-unsupported',
   'oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported',
+];
+
+/** What sets apart the list of a response type that returns a code. */
+interface CodeFlowList {
+  /** The response type's nonce module. */
+  nonce: ModuleName;
+  /** Whether the modules that are the same for every response type run here (once per plan). */
+  once: boolean;
+  /** Whether this is the Basic plan, with its two modules of its own. */
+  basic?: boolean;
+}
+
+/** The list of the Basic plan, or of the Hybrid plan for one response type. */
+function codeFlowModules({ nonce, once, basic = false }: CodeFlowList): ModuleName[] {
+  const onlyIf = (condition: boolean, ...names: ModuleName[]): ModuleName[] => (condition ? names : []);
+  return [
+    'oidcc-server',
+    ...onlyIf(once, 'oidcc-response-type-missing'),
+    'oidcc-idtoken-signature',
+    ...onlyIf(basic, 'oidcc-idtoken-unsigned'),
+    ...USERINFO_MODULES,
+    nonce,
+    ...SCOPE_MODULES,
+    ...onlyIf(once, 'oidcc-ensure-other-scope-order-succeeds'),
+    ...REQUEST_PARAMETER_MODULES,
+    'oidcc-codereuse',
+    'oidcc-codereuse-30seconds',
+    'oidcc-ensure-registered-redirect-uri',
+    ...onlyIf(basic, 'oidcc-ensure-post-request-succeeds'),
+    // The plan runs this one with client_secret_post.
+    'oidcc-server-client-secret-post',
+    ...REQUEST_OBJECT_MODULES,
+    'oidcc-claims-essential',
+    'oidcc-ensure-request-object-with-redirect-uri',
+    'oidcc-refresh-token',
+    ...onlyIf(once, 'oidcc-ensure-request-with-valid-pkce-succeeds'),
+  ];
+}
+
+/** oidcc-basic-certification-test-plan: response_type=code, client_secret_basic. */
+export const BASIC_PLAN: readonly PlanEntry[] = [
+  {
+    variant: variant('code'),
+    modules: codeFlowModules({
+      nonce: 'oidcc-ensure-request-without-nonce-succeeds-for-code-flow',
+      once: true,
+      basic: true,
+    }),
+  },
+];
+
+/** The Implicit plan's list, run for id_token and for id_token token. */
+const IMPLICIT_MODULES: readonly ModuleName[] = [
+  'oidcc-server',
+  'oidcc-idtoken-signature',
+  'oidcc-ensure-request-without-nonce-fails',
+  ...SCOPE_MODULES,
+  'oidcc-ensure-other-scope-order-succeeds',
+  ...REQUEST_PARAMETER_MODULES,
+  'oidcc-ensure-registered-redirect-uri',
+  ...REQUEST_OBJECT_MODULES,
   'oidcc-ensure-request-object-with-redirect-uri',
   'oidcc-claims-essential',
 ];
@@ -95,71 +118,28 @@ export const IMPLICIT_PLAN: readonly PlanEntry[] = [
     modules: [
       ...IMPLICIT_MODULES,
       // Run once, for id_token token only: the UserInfo modules need its access token.
-      'oidcc-userinfo-get',
-      'oidcc-userinfo-post-header',
-      'oidcc-userinfo-post-body',
+      ...USERINFO_MODULES,
       'oidcc-response-type-missing',
     ],
   },
 ];
 
-/** The Hybrid plan's list for a response type; `nonce` is the type's nonce module. */
-function hybridModules(nonce: ModuleName, first: boolean): ModuleName[] {
-  return [
-    'oidcc-server',
-    // Run for code id_token only: the same for every response type.
-    ...(first ? (['oidcc-response-type-missing'] as const) : []),
-    'oidcc-idtoken-signature',
-    'oidcc-userinfo-get',
-    'oidcc-userinfo-post-header',
-    'oidcc-userinfo-post-body',
-    nonce,
-    'oidcc-scope-profile',
-    'oidcc-scope-email',
-    'oidcc-scope-address',
-    'oidcc-scope-phone',
-    'oidcc-scope-all',
-    ...(first ? (['oidcc-ensure-other-scope-order-succeeds'] as const) : []),
-    'oidcc-display-page',
-    'oidcc-display-popup',
-    'oidcc-prompt-login',
-    'oidcc-prompt-none-not-logged-in',
-    'oidcc-prompt-none-logged-in',
-    'oidcc-max-age-1',
-    'oidcc-max-age-10000',
-    'oidcc-ensure-request-with-unknown-parameter-succeeds',
-    'oidcc-id-token-hint',
-    'oidcc-login-hint',
-    'oidcc-ui-locales',
-    'oidcc-claims-locales',
-    'oidcc-ensure-request-with-acr-values-succeeds',
-    'oidcc-codereuse',
-    'oidcc-codereuse-30seconds',
-    'oidcc-ensure-registered-redirect-uri',
-    // The plan runs this one with client_secret_post.
-    'oidcc-server-client-secret-post',
-    'oidcc-request-uri-unsigned-supported-correctly-or-rejected-as-unsupported',
-    'oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported',
-    'oidcc-claims-essential',
-    'oidcc-ensure-request-object-with-redirect-uri',
-    'oidcc-refresh-token',
-    ...(first ? (['oidcc-ensure-request-with-valid-pkce-succeeds'] as const) : []),
-  ];
-}
-
 /** oidcc-hybrid-certification-test-plan: code id_token, code token, code id_token token. */
 export const HYBRID_PLAN: readonly PlanEntry[] = [
   {
     variant: variant('code id_token'),
-    modules: hybridModules('oidcc-ensure-request-without-nonce-fails', true),
+    modules: codeFlowModules({ nonce: 'oidcc-ensure-request-without-nonce-fails', once: true }),
   },
   {
     variant: variant('code token'),
-    modules: hybridModules('oidcc-ensure-request-without-nonce-succeeds-for-code-flow', false),
+    modules: codeFlowModules({
+      nonce: 'oidcc-ensure-request-without-nonce-succeeds-for-code-flow',
+      once: false,
+    }),
   },
   {
     variant: variant('code id_token token'),
-    modules: hybridModules('oidcc-ensure-request-without-nonce-fails', false),
+    modules: codeFlowModules({ nonce: 'oidcc-ensure-request-without-nonce-fails', once: false }),
   },
 ];
 

@@ -4,9 +4,12 @@ import * as oauth from 'oauth4webapi';
 import type { User } from '../../src/core/model.js';
 import { FormBrowser } from '../authorize/form-browser.js';
 import { backends } from '../helpers/backends.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import {
+  registerLibraryClient,
+  signInFrom,
+  startLibraryServer,
+  type LibraryServer,
+} from './support/oauth4webapi.js';
 
 // oauth4webapi (panva), used directly, as the device of RFC 8628: RFC 8414 discovery (the library reads
 // device_authorization_endpoint), deviceAuthorizationRequest and processDeviceAuthorizationResponse
@@ -19,33 +22,20 @@ const GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:device_code';
 
 for (const backend of backends()) {
   describe(`interop: oauth4webapi as a device (${backend})`, () => {
-    let server: TestServer;
-    let issuer: URL;
-    let https: ReturnType<typeof trustingFetch>;
-    let as: oauth.AuthorizationServer;
+    let lib: LibraryServer;
     let alice: { user: User; password: string };
-    const options = () => ({ [oauth.customFetch]: https.fetch });
 
     before(async () => {
-      // The library requires the metadata's issuer to be the URL it was fetched from (RFC 8414 §3.3).
-      const port = await freePort();
-      issuer = new URL(`https://localhost:${port}`);
-      server = await startTestServer(backend, { port, issuer: issuer.origin });
-      https = trustingFetch(server.ca);
-      alice = await server.user();
-      as = await oauth.processDiscoveryResponse(
-        issuer,
-        await oauth.discoveryRequest(issuer, { ...options(), algorithm: 'oidc' }),
-      );
+      lib = await startLibraryServer(backend, { algorithm: 'oidc' });
+      alice = await lib.server.user();
     });
     after(async () => {
-      https?.close();
-      await server?.close();
+      await lib?.close();
     });
 
     /** The user's part: the code typed on the verification page, sign-in, then Allow. */
     async function approveInBrowser(verificationUriComplete: string): Promise<void> {
-      const browser = new FormBrowser(server);
+      const browser = new FormBrowser(lib.server);
       const url = new URL(verificationUriComplete);
       const form = await browser.get(url.pathname + url.search);
       const entered = await browser.post('/device', {
@@ -54,14 +44,7 @@ for (const backend of backends()) {
       });
       assert.equal(entered.status, 303, entered.text.slice(0, 300));
       const signInPage = await browser.get(String(entered.headers.location));
-      const signedIn = await browser.post('/sign-in', {
-        csrf_token: FormBrowser.hidden(signInPage, 'csrf_token'),
-        next: FormBrowser.hidden(signInPage, 'next'),
-        username: alice.user.username,
-        password: alice.password,
-      });
-      assert.equal(signedIn.status, 303);
-      const consent = await browser.get(String(signedIn.headers.location));
+      const consent = await browser.get(await signInFrom(browser, signInPage, alice));
       const allowed = await browser.post('/device/consent', {
         csrf_token: FormBrowser.hidden(consent, 'csrf_token'),
         user_code: FormBrowser.hidden(consent, 'user_code'),
@@ -75,17 +58,15 @@ for (const backend of backends()) {
 
     for (const kind of ['public (none)', 'confidential (client_secret_basic)'] as const) {
       it(`${kind}: device authorization, polling with its answers, the browser's approval, tokens and ID token`, async () => {
+        const { server, as, issuer, options } = lib;
         assert.equal(as.device_authorization_endpoint, `${issuer.origin}/device_authorization`);
         assert.ok(as.grant_types_supported?.includes(GRANT_TYPE));
-        const isPublic = kind.startsWith('public');
-        const registered = await server.client({
+        const { registered, client, authentication } = await registerLibraryClient(server, {
           name: `oauth4webapi device ${kind}`,
           grant_types: [GRANT_TYPE, 'refresh_token'],
           scopes: ['openid', 'profile', 'read', 'offline_access'],
-          public: isPublic,
+          public: kind.startsWith('public'),
         });
-        const client: oauth.Client = { client_id: registered.client.id };
-        const authentication = isPublic ? oauth.None() : oauth.ClientSecretBasic(registered.secret);
         const device = await oauth.processDeviceAuthorizationResponse(
           as,
           client,
@@ -130,7 +111,7 @@ for (const backend of backends()) {
         assert.equal(typeof tokens.refresh_token, 'string');
         const claims = oauth.getValidatedIdTokenClaims(tokens);
         assert.equal(claims?.sub, alice.user.id);
-        assert.equal(claims?.aud, registered.client.id);
+        assert.equal(claims?.aud, registered.id);
 
         // Once redeemed, the device code is spent.
         server.clock.advance(interval);

@@ -3,11 +3,15 @@ import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import type { User } from '../../src/core/model.js';
-import { FormBrowser } from '../authorize/form-browser.js';
 import { backends } from '../helpers/backends.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import type { TestServer } from '../helpers/server.js';
+import {
+  pushedAuthorizationUrl,
+  registerLibraryClient,
+  signInAndAllow,
+  startLibraryServer,
+  type LibraryServer,
+} from './support/oauth4webapi.js';
 
 // oauth4webapi (panva) as a DPoP client (RFC 9449), with its own proofs and nonce handling: discovery
 // (dpop_signing_alg_values_supported), clientCredentialsGrantRequest with the DPoP option, the
@@ -27,42 +31,31 @@ function syncClock(server: TestServer): void {
 for (const backend of backends()) {
   for (const nonces of ['off', 'required'] as const) {
     describe(`interop: oauth4webapi DPoP, nonces ${nonces} (${backend})`, () => {
-      let server: TestServer;
-      let issuer: URL;
-      let https: ReturnType<typeof trustingFetch>;
-      let as: oauth.AuthorizationServer;
+      let lib: LibraryServer;
       let alice: { user: User; password: string };
-      const options = () => ({ [oauth.customFetch]: https.fetch });
 
       before(async () => {
-        const port = await freePort();
-        issuer = new URL(`https://localhost:${port}`);
-        server = await startTestServer(backend, { port, issuer: issuer.origin, dpopNonce: nonces });
-        https = trustingFetch(server.ca);
-        alice = await server.user();
-        as = await oauth.processDiscoveryResponse(
-          issuer,
-          await oauth.discoveryRequest(issuer, { ...options(), algorithm: 'oauth2' }),
-        );
+        lib = await startLibraryServer(backend, { algorithm: 'oauth2', config: { dpopNonce: nonces } });
+        alice = await lib.server.user();
       });
       after(async () => {
-        https?.close();
-        await server?.close();
+        await lib?.close();
       });
 
       /** Runs `attempt`, and once more when the answer asks for a nonce (the library has cached it). */
       async function withNonceRetry<T>(attempt: () => Promise<T>): Promise<{ result: T; retried: boolean }> {
         try {
-          syncClock(server);
+          syncClock(lib.server);
           return { result: await attempt(), retried: false };
         } catch (error) {
           if (!oauth.isDPoPNonceError(error)) throw error;
-          syncClock(server);
+          syncClock(lib.server);
           return { result: await attempt(), retried: true };
         }
       }
 
       it('client_credentials and a /v1 request with DPoP, retrying once for a nonce where asked', async () => {
+        const { server, as, issuer, options } = lib;
         assert.deepEqual(as.dpop_signing_alg_values_supported, [
           'ES256',
           'PS256',
@@ -70,13 +63,11 @@ for (const backend of backends()) {
           'EdDSA',
           'Ed25519',
         ]);
-        const registered = await server.client({
+        const { client, authentication } = await registerLibraryClient(server, {
           name: 'oauth4webapi dpop',
           grant_types: ['client_credentials'],
           scopes: ['admin'],
         });
-        const client: oauth.Client = { client_id: registered.client.id };
-        const authentication = oauth.ClientSecretBasic(registered.secret);
         const keyPair = await oauth.generateKeyPair('ES256');
         const DPoP = oauth.DPoP(client, keyPair);
 
@@ -138,14 +129,13 @@ for (const backend of backends()) {
       });
 
       it('a pushed request with a DPoP proof binds the code to the key (§10.1); the exchange needs it', async () => {
+        const { server, as, options } = lib;
         const REDIRECT = 'https://rp.example/cb';
-        const registered = await server.client({
+        const { client, authentication } = await registerLibraryClient(server, {
           name: 'oauth4webapi dpop par',
           redirect_uris: [REDIRECT],
           scopes: ['read'],
         });
-        const client: oauth.Client = { client_id: registered.client.id };
-        const authentication = oauth.ClientSecretBasic(registered.secret);
         const DPoP = oauth.DPoP(client, await oauth.generateKeyPair('ES256'));
         const verifier = oauth.generateRandomCodeVerifier();
         const parameters = new URLSearchParams({
@@ -165,32 +155,9 @@ for (const backend of backends()) {
             }),
           ),
         );
-        const authorizationUrl = new URL(String(as.authorization_endpoint));
-        authorizationUrl.searchParams.set('client_id', client.client_id);
-        authorizationUrl.searchParams.set('request_uri', pushed.result.request_uri);
-        const browser = new FormBrowser(server);
-        const signInPage = await browser.get(authorizationUrl.pathname + authorizationUrl.search);
-        const signedIn = await browser.post('/sign-in', {
-          csrf_token: FormBrowser.hidden(signInPage, 'csrf_token'),
-          next: FormBrowser.hidden(signInPage, 'next'),
-          username: alice.user.username,
-          password: alice.password,
-        });
-        const consentPage = await browser.get(String(signedIn.headers.location));
-        const allowed = await browser.post('/consent', {
-          csrf_token: FormBrowser.hidden(consentPage, 'csrf_token'),
-          request: FormBrowser.hidden(consentPage, 'request'),
-          decision: 'allow',
-          lifetime: '3600',
-          scope: ['read'],
-        });
-        assert.equal(allowed.status, 302, allowed.text.slice(0, 300));
-        const callback = oauth.validateAuthResponse(
-          as,
-          client,
-          new URL(String(allowed.headers.location)),
-          oauth.skipStateCheck,
-        );
+        const authorizationUrl = pushedAuthorizationUrl(as, client.client_id, pushed.result.request_uri);
+        const redirected = await signInAndAllow(server, alice, authorizationUrl, ['read']);
+        const callback = oauth.validateAuthResponse(as, client, redirected, oauth.skipStateCheck);
         // Without the key, the code is refused (and stays unused).
         const unproven = await oauth.authorizationCodeGrantRequest(
           as,

@@ -2,12 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
-import type { Client } from '../../src/core/model.js';
 import { backends } from '../helpers/backends.js';
 import { startKeyServer, type KeyServer } from '../helpers/key-server.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import { registerLibraryClient, startLibraryServer, type LibraryServer } from './support/oauth4webapi.js';
 
 // oauth4webapi (panva) as the client, with its own private_key_jwt (RFC 7523) client authentication
 // against Gatehouse's published metadata: discovery, the client_credentials grant, introspection and
@@ -16,34 +13,22 @@ import { freePort } from '../ops/support/spawned-server.js';
 
 for (const backend of backends()) {
   describe(`interop: oauth4webapi PrivateKeyJwt (${backend})`, () => {
-    let server: TestServer;
+    let lib: LibraryServer;
     let keys: KeyServer;
-    let https: ReturnType<typeof trustingFetch>;
-    let as: oauth.AuthorizationServer;
     before(async () => {
       keys = await startKeyServer();
-      // The library requires the metadata's issuer to be the URL it was fetched from (RFC 8414 §3.3).
-      const port = await freePort();
-      const issuer = `https://localhost:${port}`;
-      server = await startTestServer(
-        backend,
-        { port, issuer, allowPrivateJwksUri: true },
-        { outboundCa: keys.ca },
-      );
-      https = trustingFetch(server.ca);
-      const options = { [oauth.customFetch]: https.fetch as typeof fetch };
-      as = await oauth.processDiscoveryResponse(
-        new URL(issuer),
-        await oauth.discoveryRequest(new URL(issuer), options),
-      );
+      lib = await startLibraryServer(backend, {
+        config: { allowPrivateJwksUri: true },
+        gatehouse: { outboundCa: keys.ca },
+      });
     });
     after(async () => {
-      https?.close();
-      await server?.close();
+      await lib?.close();
       await keys?.close();
     });
 
     it('the metadata names private_key_jwt and the algorithms the library may sign with', () => {
+      const { as } = lib;
       assert.ok(as.token_endpoint_auth_methods_supported?.includes('private_key_jwt'));
       assert.ok(as.token_endpoint_auth_signing_alg_values_supported?.includes('ES256'));
       assert.ok(as.introspection_endpoint_auth_methods_supported?.includes('private_key_jwt'));
@@ -56,18 +41,23 @@ for (const backend of backends()) {
         const kid = `oauth4webapi-${where}`;
         const publicJwk = { ...(await exportJWK(publicKey)), kid };
         if (where === 'jwks_uri') keys.answers.set(`/${kid}`, { json: { keys: [publicJwk] } });
-        const registered: Client = (
-          await server.client({
+        const { as } = lib;
+        const {
+          registered,
+          client,
+          authentication: auth,
+        } = await registerLibraryClient(
+          lib.server,
+          {
             name: `oauth4webapi ${where}`,
             grant_types: ['client_credentials'],
             scopes: ['read'],
             token_endpoint_auth_method: 'private_key_jwt',
             ...(where === 'jwks' ? { jwks: { keys: [publicJwk] } } : { jwks_uri: keys.url(`/${kid}`) }),
-          })
-        ).client;
-        const client: oauth.Client = { client_id: registered.id };
-        const auth = oauth.PrivateKeyJwt({ key: privateKey, kid });
-        const options = { [oauth.customFetch]: https.fetch as typeof fetch };
+          },
+          oauth.PrivateKeyJwt({ key: privateKey, kid }),
+        );
+        const options = lib.options();
 
         const tokens = await oauth.processClientCredentialsResponse(
           as,

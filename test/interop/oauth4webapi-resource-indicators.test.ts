@@ -2,11 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import type { User } from '../../src/core/model.js';
-import { FormBrowser } from '../authorize/form-browser.js';
 import { backends } from '../helpers/backends.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import {
+  pushedAuthorizationUrl,
+  registerLibraryClient,
+  signInAndAllow,
+  startLibraryServer,
+  type LibraryServer,
+} from './support/oauth4webapi.js';
 
 // oauth4webapi (panva) as the client of RFC 8707 resource indicators, and as the resource server that
 // checks the tokens: `resource` pushed with the authorization request (RFC 9126) and sent again at the
@@ -20,41 +23,29 @@ const BILLING = 'https://billing.example/api';
 
 for (const backend of backends()) {
   describe(`interop: oauth4webapi with resource indicators (${backend})`, () => {
-    let server: TestServer;
-    let issuer: URL;
-    let https: ReturnType<typeof trustingFetch>;
+    let lib: LibraryServer;
     let as: oauth.AuthorizationServer;
     let alice: { user: User; password: string };
     let client: oauth.Client;
     let authentication: oauth.ClientAuth;
-    const options = () => ({ [oauth.customFetch]: https.fetch });
+    const options = () => lib.options();
 
     before(async () => {
-      // The library requires the metadata's issuer to be the URL it was fetched from (RFC 8414 §3.3).
-      const port = await freePort();
-      issuer = new URL(`https://localhost:${port}`);
-      server = await startTestServer(backend, { port, issuer: issuer.origin });
-      https = trustingFetch(server.ca);
-      alice = await server.user();
-      const { resources } = server.gatehouse.engine;
+      lib = await startLibraryServer(backend, { algorithm: 'oauth2' });
+      as = lib.as;
+      alice = await lib.server.user();
+      const { resources } = lib.server.gatehouse.engine;
       await resources.create({ uri: ORDERS, scopes: ['orders'] });
       await resources.create({ uri: BILLING, scopes: ['billing'] });
-      const registered = await server.client({
+      ({ client, authentication } = await registerLibraryClient(lib.server, {
         name: 'oauth4webapi resources',
         redirect_uris: [REDIRECT],
         grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
         scopes: ['orders', 'billing'],
-      });
-      client = { client_id: registered.client.id };
-      authentication = oauth.ClientSecretBasic(registered.secret);
-      as = await oauth.processDiscoveryResponse(
-        issuer,
-        await oauth.discoveryRequest(issuer, { ...options(), algorithm: 'oauth2' }),
-      );
+      }));
     });
     after(async () => {
-      https?.close();
-      await server?.close();
+      await lib?.close();
     });
 
     /** What a resource server does with oauth4webapi: validate the bearer token as `audience`. */
@@ -63,30 +54,6 @@ for (const backend of backends()) {
         headers: { authorization: `Bearer ${accessToken}` },
       });
       return oauth.validateJwtAccessToken(as, request, audience, options());
-    }
-
-    /** Alice signs in and allows what was asked, by HTTP with a session as a browser would. */
-    async function browse(authorizationUrl: URL, scope: string[]): Promise<URL> {
-      const browser = new FormBrowser(server);
-      const signInPage = await browser.get(authorizationUrl.pathname + authorizationUrl.search);
-      assert.equal(signInPage.status, 200, signInPage.text.slice(0, 300));
-      const signedIn = await browser.post('/sign-in', {
-        csrf_token: FormBrowser.hidden(signInPage, 'csrf_token'),
-        next: FormBrowser.hidden(signInPage, 'next'),
-        username: alice.user.username,
-        password: alice.password,
-      });
-      assert.equal(signedIn.status, 303);
-      const consentPage = await browser.get(String(signedIn.headers.location));
-      const allowed = await browser.post('/consent', {
-        csrf_token: FormBrowser.hidden(consentPage, 'csrf_token'),
-        request: FormBrowser.hidden(consentPage, 'request'),
-        decision: 'allow',
-        lifetime: '3600',
-        scope,
-      });
-      assert.equal(allowed.status, 302, allowed.text.slice(0, 300));
-      return new URL(String(allowed.headers.location));
     }
 
     it('code flow for two resources, the token for one, refreshed for the other; validated by the library as each', async () => {
@@ -107,14 +74,12 @@ for (const backend of backends()) {
         client,
         await oauth.pushedAuthorizationRequest(as, client, authentication, parameters, options()),
       );
-      const authorizationUrl = new URL(String(as.authorization_endpoint));
-      authorizationUrl.searchParams.set('client_id', client.client_id);
-      authorizationUrl.searchParams.set('request_uri', pushed.request_uri);
+      const authorizationUrl = pushedAuthorizationUrl(as, client.client_id, pushed.request_uri);
       // RFC 9207: the library checks iss in the response against the metadata.
       const callback = oauth.validateAuthResponse(
         as,
         client,
-        await browse(authorizationUrl, ['orders', 'billing']),
+        await signInAndAllow(lib.server, alice, authorizationUrl, ['orders', 'billing']),
         state,
       );
       const tokens = await oauth.processAuthorizationCodeResponse(

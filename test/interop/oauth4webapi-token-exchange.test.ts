@@ -4,9 +4,7 @@ import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { TOKEN_EXCHANGE_GRANT } from '../../src/core/model.js';
 import { backends } from '../helpers/backends.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
-import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import { registerLibraryClient, startLibraryServer, type LibraryServer } from './support/oauth4webapi.js';
 
 // oauth4webapi (panva) as the client of an RFC 8693 token exchange: discovery (the grant type in
 // grant_types_supported), genericTokenEndpointRequest with the token-exchange grant, the subject and
@@ -18,30 +16,18 @@ const NEXT = 'https://next.example';
 
 for (const backend of backends()) {
   describe(`interop: oauth4webapi exchanges tokens (${backend})`, () => {
-    let server: TestServer;
-    let issuer: URL;
-    let https: ReturnType<typeof trustingFetch>;
-    let as: oauth.AuthorizationServer;
-    const options = () => ({ [oauth.customFetch]: https.fetch });
+    let lib: LibraryServer;
 
     before(async () => {
-      // The library requires the metadata's issuer to be the URL it was fetched from (RFC 8414 §3.3).
-      const port = await freePort();
-      issuer = new URL(`https://localhost:${port}`);
-      server = await startTestServer(backend, { port, issuer: issuer.origin });
-      https = trustingFetch(server.ca);
-      await server.gatehouse.engine.resources.create({ uri: NEXT, scopes: ['read'] });
-      as = await oauth.processDiscoveryResponse(
-        issuer,
-        await oauth.discoveryRequest(issuer, { ...options(), algorithm: 'oauth2' }),
-      );
+      lib = await startLibraryServer(backend, { algorithm: 'oauth2' });
+      await lib.server.gatehouse.engine.resources.create({ uri: NEXT, scopes: ['read'] });
     });
     after(async () => {
-      https?.close();
-      await server?.close();
+      await lib?.close();
     });
 
     it('genericTokenEndpointRequest with a subject and an actor token', async () => {
+      const { server, as, options } = lib;
       assert.ok(as.grant_types_supported?.includes(TOKEN_EXCHANGE_GRANT));
       const app = await server.client({ redirect_uris: ['https://app.example/cb'], scopes: ['read'] });
       const { user } = await server.user();
@@ -55,15 +41,17 @@ for (const backend of backends()) {
       assert.equal(redeemed.status, 200, redeemed.text);
       const subject = redeemed.json as { access_token: string };
 
-      const service = await server.client({ grant_types: [TOKEN_EXCHANGE_GRANT], scopes: ['read'] });
-      const client: oauth.Client = { client_id: service.client.id };
+      const { client, authentication } = await registerLibraryClient(server, {
+        grant_types: [TOKEN_EXCHANGE_GRANT],
+        scopes: ['read'],
+      });
       const exchanged = await oauth.processGenericTokenEndpointResponse(
         as,
         client,
         await oauth.genericTokenEndpointRequest(
           as,
           client,
-          oauth.ClientSecretBasic(service.secret),
+          authentication,
           TOKEN_EXCHANGE_GRANT,
           {
             subject_token: subject.access_token,
@@ -85,12 +73,15 @@ for (const backend of backends()) {
     });
 
     it('an invalid subject token reaches the library as invalid_request', async () => {
-      const service = await server.client({ grant_types: [TOKEN_EXCHANGE_GRANT], scopes: ['read'] });
-      const client: oauth.Client = { client_id: service.client.id };
+      const { server, as, options } = lib;
+      const { client, authentication } = await registerLibraryClient(server, {
+        grant_types: [TOKEN_EXCHANGE_GRANT],
+        scopes: ['read'],
+      });
       const response = await oauth.genericTokenEndpointRequest(
         as,
         client,
-        oauth.ClientSecretBasic(service.secret),
+        authentication,
         TOKEN_EXCHANGE_GRANT,
         { subject_token: 'not.a.token', subject_token_type: ACCESS_TOKEN_TYPE },
         options(),

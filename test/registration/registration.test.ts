@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { after, before, describe, it } from 'node:test';
 import type { ClientInformation } from '../../src/core/dynamic-registration.js';
+import { DEVICE_CODE_GRANT_TYPE } from '../../src/core/model.js';
 import type { ConfigInput } from '../../src/config.js';
 import { FormBrowser } from '../authorize/form-browser.js';
 import { clientCredentialsToken } from '../api/support.js';
@@ -43,6 +44,22 @@ function serverFor(backend: Backend, overrides: ConfigInput): () => TestServer {
     if (server === undefined) throw new Error('the server did not start');
     return server;
   };
+}
+
+/**
+ * A token response for `profile` with a refresh token, whose access token reads the user at
+ * /v1/users/me; returns that user.
+ */
+async function assertProfileTokens(server: TestServer, token: HttpResponse): Promise<{ id: string }> {
+  assert.equal(token.status, 200, token.text);
+  const body = token.json as { access_token: string; refresh_token?: string; scope: string };
+  assert.equal(body.scope, 'profile');
+  assert.match(body.refresh_token ?? '', /^rt_/);
+  const me = await server.http.request('/v1/users/me', {
+    headers: { authorization: `Bearer ${body.access_token}` },
+  });
+  assert.equal(me.status, 200, me.text);
+  return me.json as { id: string };
 }
 
 /**
@@ -379,20 +396,71 @@ for (const backend of backends()) {
       );
       assert.match(consent.text, SELF_REGISTERED);
       assert.match(consent.text, /Pocket Notes/);
-      assert.equal(token.status, 200, token.text);
-      const body = token.json as { access_token: string; refresh_token?: string; scope: string };
-      assert.equal(body.scope, 'profile');
-      assert.match(body.refresh_token ?? '', /^rt_/);
-      const me = await server().http.request('/v1/users/me', {
-        headers: { authorization: `Bearer ${body.access_token}` },
-      });
-      assert.equal(me.status, 200, me.text);
+      await assertProfileTokens(server(), token);
       // Never remembered silently (docs/decisions.md, decision 10), though a grant stands.
       assert.ok(isConsentPage(await browser.get(path)));
       // And an anonymous client that has been granted something is recorded as used.
       assert.equal(
         (await server().store.storage.clients.get(client.client_id))?.firstGrantedAt,
         server().clock.now(),
+      );
+    });
+
+    it('a device client (RFC 8628) registers without a redirect URI and completes the device flow', async () => {
+      const client = await registered(server(), {
+        client_name: 'Hall TV',
+        grant_types: [DEVICE_CODE_GRANT_TYPE, 'refresh_token'],
+        token_endpoint_auth_method: 'none',
+        scope: 'profile',
+      });
+      assert.deepEqual(client.redirect_uris, []);
+      assert.deepEqual(client.response_types, []);
+      assert.deepEqual(client.grant_types, [DEVICE_CODE_GRANT_TYPE, 'refresh_token']);
+
+      const started = await server().http.request('/device_authorization', {
+        form: { client_id: client.client_id, scope: 'profile' },
+      });
+      assert.equal(started.status, 200, started.text);
+      const { device_code, user_code, interval } = started.json as {
+        device_code: string;
+        user_code: string;
+        interval: number;
+      };
+
+      const { user, password } = await server().user();
+      const browser = new FormBrowser(server());
+      assert.equal((await browser.signIn(user.username, password)).status, 303);
+      const form = await browser.get(`/device?user_code=${encodeURIComponent(user_code)}`);
+      const entered = await browser.post('/device', {
+        csrf_token: FormBrowser.hidden(form, 'csrf_token'),
+        user_code,
+      });
+      assert.equal(entered.status, 303, entered.text.slice(0, 300));
+      const consent = await browser.get(String(entered.headers.location));
+      assert.ok(isConsentPage(consent), consent.text.slice(0, 400));
+      assert.match(consent.text, /Hall TV/);
+      assert.match(consent.text, SELF_REGISTERED);
+      const allowed = await browser.post('/device/consent', {
+        csrf_token: FormBrowser.hidden(consent, 'csrf_token'),
+        user_code: FormBrowser.hidden(consent, 'user_code'),
+        ticket: FormBrowser.hidden(consent, 'ticket'),
+        decision: 'allow',
+        scope: 'profile',
+        lifetime: '3600',
+      });
+      assert.equal(allowed.status, 200, allowed.text.slice(0, 300));
+
+      server().clock.advance(interval);
+      const token = await server().http.token({
+        grant_type: DEVICE_CODE_GRANT_TYPE,
+        client_id: client.client_id,
+        device_code,
+      });
+      assert.equal((await assertProfileTokens(server(), token)).id, user.id);
+      // Used, so the purge of unused anonymous registrations keeps it (decision 20).
+      assert.equal(
+        (await server().store.storage.clients.get(client.client_id))?.firstGrantedAt,
+        server().clock.now() - interval,
       );
     });
 

@@ -157,6 +157,45 @@ for (const backend of backends()) {
 
     const racer = (i: number): Storage => racers[i % racers.length] ?? storage;
 
+    /** Makes `times` calls at once, spread over the racers; their answers, in the calls' order. */
+    function race<T>(call: (store: Storage, i: number) => Promise<T>, times = 20): Promise<T[]> {
+      return Promise.all(Array.from({ length: times }, (_, i) => call(racer(i), i)));
+    }
+
+    /**
+     * Rows as a version before a migration wrote them, without the columns it added, to show they read
+     * with the columns' defaults. Each returns the row's key.
+     */
+    async function insertOldClient(): Promise<string> {
+      const id = randomUUID();
+      await runSql(
+        store.storage,
+        sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, grant_types, scopes, token_type,
+          is_public, created_at, updated_at) VALUES (${id}, 'old', ${sha256('s')}, '[]',
+          '["client_credentials"]', '', 'bearer', 0, ${NOW}, ${NOW})`,
+      );
+      return id;
+    }
+    async function insertOldCode(grant: Grant): Promise<string> {
+      const hash = sha256(randomToken('ac_'));
+      await runSql(
+        store.storage,
+        sql`INSERT INTO authorization_codes (hash, client_id, user_id, grant_id, redirect_uri, scope,
+          created_at, expires_at) VALUES (${hash}, ${grant.clientId}, ${grant.userId}, ${grant.id},
+          'https://app.example/cb', 'read', ${NOW}, ${NOW + 600})`,
+      );
+      return hash;
+    }
+    async function insertOldRefreshToken(grant: Grant): Promise<string> {
+      const hash = sha256(randomToken('rt_'));
+      await runSql(
+        store.storage,
+        sql`INSERT INTO refresh_tokens (hash, grant_id, client_id, user_id, scope, created_at)
+          VALUES (${hash}, ${grant.id}, ${grant.clientId}, ${grant.userId}, 'read', ${NOW})`,
+      );
+      return hash;
+    }
+
     /** A stored client, user and grant to hang codes and tokens on. */
     async function seedGrant(overrides: Partial<Grant> = {}) {
       const client = makeClient();
@@ -519,9 +558,7 @@ for (const backend of backends()) {
         const { grant } = await seedGrant();
         const code = makeCode(grant);
         await storage.codes.insert(code);
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => racer(i).codes.consume(code.hash, NOW + i)),
-        );
+        const results = await race((store, i) => store.codes.consume(code.hash, NOW + i));
         const winners = results.filter((r) => r !== undefined);
         assert.equal(winners.length, 1);
         assert.equal((await storage.codes.get(code.hash))?.consumedAt, winners[0]?.consumedAt);
@@ -625,13 +662,7 @@ for (const backend of backends()) {
       });
 
       it('reads a client written before 0010 as an operator’s, with no registration access token', async () => {
-        const id = randomUUID();
-        await runSql(
-          store.storage,
-          sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, grant_types, scopes, token_type,
-            is_public, created_at, updated_at) VALUES (${id}, 'old', ${sha256('s')}, '[]',
-            '["client_credentials"]', '', 'bearer', 0, ${NOW}, ${NOW})`,
-        );
+        const id = await insertOldClient();
         const client = await other.clients.get(id);
         assert.deepEqual(
           [client?.registration, client?.registrationAccessTokenHash, client?.firstGrantedAt],
@@ -667,9 +698,7 @@ for (const backend of backends()) {
         assert.equal(await storage.initialAccessTokens.getByHash('a\u0000b'), undefined);
         const ids = (await storage.initialAccessTokens.list()).map((t) => t.id);
         assert.ok(ids.indexOf(token.id) < ids.indexOf(unscoped.id), 'oldest first');
-        await Promise.all(
-          Array.from({ length: 20 }, (_, i) => racer(i).initialAccessTokens.countRegistration(token.id)),
-        );
+        await race((store) => store.initialAccessTokens.countRegistration(token.id));
         assert.equal((await storage.initialAccessTokens.getByHash(token.hash))?.clientsRegistered, 20);
         assert.equal(await storage.initialAccessTokens.delete(token.id), true);
         assert.equal(await other.initialAccessTokens.delete(token.id), false);
@@ -692,11 +721,7 @@ for (const backend of backends()) {
       });
 
       it('reads a client written without the new columns with their defaults: RS256, no post-logout URIs', async () => {
-        const id = randomUUID();
-        const insert = sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, grant_types, scopes, token_type,
-          is_public, created_at, updated_at) VALUES (${id}, 'old', ${sha256('s')}, '[]',
-          '["client_credentials"]', '', 'bearer', 0, ${NOW}, ${NOW})`;
-        await runSql(store.storage, insert);
+        const id = await insertOldClient();
         const client = await other.clients.get(id);
         assert.deepEqual([client?.idTokenSignedResponseAlg, client?.postLogoutRedirectUris], ['RS256', []]);
       });
@@ -778,10 +803,9 @@ for (const backend of backends()) {
 
       it('of concurrent registrations of one URI, exactly one succeeds', async () => {
         const uri = `https://race-${randomUUID()}.example`;
-        const results = await Promise.all(
-          Array.from({ length: 10 }, (_, i) =>
-            racer(i).resources.insert({ uri, name: `n${i}`, scopes: [], createdAt: NOW }),
-          ),
+        const results = await race(
+          (store, i) => store.resources.insert({ uri, name: `n${i}`, scopes: [], createdAt: NOW }),
+          10,
         );
         assert.equal(results.filter(Boolean).length, 1);
       });
@@ -808,20 +832,9 @@ for (const backend of backends()) {
 
       it('reads a code and a refresh token written without the column as naming no resource', async () => {
         const { grant } = await seedGrant();
-        const hash = sha256(randomToken('ac_'));
-        await runSql(
-          store.storage,
-          sql`INSERT INTO authorization_codes (hash, client_id, user_id, grant_id, redirect_uri, scope,
-            created_at, expires_at) VALUES (${hash}, ${grant.clientId}, ${grant.userId}, ${grant.id},
-            'https://app.example/cb', 'read', ${NOW}, ${NOW + 600})`,
-        );
+        const hash = await insertOldCode(grant);
         assert.deepEqual((await other.codes.get(hash))?.resources, []);
-        const tokenHash = sha256(randomToken('rt_'));
-        await runSql(
-          store.storage,
-          sql`INSERT INTO refresh_tokens (hash, grant_id, client_id, user_id, scope, created_at)
-            VALUES (${tokenHash}, ${grant.id}, ${grant.clientId}, ${grant.userId}, 'read', ${NOW})`,
-        );
+        const tokenHash = await insertOldRefreshToken(grant);
         assert.deepEqual((await other.refreshTokens.get(tokenHash))?.resources, []);
       });
     });
@@ -917,11 +930,7 @@ for (const backend of backends()) {
         await storage.clients.insert(client);
         const pushed = makePushed(client);
         await storage.pushedRequests.insert(pushed);
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) =>
-            racer(i).pushedRequests.consume(pushed.hash, client.id, NOW + 1),
-          ),
-        );
+        const results = await race((store) => store.pushedRequests.consume(pushed.hash, client.id, NOW + 1));
         assert.equal(results.filter(Boolean).length, 1);
       });
 
@@ -942,13 +951,7 @@ for (const backend of backends()) {
         const changed = { ...client, requirePushedAuthorizationRequests: false };
         assert.equal(await storage.clients.update(changed, 'keep'), true);
         assert.deepEqual(await storage.clients.get(client.id), changed);
-        const id = randomUUID();
-        await runSql(
-          store.storage,
-          sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, grant_types, scopes, token_type,
-            is_public, created_at, updated_at) VALUES (${id}, 'old', ${sha256('s')}, '[]',
-            '["client_credentials"]', '', 'bearer', 0, ${NOW}, ${NOW})`,
-        );
+        const id = await insertOldClient();
         assert.equal((await other.clients.get(id))?.requirePushedAuthorizationRequests, false);
       });
     });
@@ -983,29 +986,12 @@ for (const backend of backends()) {
         assert.equal(await storage.clients.update(changed, 'keep'), true);
         assert.deepEqual(await storage.clients.get(client.id), changed);
 
-        const id = randomUUID();
-        await runSql(
-          store.storage,
-          sql`INSERT INTO clients (id, name, secret_hash, redirect_uris, grant_types, scopes, token_type,
-            is_public, created_at, updated_at) VALUES (${id}, 'old', ${sha256('s')}, '[]',
-            '["client_credentials"]', '', 'bearer', 0, ${NOW}, ${NOW})`,
-        );
+        const id = await insertOldClient();
         assert.equal((await other.clients.get(id))?.dpopBoundAccessTokens, false);
         const { grant } = await seedGrant();
-        const hash = sha256(randomToken('ac_'));
-        await runSql(
-          store.storage,
-          sql`INSERT INTO authorization_codes (hash, client_id, user_id, grant_id, redirect_uri, scope,
-            created_at, expires_at) VALUES (${hash}, ${grant.clientId}, ${grant.userId}, ${grant.id},
-            'https://app.example/cb', 'read', ${NOW}, ${NOW + 600})`,
-        );
+        const hash = await insertOldCode(grant);
         assert.equal((await other.codes.get(hash))?.dpopJkt, null);
-        const tokenHash = sha256(randomToken('rt_'));
-        await runSql(
-          store.storage,
-          sql`INSERT INTO refresh_tokens (hash, grant_id, client_id, user_id, scope, created_at)
-            VALUES (${tokenHash}, ${grant.id}, ${grant.clientId}, ${grant.userId}, 'read', ${NOW})`,
-        );
+        const tokenHash = await insertOldRefreshToken(grant);
         assert.equal((await other.refreshTokens.get(tokenHash))?.dpopJkt, null);
       });
     });
@@ -1081,13 +1067,11 @@ for (const backend of backends()) {
         const { client, user } = await seedGrant();
         const device = makeDevice(client);
         await storage.deviceAuthorizations.insert(device);
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) =>
-            racer(i).deviceAuthorizations.decide(
-              device.userCodeHash,
-              { status: 'denied', userId: user.id },
-              NOW + 1,
-            ),
+        const results = await race((store) =>
+          store.deviceAuthorizations.decide(
+            device.userCodeHash,
+            { status: 'denied', userId: user.id },
+            NOW + 1,
           ),
         );
         assert.equal(results.filter(Boolean).length, 1);
@@ -1147,10 +1131,8 @@ for (const backend of backends()) {
         const { client } = await seedGrant();
         const device = makeDevice(client, { lastPolledAt: NOW - 100 });
         await storage.deviceAuthorizations.insert(device);
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) =>
-            racer(i).deviceAuthorizations.poll(device.hash, client.id, NOW, 5),
-          ),
+        const results = await race((store) =>
+          store.deviceAuthorizations.poll(device.hash, client.id, NOW, 5),
         );
         assert.equal(results.filter((r) => r?.tooSoon === false).length, 1);
         const after = await storage.deviceAuthorizations.getByUserCode(device.userCodeHash);
@@ -1184,10 +1166,8 @@ for (const backend of backends()) {
           await storage.deviceAuthorizations.consume(device.hash, client.id, NOW + 600),
           undefined,
         );
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) =>
-            racer(i).deviceAuthorizations.consume(device.hash, client.id, NOW + 2),
-          ),
+        const results = await race((store) =>
+          store.deviceAuthorizations.consume(device.hash, client.id, NOW + 2),
         );
         const won = results.filter((r) => r !== undefined);
         assert.equal(won.length, 1);
@@ -1245,9 +1225,7 @@ for (const backend of backends()) {
 
       it('keeps keys apart and counts every one of 20 concurrent hits', async () => {
         const key = `t:${randomUUID()}`;
-        const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => racer(i).throttle.hit(key, 60, NOW)),
-        );
+        const results = await race((store) => store.throttle.hit(key, 60, NOW));
         assert.deepEqual(
           results.map((r) => r.count).sort((a, b) => a - b),
           Array.from({ length: 20 }, (_, i) => i + 1),

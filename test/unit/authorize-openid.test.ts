@@ -578,22 +578,30 @@ describe('OpenID Connect authentication requests, in the order of their checks (
 interface StepRow {
   name: string;
   query: Query;
-  /** Signed in this many seconds ago; absent: nobody is. */
-  signedInAgo?: number;
-  /** A live grant of the user to the client covering the request (a consent remembered). */
-  grant?: boolean;
-  /** The browser has just signed in (or chosen its account) for this request. */
-  interacted?: boolean;
+  /** Who is signed in; absent: nobody is. */
+  signedIn?: {
+    /** Signed in this many seconds ago. */
+    ago: number;
+    /** A live grant of the user to the client covering the request (a consent remembered). */
+    allowed?: boolean;
+    /** The browser has just signed in (or chosen its account) for this request. */
+    interacted?: boolean;
+  };
   expected:
     | { step: Exclude<AuthorizationStep['step'], 'respond'>; reason?: string }
     | { error: OAuthErrorCode; mode: Mode }
     | { success: Mode };
 }
 
+/** An OpenID Connect request of the code flow for `openid`, with `more` parameters. */
+function openidCode(more: Query = {}): Query {
+  return { ...OIDC, response_type: 'code', scope: 'openid', ...more };
+}
+
 const STEPS: StepRow[] = [
   {
     name: 'prompt=none, nobody signed in: login_required at once (oidcc-prompt-none-not-logged-in)',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'none' },
+    query: openidCode({ prompt: 'none' }),
     expected: { error: 'login_required', mode: 'query' },
   },
   {
@@ -603,47 +611,37 @@ const STEPS: StepRow[] = [
   },
   {
     name: 'prompt=none with form_post: the error is posted',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'none', response_mode: 'form_post' },
+    query: openidCode({ prompt: 'none', response_mode: 'form_post' }),
     expected: { error: 'login_required', mode: 'form_post' },
   },
   {
     name: 'prompt=none, a sign-in older than max_age: login_required',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'none', max_age: '60' },
-    signedInAgo: 61,
-    grant: true,
+    query: openidCode({ prompt: 'none', max_age: '60' }),
+    signedIn: { ago: 61, allowed: true },
     expected: { error: 'login_required', mode: 'query' },
   },
   {
     name: 'prompt=none, id_token_hint of another user: login_required',
-    query: {
-      ...OIDC,
-      response_type: 'code',
-      scope: 'openid',
-      prompt: 'none',
-      id_token_hint: OTHER_USERS_HINT,
-    },
-    signedInAgo: 5,
-    grant: true,
+    query: openidCode({ prompt: 'none', id_token_hint: OTHER_USERS_HINT }),
+    signedIn: { ago: 5, allowed: true },
     expected: { error: 'login_required', mode: 'query' },
   },
   {
     name: 'prompt=none, signed in, never allowed: consent_required',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'none' },
-    signedInAgo: 5,
+    query: openidCode({ prompt: 'none' }),
+    signedIn: { ago: 5 },
     expected: { error: 'consent_required', mode: 'query' },
   },
   {
     name: 'prompt=none, a token in the response: consent is never remembered (decision 10), interaction_required',
     query: { ...OIDC, response_type: 'id_token token', scope: 'openid', prompt: 'none', nonce: 'n' },
-    signedInAgo: 5,
-    grant: true,
+    signedIn: { ago: 5, allowed: true },
     expected: { error: 'interaction_required', mode: 'fragment' },
   },
   {
     name: 'prompt=none, signed in and allowed before: answered at once (oidcc-prompt-none-logged-in)',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'none', max_age: '60' },
-    signedInAgo: 60,
-    grant: true,
+    query: openidCode({ prompt: 'none', max_age: '60' }),
+    signedIn: { ago: 60, allowed: true },
     expected: { success: 'query' },
   },
   {
@@ -656,91 +654,78 @@ const STEPS: StepRow[] = [
       nonce: 'n',
       id_token_hint: HINT,
     },
-    signedInAgo: 5,
-    grant: true,
+    signedIn: { ago: 5, allowed: true },
     expected: { success: 'fragment' },
   },
   {
     name: 'nobody signed in: the sign-in page',
-    query: { ...OIDC, response_type: 'code', scope: 'openid' },
+    query: openidCode(),
     expected: { step: 'sign-in', reason: 'signed-out' },
   },
   {
     name: 'prompt=login, signed in and allowed: the password again (oidcc-prompt-login)',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'login' },
-    signedInAgo: 1,
-    grant: true,
+    query: openidCode({ prompt: 'login' }),
+    signedIn: { ago: 1, allowed: true },
     expected: { step: 'sign-in', reason: 'login' },
   },
   {
     name: 'prompt=login, just signed in for this request: on to the answer',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'login' },
-    signedInAgo: 0,
-    grant: true,
-    interacted: true,
+    query: openidCode({ prompt: 'login' }),
+    signedIn: { ago: 0, allowed: true, interacted: true },
     expected: { success: 'query' },
   },
   {
     name: 'max_age=0 is prompt=login',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', max_age: '0' },
-    signedInAgo: 0,
-    grant: true,
+    query: openidCode({ max_age: '0' }),
+    signedIn: { ago: 0, allowed: true },
     expected: { step: 'sign-in', reason: 'login' },
   },
   {
     name: 'max_age=0, just signed in for this request: on to consent',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', max_age: '0' },
-    signedInAgo: 0,
-    interacted: true,
+    query: openidCode({ max_age: '0' }),
+    signedIn: { ago: 0, interacted: true },
     expected: { step: 'consent' },
   },
   {
     name: 'a sign-in older than max_age: the password again (oidcc-max-age-1)',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', max_age: '1' },
-    signedInAgo: 2,
-    grant: true,
+    query: openidCode({ max_age: '1' }),
+    signedIn: { ago: 2, allowed: true },
     expected: { step: 'sign-in', reason: 'max-age' },
   },
   {
     name: 'a sign-in within max_age: no new one (oidcc-max-age-10000)',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', max_age: '10000' },
-    signedInAgo: 10_000,
-    grant: true,
+    query: openidCode({ max_age: '10000' }),
+    signedIn: { ago: 10_000, allowed: true },
     expected: { success: 'query' },
   },
   {
     name: 'prompt=select_account: the account choice',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'select_account' },
-    signedInAgo: 5,
-    grant: true,
+    query: openidCode({ prompt: 'select_account' }),
+    signedIn: { ago: 5, allowed: true },
     expected: { step: 'select-account' },
   },
   {
     name: 'prompt=select_account, the account just chosen: on to the answer',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'select_account' },
-    signedInAgo: 5,
-    grant: true,
-    interacted: true,
+    query: openidCode({ prompt: 'select_account' }),
+    signedIn: { ago: 5, allowed: true, interacted: true },
     expected: { success: 'query' },
   },
   {
     name: 'an id_token_hint of another user without prompt=none is only a hint',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', id_token_hint: OTHER_USERS_HINT },
-    signedInAgo: 5,
+    query: openidCode({ id_token_hint: OTHER_USERS_HINT }),
+    signedIn: { ago: 5 },
     expected: { step: 'consent' },
   },
   {
     name: 'prompt=consent: the consent page although allowed before',
-    query: { ...OIDC, response_type: 'code', scope: 'openid', prompt: 'consent' },
-    signedInAgo: 5,
-    grant: true,
+    query: openidCode({ prompt: 'consent' }),
+    signedIn: { ago: 5, allowed: true },
     expected: { step: 'consent' },
   },
   {
     name: 'id_token from a confidential https client allowed before: answered at once',
     query: { ...OIDC, response_type: 'id_token', scope: 'openid', nonce: 'n' },
-    signedInAgo: 5,
-    grant: true,
+    signedIn: { ago: 5, allowed: true },
     expected: { success: 'fragment' },
   },
   {
@@ -773,15 +758,16 @@ describe('what a request needs next: prompt, max_age, id_token_hint (Core §3.1.
         assert.equal(validation.outcome, 'valid', JSON.stringify(validation));
         if (validation.outcome !== 'valid') return;
         const request = validation.request;
-        if (row.grant) await grantFor(engine, request.client.id, user, request.scope);
+        const { signedIn } = row;
+        if (signedIn?.allowed) await grantFor(engine, request.client.id, user, request.scope);
         let session: Authentication | { userId: string } | undefined;
-        if (row.signedInAgo !== undefined) {
+        if (signedIn !== undefined) {
           session = request.openid
-            ? { userId: user.id, authTime: engine.clock.now() - row.signedInAgo, sid: 'sid-now' }
+            ? { userId: user.id, authTime: engine.clock.now() - signedIn.ago, sid: 'sid-now' }
             : { userId: user.id };
         }
         const next = await engine.authorization.next(request, session, {
-          interacted: row.interacted ?? false,
+          interacted: signedIn?.interacted ?? false,
         });
         const expected = row.expected;
         if ('step' in expected) {

@@ -8,7 +8,7 @@ import {
   type RegistrationPolicy,
 } from '../../src/core/dynamic-registration.js';
 import { OAuthError } from '../../src/core/errors.js';
-import type { Client } from '../../src/core/model.js';
+import { DEVICE_CODE_GRANT_TYPE, type Client } from '../../src/core/model.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import { ValidationError } from '../../src/core/validation.js';
 import { addClient, addUser } from './fakes/fixtures.js';
@@ -36,6 +36,7 @@ interface Row {
 }
 
 const minimal = { redirect_uris: [CALLBACK] };
+const DEVICE = DEVICE_CODE_GRANT_TYPE;
 
 const ROWS: Row[] = [
   // The metadata's shape
@@ -82,8 +83,8 @@ const ROWS: Row[] = [
     metadata: { ...minimal, post_logout_redirect_uris: ['http://app.example/bye'] },
     expected: { error: 'invalid_client_metadata', description: /^post_logout_redirect_uris/ },
   },
-  // Grant and response types: the code flow only
-  ...['password', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:device_code'].map(
+  // Grant and response types: the code flow and the device grant only
+  ...['password', 'client_credentials', 'implicit', 'urn:ietf:params:oauth:grant-type:jwt-bearer'].map(
     (grantType): Row => ({
       name: `grant type ${grantType} is never open`,
       metadata: { ...minimal, grant_types: ['authorization_code', grantType] },
@@ -109,6 +110,21 @@ const ROWS: Row[] = [
     name: 'refresh_token alone, with no response type: nothing to refresh',
     metadata: { ...minimal, grant_types: ['refresh_token'], response_types: [] },
     expected: { error: 'invalid_client_metadata', description: /must include authorization_code/ },
+  },
+  {
+    name: 'the device grant with the response type code but not authorization_code (RFC 7591 §2.1)',
+    metadata: { grant_types: [DEVICE], response_types: ['code'] },
+    expected: { error: 'invalid_client_metadata', description: /disagree/ },
+  },
+  {
+    name: 'the device grant beside the code flow: the code flow still needs its redirect URI',
+    metadata: { grant_types: ['authorization_code', DEVICE] },
+    expected: { error: 'invalid_redirect_uri', description: /redirect_uris is required/ },
+  },
+  {
+    name: 'a device client held to the open scopes like any other',
+    metadata: { grant_types: [DEVICE], scope: 'openid admin' },
+    expected: { error: 'invalid_client_metadata', description: /"admin" is not open/ },
   },
   {
     name: 'grant_types not an array',
@@ -192,6 +208,37 @@ const ROWS: Row[] = [
         grant_types: ['authorization_code', 'refresh_token'],
         token_endpoint_auth_method: 'none',
         scope: 'openid offline_access',
+      },
+    },
+  },
+  {
+    name: 'a public device client (RFC 8628): no redirect URI, no response type, named without one',
+    metadata: { grant_types: [DEVICE, 'refresh_token'], token_endpoint_auth_method: 'none', scope: 'openid' },
+    expected: {
+      registration: 'open',
+      isPublic: true,
+      registered: {
+        client_name: 'Unnamed application',
+        redirect_uris: [],
+        grant_types: [DEVICE, 'refresh_token'],
+        response_types: [],
+        token_endpoint_auth_method: 'none',
+        scope: 'openid',
+      },
+    },
+  },
+  {
+    name: 'a confidential client of the code flow and the device grant',
+    metadata: { ...minimal, client_name: 'TV and web', grant_types: ['authorization_code', DEVICE] },
+    expected: {
+      registration: 'open',
+      isPublic: false,
+      registered: {
+        client_name: 'TV and web',
+        redirect_uris: [CALLBACK],
+        grant_types: ['authorization_code', DEVICE],
+        response_types: ['code'],
+        token_endpoint_auth_method: 'client_secret_basic',
       },
     },
   },
@@ -319,6 +366,24 @@ const ROWS: Row[] = [
     token: 'valid',
     metadata: { ...minimal, grant_types: ['client_credentials'] },
     expected: { error: 'invalid_client_metadata', description: /client_credentials/ },
+  },
+  {
+    name: 'token policy: a device client, within its token’s scopes',
+    policy: 'token',
+    token: 'scoped',
+    metadata: { grant_types: [DEVICE], token_endpoint_auth_method: 'none' },
+    expected: {
+      registration: 'token',
+      isPublic: true,
+      registered: { grant_types: [DEVICE], response_types: [], scope: 'payments openid' },
+    },
+  },
+  {
+    name: 'token policy: a device client asking beyond its token’s scopes',
+    policy: 'token',
+    token: 'scoped',
+    metadata: { grant_types: [DEVICE], scope: 'email' },
+    expected: { error: 'invalid_client_metadata', description: /"email" is not open/ },
   },
   {
     name: 'open policy: a valid token still makes it a token registration',

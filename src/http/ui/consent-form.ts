@@ -1,6 +1,6 @@
 import { GRANT_LIFETIMES } from '../../core/authorize/consent.js';
 import { isSubset } from '../../core/scopes.js';
-import { LIFETIME_OPTIONS } from './pages/consent-page.js';
+import { LIFETIME_OPTIONS, type ConsentPageInput } from './pages/consent-page.js';
 import { field, fields } from './ui-context.js';
 
 /** The lifetime the consent page proposes: 30 days. */
@@ -53,4 +53,40 @@ export function readConsentForm(body: unknown, requested: readonly string[], ope
   }
   // Keep the request's order of scopes, narrowed to what stayed ticked.
   return { answer: 'allow', scope: requested.filter((name) => scope.includes(name)), lifetime };
+}
+
+/** How the consent page is shown again after an answer it cannot take; empty the first time. */
+export interface ConsentRedisplay {
+  /** The scopes left ticked; absent: every box ticked. */
+  checked?: readonly string[];
+  lifetime?: string | undefined;
+  error?: string;
+}
+
+/**
+ * The consent page's scope lines and form state, the same for the authorization endpoint's page and
+ * the device grant's: for an OpenID Connect request `openid` is a line without a box (SIGN_IN_SCOPE),
+ * every other scope a box, described as the scope registry describes it (its name when unknown).
+ */
+export function consentLines(
+  known: readonly { name: string; description: string }[],
+  scope: readonly string[],
+  openid: boolean,
+  redisplay: ConsentRedisplay = {},
+): Pick<ConsentPageInput, 'fixed' | 'scopes' | 'lifetime' | 'error'> {
+  const descriptions = new Map(known.map((s) => [s.name, s.description]));
+  const describe = (name: string): string => descriptions.get(name) ?? name;
+  const fixed = openid ? scope.filter((name) => name === SIGN_IN_SCOPE) : [];
+  return {
+    fixed: fixed.map((name) => ({ name, description: describe(name) })),
+    scopes: scope
+      .filter((name) => !fixed.includes(name))
+      .map((name) => ({
+        name,
+        description: describe(name),
+        checked: redisplay.checked?.includes(name) ?? true,
+      })),
+    lifetime: redisplay.lifetime ?? DEFAULT_LIFETIME,
+    ...(redisplay.error !== undefined ? { error: redisplay.error } : {}),
+  };
 }

@@ -8,7 +8,7 @@ import type { AuthorizationRequest, AuthorizationValidation } from '../../../cor
 import { responseLocation, type AuthorizationResponse } from '../../../core/authorize/response.js';
 import type { BrowserContext } from '../browser-context.js';
 import { allowFormTarget } from '../content-security-policy.js';
-import { DEFAULT_LIFETIME, readConsentForm, SIGN_IN_SCOPE } from '../consent-form.js';
+import { consentLines, readConsentForm, type ConsentRedisplay } from '../consent-form.js';
 import { consentPage } from '../pages/consent-page.js';
 import { formPostPage } from '../pages/form-post-page.js';
 import { signInPage, type SignInPageInput } from '../pages/sign-in-page.js';
@@ -122,10 +122,9 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     reply: FastifyReply,
     browser: BrowserContext,
     request: AuthorizationRequest,
-    options: { checked?: string[]; lifetime?: string; error?: string; status?: number } = {},
+    options: ConsentRedisplay & { status?: number } = {},
   ): Promise<FastifyReply> {
-    const descriptions = new Map((await ui.engine.scopes.list()).map((s) => [s.name, s.description]));
-    const fixed: string[] = request.openid ? request.scope.filter((name) => name === SIGN_IN_SCOPE) : [];
+    const lines = consentLines(await ui.engine.scopes.list(), request.scope, request.openid, options);
     allowFormTarget(reply, request.redirectUri);
     return sendPage(
       reply,
@@ -135,17 +134,8 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
         clientName: request.client.name,
         returnTo: returnTarget(request.redirectUri),
         request: request.query,
-        fixed: fixed.map((name) => ({ name, description: descriptions.get(name) ?? name })),
-        scopes: request.scope
-          .filter((name) => !fixed.includes(name))
-          .map((name) => ({
-            name,
-            description: descriptions.get(name) ?? name,
-            checked: options.checked?.includes(name) ?? true,
-          })),
-        lifetime: options.lifetime ?? DEFAULT_LIFETIME,
+        ...lines,
         selfRegistered: request.client.registration !== 'operator',
-        ...(options.error !== undefined ? { error: options.error } : {}),
       }),
     );
   }

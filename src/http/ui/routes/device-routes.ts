@@ -3,7 +3,7 @@ import type { Authentication, SignedIn } from '../../../core/authorize/authoriza
 import type { PendingDeviceRequest, UserCodeCheck } from '../../../core/device/device-authorization.js';
 import { normaliseUserCode } from '../../../core/device/user-code.js';
 import type { BrowserContext } from '../browser-context.js';
-import { DEFAULT_LIFETIME, readConsentForm, SIGN_IN_SCOPE } from '../consent-form.js';
+import { consentLines, readConsentForm, type ConsentRedisplay } from '../consent-form.js';
 import { consentPage } from '../pages/consent-page.js';
 import { deviceCodePage, deviceDonePage } from '../pages/device-page.js';
 import { formatWait } from '../pages/format.js';
@@ -101,10 +101,9 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     reply: FastifyReply,
     browser: BrowserContext,
     pending: PendingDeviceRequest,
-    options: { checked?: string[]; lifetime?: string | undefined; error?: string; status?: number } = {},
+    options: ConsentRedisplay & { status?: number } = {},
   ): Promise<FastifyReply> {
-    const descriptions = new Map((await ui.engine.scopes.list()).map((s) => [s.name, s.description]));
-    const fixed: string[] = pending.openid ? pending.scope.filter((name) => name === SIGN_IN_SCOPE) : [];
+    const lines = consentLines(await ui.engine.scopes.list(), pending.scope, pending.openid, options);
     const normal = normaliseUserCode(pending.userCode) ?? '';
     return sendPage(
       reply,
@@ -113,16 +112,9 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
         csrfToken: browser.csrfToken,
         clientName: pending.client.name,
         device: { userCode: pending.userCode, ticket: ui.browsers.deviceTicket(normal) },
-        fixed: fixed.map((name) => ({ name, description: descriptions.get(name) ?? name })),
-        scopes: pending.scope
-          .filter((name) => !fixed.includes(name))
-          .map((name) => ({
-            name,
-            description: descriptions.get(name) ?? name,
-            checked: options.checked?.includes(name) ?? true,
-          })),
-        lifetime: options.lifetime ?? DEFAULT_LIFETIME,
-        ...(options.error !== undefined ? { error: options.error } : {}),
+        ...lines,
+        // A device client may register itself (docs/decisions.md, decision 20): the page says so.
+        selfRegistered: pending.client.registration !== 'operator',
       }),
     );
   }
