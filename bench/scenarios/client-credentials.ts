@@ -154,6 +154,8 @@ export const clientCredentialsPostgresScenario: Scenario = {
   postgres: true,
   async run(context) {
     return onFreshPostgres(context, 'cc-pg', async (databaseUrl) => {
+      // Only serve, init and migrate create a store; the other commands refuse a database without one.
+      runCli({ dataDir: context.dataDir, databaseUrl }, ['migrate']);
       const created = runCli<{ client_id: string; client_secret: string }>(
         { dataDir: context.dataDir, databaseUrl },
         ['clients', 'create', '--name', 'bench-cc-pg', '--grant-types', 'client_credentials'],

@@ -74,7 +74,11 @@ export const introspectScenario: Scenario = {
         {
           name: 'introspect: every response 200',
           pass: failures === 0,
-          detail: `${measured.requests} responses, ${measured.non2xx} non-2xx, ${measured.warmupNon2xx} non-2xx in warm-up, ${measured.errors} errors`,
+          detail:
+            `${measured.requests} responses (${Object.entries(measured.statusCodes)
+              .map(([code, count]) => `${code}: ${count}`)
+              .join(', ')}); ${measured.non2xx} non-2xx, ` +
+            `${measured.warmupNon2xx} non-2xx in warm-up, ${measured.errors} errors`,
         },
         activeCheck(sample, client.id),
       ],
