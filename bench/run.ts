@@ -27,7 +27,7 @@ import {
   runCli,
 } from './lib/processes.js';
 import { judgeTargets, renderConsole, renderMarkdown, type RunReport } from './lib/report.js';
-import { cpuPerRequest } from './lib/cost.js';
+import { bracketOfResult, cpuPerRequest } from './lib/cost.js';
 import type {
   BenchContext,
   BenchOptions,
@@ -318,6 +318,7 @@ async function main(): Promise<number> {
       const after = await bareRun(i === scenarios.length - 1 ? 'end' : `after ${scenario.id}`);
       const bracket = bracketOf([before, after]);
       report.rows.push(...outcome.rows.map((row) => (row.unbracketed ? row : { ...row, bracket })));
+      for (const row of outcome.rows) if (!row.unbracketed) bracketOfResult.set(row.result, bracket);
       report.targets.push(...(outcome.targets ?? []).map((target) => ({ target, bracket })));
       report.checks.push(...(outcome.checks ?? []));
       report.notes.push(...(outcome.notes ?? []));

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { ccResults, type CcRun } from '../lib/cc-results.js';
-import { cpuPerRequest } from '../lib/cost.js';
+import { bracketOfResult, cpuPerRequest, throughputRatio } from '../lib/cost.js';
 import { OAUTH2_SERVER_PEER, OIDC_PROVIDER_PEER, ServerProcess, freePort } from '../lib/processes.js';
 import { clientCredentialsRequest } from '../lib/token-requests.js';
 import type { BenchContext, Check, Measured, MemorySample, Row, Scenario, Target } from '../lib/types.js';
@@ -109,7 +109,7 @@ function comparison(run: CcRun, peer: Measured, peerName: string, threshold: num
   return {
     name,
     target: threshold === undefined ? 'reported (no threshold)' : `>= ${threshold.toFixed(2)} x ${peerName}`,
-    judge: () => {
+    judge: (bracket) => {
       if (gatehouse === undefined) {
         const id = run.startsWith('SQLite') ? 'cc' : 'cc-pg';
         return { measured: `not measured in this run (add ${id} to --only)`, pass: true, reported: true };
@@ -119,7 +119,10 @@ function comparison(run: CcRun, peer: Measured, peerName: string, threshold: num
         measured:
           `${ratio.toFixed(2)} x (${Math.round(gatehouse.rps).toLocaleString('en')} vs ` +
           `${Math.round(peer.rps).toLocaleString('en')}/s); CPU per request ` +
-          `${Math.round(cpuPerRequest(gatehouse))} vs ${Math.round(cpuPerRequest(peer))} us`,
+          `${Math.round(cpuPerRequest(gatehouse))} vs ${Math.round(cpuPerRequest(peer))} us; ` +
+          // Each next to its own bare runs: what the ratio would be with the machine alike for both.
+          `x bare ${throughputRatio(gatehouse, bracketOfResult.get(gatehouse)).toFixed(3)} vs ` +
+          `${throughputRatio(peer, bracket).toFixed(3)}`,
         pass: threshold === undefined || ratio >= threshold,
         ...(threshold === undefined ? { reported: true } : {}),
       };
