@@ -17,7 +17,7 @@ const SAMPLE_EVERY_SECONDS = 10;
  */
 const GROWTH_MARGIN = 0.1;
 
-interface Sample {
+export interface Sample {
   second: number;
   rssBytes: number;
   heapUsedBytes: number;
@@ -31,7 +31,7 @@ const median = (values: number[]): number => {
 };
 
 /** "No growth": the last third's median within GROWTH_MARGIN of the first third's. */
-function growthTarget(what: string, samples: Sample[], pick: (s: Sample) => number): Target {
+export function growthTarget(what: string, samples: Sample[], pick: (s: Sample) => number): Target {
   const third = Math.floor(samples.length / 3);
   const first = median(samples.slice(0, third).map(pick));
   const last = median(samples.slice(samples.length - third).map(pick));
