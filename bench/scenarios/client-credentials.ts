@@ -6,6 +6,7 @@ import type { BenchContext, Check, Credentials, Measured, Row, Scenario, Target 
 import { verifyTokenCheck } from '../lib/verify-token.js';
 import { RATE_LIMITS_COUNTED, RATE_LIMITS_OFF } from '../lib/rate-limits.js';
 import { onFreshPostgres } from '../lib/postgres.js';
+import { gatehouseMemory } from '../lib/memory.js';
 import { ccResults, type CcRun } from '../lib/cc-results.js';
 import { cpuBudgetTarget, signatureCost, signatureRow } from '../lib/signature-cost.js';
 
@@ -100,7 +101,12 @@ export const clientCredentialsScenario: Scenario = {
       'client_credentials, SQLite, 1 core, rate limits counted',
     );
     // Issue 17: the server's memory at the end of a loaded run, next to its idle figure (run.ts).
-    const loadedRss = context.gatehouse.rssBytes();
+    const loaded = await gatehouseMemory(
+      context.gatehouse,
+      context.ca,
+      'Gatehouse (SQLite, rate limits counted), the shared server',
+      'after its client_credentials run',
+    );
     const server = await context.startGatehouse({
       label: 'gatehouse-no-limits',
       cpus: context.serverCpus,
@@ -119,13 +125,7 @@ export const clientCredentialsScenario: Scenario = {
     return {
       rows: [counted.row, off.row, signatureRow(signature, 'cc')],
       checks: [...counted.checks, ...off.checks],
-      memory: [
-        {
-          server: 'Gatehouse (SQLite, rate limits counted)',
-          when: 'after its client_credentials run',
-          rssBytes: loadedRss,
-        },
-      ],
+      memory: [loaded],
       targets: [
         cpuBudgetTarget('client_credentials (SQLite, rate limits counted)', counted.row.result, signature),
         ratioTarget('client_credentials (SQLite, rate limits counted)', counted.row.result),
