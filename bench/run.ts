@@ -3,7 +3,7 @@
  * Fastify peer measured in the same run, because the machine is shared and noisy.
  *
  *   npm run bench -- [--only cc,password,...] [--duration S] [--warmup S] [--connections N]
- *                    [--probe-rate N] [--no-write] [--profile]
+ *                    [--probe-rate N] [--leak-minutes M] [--leak-rate N] [--no-write] [--profile]
  *
  * Gatehouse and the peer run as child processes pinned to core 0; this driver pins itself (and so
  * autocannon) to core 1. Results go to the terminal and into docs/benchmarks.md.
@@ -27,7 +27,7 @@ import {
   runCli,
 } from './lib/processes.js';
 import { judgeTargets, renderConsole, renderMarkdown, type RunReport } from './lib/report.js';
-import { cpuPerRequest } from './lib/cost.js';
+import { bracketOfResult, cpuPerRequest } from './lib/cost.js';
 import type {
   BenchContext,
   BenchOptions,
@@ -41,6 +41,7 @@ import { bareScenario } from './scenarios/bare.js';
 import { SCENARIOS } from './scenarios/index.js';
 import { createBenchUsers } from './lib/users.js';
 import { RATE_LIMITS_COUNTED } from './lib/rate-limits.js';
+import { gatehouseMemory } from './lib/memory.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -49,6 +50,8 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
     'probe-rate': { type: 'string', default: '100' },
+    'leak-minutes': { type: 'string', default: '10' },
+    'leak-rate': { type: 'string', default: '2000' },
     'no-write': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
   },
@@ -60,6 +63,8 @@ const options: BenchOptions = {
   connections: Number(args.connections),
   probeRate: Number(args['probe-rate']),
   profile: args.profile === true,
+  leakMinutes: Number(args['leak-minutes']),
+  leakRate: Number(args['leak-rate']),
 };
 
 /** A bad command line: reported as one line, exit code 2. */
@@ -79,6 +84,9 @@ function selectScenarios(only: string | undefined): Scenario[] {
   }
   return SCENARIOS.filter((s) => ids.includes(s.id));
 }
+
+const GATEHOUSE_SQLITE = 'Gatehouse (SQLite, rate limits counted), the shared server';
+const BARE_PEER = 'bare Fastify peer';
 
 const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);
 
@@ -278,6 +286,7 @@ async function main(): Promise<number> {
       loadBefore,
       loadAfter: '',
       rows: [],
+      memory: [],
       targets: [],
       checks: [],
       notes,
@@ -297,17 +306,34 @@ async function main(): Promise<number> {
       report.checks.push(...(outcome.checks ?? []));
       return bracketOf(outcome.rows.map((row) => row.result));
     };
+    // Issue 17: each server's resident memory idle (started, nothing sent yet but readiness probes).
+    report.memory.push(await gatehouseMemory(gatehouse, ca, GATEHOUSE_SQLITE, 'idle, just started'), {
+      server: BARE_PEER,
+      when: 'idle, just started',
+      rssBytes: peer.rssBytes(),
+    });
     let before = await bareRun('start');
     for (const [i, scenario] of scenarios.entries()) {
       const outcome = await runScenario(scenario);
       const after = await bareRun(i === scenarios.length - 1 ? 'end' : `after ${scenario.id}`);
       const bracket = bracketOf([before, after]);
       report.rows.push(...outcome.rows.map((row) => (row.unbracketed ? row : { ...row, bracket })));
+      for (const row of outcome.rows) if (!row.unbracketed) bracketOfResult.set(row.result, bracket);
       report.targets.push(...(outcome.targets ?? []).map((target) => ({ target, bracket })));
       report.checks.push(...(outcome.checks ?? []));
       report.notes.push(...(outcome.notes ?? []));
+      report.memory.push(...(outcome.memory ?? []));
       before = after;
     }
+    report.memory.push(
+      await gatehouseMemory(
+        gatehouse,
+        ca,
+        GATEHOUSE_SQLITE,
+        'end of the run (after every scenario it served)',
+      ),
+      { server: BARE_PEER, when: 'end of the run (after every bare run)', rssBytes: peer.rssBytes() },
+    );
     const overall = bracketOf(report.rows.filter((row) => row.baseline).map((row) => row.result));
     for (const row of report.rows) if (row.baseline) row.bracket = overall;
     report.loadAfter = loadAverage();

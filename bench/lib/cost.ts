@@ -18,3 +18,9 @@ export function throughputRatio(result: Measured, bracket: Bracket | undefined):
 export function costRatio(result: Measured, bracket: Bracket | undefined): number {
   return bracket === undefined ? NaN : bracket.cpuPerRequest / cpuPerRequest(result);
 }
+
+/**
+ * The bracket run.ts judged each measured result against, once its scenario is over: lets a later
+ * scenario compare with an earlier one's rows each by its own bare runs (the peers with cc).
+ */
+export const bracketOfResult = new WeakMap<Measured, Bracket>();

@@ -10,6 +10,9 @@ export const PEER_SERVER = fileURLToPath(new URL('../peer-server.js', import.met
 export const ARGON2_PEER = fileURLToPath(new URL('../argon2-peer.js', import.meta.url));
 export const RS_JWT_PEER = fileURLToPath(new URL('../rs-jwt-peer.js', import.meta.url));
 export const RS_DPOP_PEER = fileURLToPath(new URL('../rs-dpop-peer.js', import.meta.url));
+export const OAUTH2_SERVER_PEER = fileURLToPath(new URL('../peers/oauth2-server.js', import.meta.url));
+export const OIDC_PROVIDER_PEER = fileURLToPath(new URL('../peers/oidc-provider.js', import.meta.url));
+export const SIGN_COST = fileURLToPath(new URL('../sign-cost.js', import.meta.url));
 
 let tasksetChecked: boolean | undefined;
 
@@ -168,6 +171,14 @@ export class ServerProcess {
     return processCpuSeconds(this.pid, `/proc/${this.pid}/task/${this.pid}/stat`);
   }
 
+  /**
+   * Resident memory (VmRSS) in bytes, of this process alone (with --workers, the primary's). NaN when
+   * it has exited or /proc is missing.
+   */
+  rssBytes(): number {
+    return residentBytes(this.pid);
+  }
+
   /** SIGTERM (graceful drain, which also flushes a --cpu-prof profile), then SIGKILL after 20 s. */
   async stop(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
@@ -175,6 +186,16 @@ export class ServerProcess {
     const timer = setTimeout(() => this.child.kill('SIGKILL'), 20_000);
     await this.exited;
     clearTimeout(timer);
+  }
+}
+
+/** VmRSS of /proc/<pid>/status (kB there, bytes here). */
+export function residentBytes(pid: number): number {
+  try {
+    const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return match?.[1] === undefined ? NaN : Number(match[1]) * 1024;
+  } catch {
+    return NaN;
   }
 }
 

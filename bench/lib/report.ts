@@ -1,6 +1,7 @@
 import { costRatio, cpuPerRequest, throughputRatio } from './cost.js';
 import type { Machine } from './machine.js';
-import type { BenchOptions, Bracket, Check, Row, Target } from './types.js';
+import type { BenchOptions, Bracket, Check, MemorySample, Row, Target } from './types.js';
+import { mib } from './memory.js';
 
 export interface RunReport {
   date: string;
@@ -13,6 +14,8 @@ export interface RunReport {
   loadBefore: string;
   loadAfter: string;
   rows: Row[];
+  /** Resident memory of the servers: idle, and after loaded runs. */
+  memory: MemorySample[];
   /** Each target with the bare runs around its scenario. */
   targets: Array<{ target: Target; bracket: Bracket }>;
   checks: Check[];
@@ -95,11 +98,15 @@ export function renderConsole(report: RunReport): string {
     (t) => `${verdict(t, 'FAIL')}  ${t.name}: ${t.measured} (needs ${t.target})`,
   );
   const checks = report.checks.map((c) => `${c.pass ? 'ok  ' : 'FAIL'}  ${c.name}: ${c.detail}`);
+  const memory = report.memory.map(
+    (m) => `${m.server}, ${m.when}: RSS ${mib(m.rssBytes)} MiB, V8 heap used ${mib(m.heapUsedBytes)} MiB`,
+  );
   return [
     lines.join('\n'),
     '',
     ...LEGEND,
     '',
+    ...(memory.length > 0 ? ['Memory:', ...memory, ''] : []),
     'Targets:',
     ...targets,
     '',
@@ -131,6 +138,17 @@ export function renderMarkdown(report: RunReport): string {
     '',
     ...LEGEND,
     '',
+    ...(report.memory.length > 0
+      ? [
+          '| server | when | RSS MiB | V8 heap used MiB |',
+          '|---|---|---:|---:|',
+          ...report.memory.map(
+            (m) =>
+              `| ${escape(m.server)} | ${escape(m.when)} | ${mib(m.rssBytes)} | ${mib(m.heapUsedBytes)} |`,
+          ),
+          '',
+        ]
+      : []),
     '| target | required | measured | result |',
     '|---|---|---|---|',
     ...judgeTargets(report).map(

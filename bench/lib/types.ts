@@ -11,6 +11,10 @@ export interface BenchOptions {
   probeRate: number;
   /** Start the pinned Gatehouse with --cpu-prof and summarise the profile at the end. */
   profile: boolean;
+  /** Minutes the leak scenario keeps its steady load up. */
+  leakMinutes: number;
+  /** Requests/s of the leak scenario's steady (open-loop) load. */
+  leakRate: number;
 }
 
 export interface Credentials {
@@ -111,8 +115,18 @@ export interface Check {
   detail: string;
 }
 
+/** A server's resident memory at one moment (issue 17: idle, and at the end of a loaded run). */
+export interface MemorySample {
+  server: string;
+  when: string;
+  rssBytes: number;
+  /** V8 heap used, where the server exposes it (Gatehouse's /metrics). */
+  heapUsedBytes?: number;
+}
+
 export interface ScenarioOutcome {
   rows: Row[];
+  memory?: MemorySample[];
   targets?: Target[];
   checks?: Check[];
   notes?: string[];

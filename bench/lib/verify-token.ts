@@ -10,6 +10,8 @@ export async function verifyTokenCheck(options: {
   name: string;
   serverUrl: string;
   issuer: string;
+  /** The token's expected audience; the issuer when absent (Gatehouse's tokens without a resource). */
+  audience?: string;
   ca: string;
   responseBody: string | undefined;
   clientId: string;
@@ -25,7 +27,7 @@ export async function verifyTokenCheck(options: {
     const keySet = createLocalJWKSet(JSON.parse(jwks.body) as JSONWebKeySet);
     const { payload, protectedHeader } = await jwtVerify(token, keySet, {
       issuer: options.issuer,
-      audience: options.issuer,
+      audience: options.audience ?? options.issuer,
       typ: 'at+jwt',
     });
     if (payload.client_id !== options.clientId) throw new Error('client_id claim is not the bench client');

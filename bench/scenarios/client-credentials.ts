@@ -6,6 +6,9 @@ import type { BenchContext, Check, Credentials, Measured, Row, Scenario, Target 
 import { verifyTokenCheck } from '../lib/verify-token.js';
 import { RATE_LIMITS_COUNTED, RATE_LIMITS_OFF } from '../lib/rate-limits.js';
 import { onFreshPostgres } from '../lib/postgres.js';
+import { gatehouseMemory } from '../lib/memory.js';
+import { ccResults, type CcRun } from '../lib/cc-results.js';
+import { cpuBudgetTarget, signatureCost, signatureRow } from '../lib/signature-cost.js';
 
 /** Target: client_credentials with JWTs and the real store, >= 1/3 of bare Fastify (15,000/s there). */
 const MIN_RATIO = 1 / 3;
@@ -47,15 +50,12 @@ async function measureClientCredentials(
   return { row: { scenario: 'cc', label: name, result: measured }, checks };
 }
 
-/**
- * The SQLite runs of this bench run, by setting, kept for the PostgreSQL scenario that follows (its
- * target reads PostgreSQL "next to SQLite").
- */
-const sqliteRuns = new Map<string, Measured>();
+type Setting = 'rate limits counted' | 'rate limits off';
+const sqliteRun = (setting: Setting) => ccResults.get(`SQLite, ${setting}` satisfies CcRun);
 
 /** PostgreSQL next to SQLite: requests/s, and server CPU per request (the noise-resistant one). */
-function nextToSqlite(setting: string, pg: Measured): Target | undefined {
-  const sqlite = sqliteRuns.get(setting);
+function nextToSqlite(setting: Setting, pg: Measured): Target | undefined {
+  const sqlite = sqliteRun(setting);
   if (sqlite === undefined) return undefined;
   return {
     name: `client_credentials PostgreSQL next to SQLite (${setting})`,
@@ -100,6 +100,13 @@ export const clientCredentialsScenario: Scenario = {
       client,
       'client_credentials, SQLite, 1 core, rate limits counted',
     );
+    // Issue 17: the server's memory at the end of a loaded run, next to its idle figure (run.ts).
+    const loaded = await gatehouseMemory(
+      context.gatehouse,
+      context.ca,
+      'Gatehouse (SQLite, rate limits counted), the shared server',
+      'after its client_credentials run',
+    );
     const server = await context.startGatehouse({
       label: 'gatehouse-no-limits',
       cpus: context.serverCpus,
@@ -112,12 +119,15 @@ export const clientCredentialsScenario: Scenario = {
       'client_credentials, SQLite, 1 core, rate limits off',
     ).finally(() => server.stop());
     const rps = off.row.result.rps;
-    sqliteRuns.set('rate limits counted', counted.row.result);
-    sqliteRuns.set('rate limits off', off.row.result);
+    ccResults.set('SQLite, rate limits counted', counted.row.result);
+    ccResults.set('SQLite, rate limits off', off.row.result);
+    const signature = await signatureCost(context);
     return {
-      rows: [counted.row, off.row],
+      rows: [counted.row, off.row, signatureRow(signature, 'cc')],
       checks: [...counted.checks, ...off.checks],
+      memory: [loaded],
       targets: [
+        cpuBudgetTarget('client_credentials (SQLite, rate limits counted)', counted.row.result, signature),
         ratioTarget('client_credentials (SQLite, rate limits counted)', counted.row.result),
         ratioTarget('client_credentials (SQLite, rate limits off)', off.row.result),
         {
@@ -144,6 +154,8 @@ export const clientCredentialsPostgresScenario: Scenario = {
   postgres: true,
   async run(context) {
     return onFreshPostgres(context, 'cc-pg', async (databaseUrl) => {
+      // Only serve, init and migrate create a store; the other commands refuse a database without one.
+      runCli({ dataDir: context.dataDir, databaseUrl }, ['migrate']);
       const created = runCli<{ client_id: string; client_secret: string }>(
         { dataDir: context.dataDir, databaseUrl },
         ['clients', 'create', '--name', 'bench-cc-pg', '--grant-types', 'client_credentials'],
@@ -168,7 +180,8 @@ export const clientCredentialsPostgresScenario: Scenario = {
           client,
           `client_credentials, PostgreSQL, 1 core, ${setting}`,
         ).finally(() => server.stop());
-        const sqlite = sqliteRuns.get(setting);
+        ccResults.set(`PostgreSQL, ${setting}`, measured.row.result);
+        const sqlite = sqliteRun(setting);
         rows.push({
           ...measured.row,
           scenario: 'cc-pg',
@@ -176,6 +189,10 @@ export const clientCredentialsPostgresScenario: Scenario = {
         });
         checks.push(...measured.checks);
         targets.push(ratioTarget(`client_credentials (PostgreSQL, ${setting})`, measured.row.result));
+        if (setting === 'rate limits counted') {
+          const name = `client_credentials (PostgreSQL, ${setting})`;
+          targets.push(cpuBudgetTarget(name, measured.row.result, await signatureCost(context)));
+        }
         const comparison = nextToSqlite(setting, measured.row.result);
         if (comparison !== undefined) targets.push(comparison);
       }

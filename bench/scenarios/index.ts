@@ -1,5 +1,8 @@
 import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
+import { introspectScenario } from './introspect.js';
+import { leakScenario } from './leak.js';
+import { peersScenario } from './peers.js';
 import { codeFlowOpenIdScenario, codeFlowPostgresScenario, codeFlowScenario } from './code-flow.js';
 import { clientCredentialsDpopScenario, rsDpopScenario } from './dpop.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
@@ -14,6 +17,9 @@ import { workersScenario } from './workers.js';
 export const SCENARIOS: Scenario[] = [
   clientCredentialsScenario,
   clientCredentialsPostgresScenario,
+  // Right after the Gatehouse client_credentials rows they are compared with (issue 17).
+  peersScenario,
+  introspectScenario,
   clientCredentialsDpopScenario,
   passwordScenario,
   passwordFloodScenario,
@@ -25,4 +31,6 @@ export const SCENARIOS: Scenario[] = [
   rsDpopScenario,
   purgeScenario,
   purgePostgresScenario,
+  // Last: the longest (--leak-minutes, 10 by default).
+  leakScenario,
 ];
