@@ -212,7 +212,10 @@ export class ResourceServer {
     // Without an origin of its own, DPoP takes the resource identifier's (RFC 9728), when set.
     const resourceOrigin = options.resource === undefined ? [] : [new URL(options.resource).origin];
     this.dpopOrigins = [options.dpop?.origin ?? resourceOrigin].flat().map(dpopOrigin);
-    this.dpop = options.dpop === undefined ? undefined : new DpopProofChecker(options.dpop);
+    this.dpop =
+      options.dpop === undefined
+        ? undefined
+        : new DpopProofChecker(options.dpop, options.clockToleranceSeconds ?? 5);
   }
 
   /** The algorithms of the DPoP challenge (RFC 9449 §7.1 `algs`); undefined when DPoP is not accepted. */
@@ -292,7 +295,6 @@ export class ResourceServer {
       accessToken: token,
       jkt,
       now: this.now(),
-      leeway: this.options.clockToleranceSeconds ?? 5,
     });
     if (this.options.introspection !== undefined) {
       const result = await this.introspect(token);
