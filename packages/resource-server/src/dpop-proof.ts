@@ -1,4 +1,4 @@
-import { createHash, createPublicKey, timingSafeEqual, type KeyObject } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   decodeProtectedHeader,
@@ -8,8 +8,7 @@ import {
   type JWK,
   type JWTPayload,
 } from 'jose';
-import { decodeCanonical, parseObject } from './compact-jws.js';
-import { jwsAlgorithm, type JwsAlgorithm } from './jws-algorithms.js';
+import { DpopProofFastPath } from './dpop-proof-fast-path.js';
 import { Lru } from './lru.js';
 
 /**
@@ -116,13 +115,6 @@ export interface VerifiedDpopProof {
   payload: JWTPayload;
 }
 
-/** A proof header the fast path accepted: the same for every proof a client makes with one key. */
-interface AcceptedHeader {
-  algorithm: JwsAlgorithm;
-  jkt: string;
-  key: KeyObject;
-}
-
 /** A signature-checked proof: its claims, and its key (as a thumbprint, or a JWK still to hash). */
 type SignedProof = { payload: JWTPayload; jkt: string } | { payload: JWTPayload; jwk: JWK };
 
@@ -135,10 +127,7 @@ export class DpopProofVerifier {
   readonly algorithms: readonly string[];
   private readonly descriptions: DpopDescriptions;
   private readonly window: number;
-  /** Encoded protected header → its checks' outcome, the key imported and its thumbprint. */
-  private readonly headers: Lru<string, AcceptedHeader>;
-  /** RFC 7638 thumbprint → the imported public key (several header spellings may share one key). */
-  private readonly keys: Lru<string, KeyObject>;
+  private readonly fastPath: DpopProofFastPath;
   /** A request URL → its normal form (the configured origins and the paths served). */
   private readonly urls = new Lru<string, string>(DEFAULT_DPOP_KEY_CACHE_SIZE);
 
@@ -150,9 +139,10 @@ export class DpopProofVerifier {
     }
     this.descriptions = { ...DEFAULT_DESCRIPTIONS, ...options.descriptions };
     this.window = options.proofWindowSeconds + options.leewaySeconds;
-    const cacheSize = options.keyCacheSize ?? DEFAULT_DPOP_KEY_CACHE_SIZE;
-    this.headers = new Lru(cacheSize);
-    this.keys = new Lru(cacheSize);
+    this.fastPath = new DpopProofFastPath(
+      this.algorithms,
+      options.keyCacheSize ?? DEFAULT_DPOP_KEY_CACHE_SIZE,
+    );
   }
 
   async verify(request: DpopProofRequest): Promise<VerifiedDpopProof> {
@@ -163,7 +153,7 @@ export class DpopProofVerifier {
       throw invalid('the DPoP proof is not a compact JWT');
     }
     const { now } = request;
-    const signed = this.fastPath(proof) ?? (await this.josePath(proof, now));
+    const signed = this.fastPath.check(proof) ?? (await this.josePath(proof, now));
     const { payload } = signed;
     const { jti, htm, htu, iat } = payload;
     if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
@@ -200,62 +190,6 @@ export class DpopProofVerifier {
       throw invalid('the DPoP proof was used before (jti)');
     }
     return { jkt, payload };
-  }
-
-  /**
-   * The signature and jose's claim checks, synchronously, for a proof of the usual shape; undefined
-   * (jose decides) for anything else, a signature that does not verify included.
-   */
-  private fastPath(proof: string): SignedProof | undefined {
-    const firstDot = proof.indexOf('.');
-    const secondDot = proof.indexOf('.', firstDot + 1);
-    const header = this.header(proof.slice(0, firstDot));
-    if (header === undefined) return undefined;
-    const payload = parseObject(proof.slice(firstDot + 1, secondDot));
-    if (payload === undefined) return undefined;
-    // What jwtVerify checks of these options' claims: present, iat a number. exp and nbf are rare in
-    // proofs; jose judges them.
-    const { jti, htm, htu, iat } = payload;
-    if (typeof jti !== 'string' || typeof htm !== 'string' || typeof htu !== 'string') return undefined;
-    if (typeof iat !== 'number' || !Number.isFinite(iat)) return undefined;
-    if (payload.exp !== undefined || payload.nbf !== undefined) return undefined;
-    const signature = decodeCanonical(proof.slice(secondDot + 1));
-    if (signature === undefined) return undefined;
-    // The signing input is ASCII: the regular expression allowed nothing else.
-    const signingInput = Buffer.from(proof.slice(0, secondDot), 'latin1');
-    if (!header.algorithm.verify(signingInput, signature, header.key)) return undefined;
-    return { payload: payload as JWTPayload, jkt: header.jkt };
-  }
-
-  private header(encoded: string): AcceptedHeader | undefined {
-    const cached = this.headers.get(encoded);
-    if (cached !== undefined) return cached;
-    const accepted = this.acceptHeader(encoded);
-    if (accepted !== undefined) this.headers.set(encoded, accepted);
-    return accepted;
-  }
-
-  /** §4.3 items 4-7 for a header of exactly typ, alg and a public jwk of the algorithm's key type. */
-  private acceptHeader(encoded: string): AcceptedHeader | undefined {
-    const header = parseObject(encoded);
-    if (header === undefined || !hasOnly(header, HEADER_MEMBERS)) return undefined;
-    const { typ, alg, jwk } = header;
-    if (typ !== 'dpop+jwt' && typ !== 'application/dpop+jwt') return undefined;
-    if (typeof alg !== 'string' || !this.algorithms.includes(alg)) return undefined;
-    const algorithm = jwsAlgorithm(alg);
-    if (algorithm === undefined) return undefined;
-    const members = publicKeyMembers(jwk, algorithm);
-    if (members === undefined) return undefined;
-    // RFC 7638 §3: the required members in lexicographic order, no whitespace, hashed. The members
-    // are known names and base64url values, which JSON.stringify writes without escapes.
-    const jkt = createHash('sha256').update(JSON.stringify(members)).digest('base64url');
-    let key = this.keys.get(jkt);
-    if (key === undefined) {
-      key = importPublicKey(members, algorithm);
-      if (key === undefined) return undefined;
-      this.keys.set(jkt, key);
-    }
-    return { algorithm, jkt, key };
   }
 
   private async josePath(proof: string, now: number): Promise<SignedProof> {
@@ -313,71 +247,6 @@ export class DpopProofVerifier {
 }
 
 const invalid = (description: string) => new DpopProofError('invalid_dpop_proof', description);
-
-const HEADER_MEMBERS = new Set(['typ', 'alg', 'jwk']);
-
-function hasOnly(object: object, names: ReadonlySet<string>): boolean {
-  const own = Object.keys(object);
-  return own.length === names.size && own.every((name) => names.has(name));
-}
-
-/** Bytes of each EC coordinate and of an Ed25519 key (RFC 7518 §6.2.1.2, RFC 8037 §2). */
-const COORDINATE_BYTES: Record<string, number> = { 'P-256': 32, 'P-384': 48, 'P-521': 66, Ed25519: 32 };
-
-/**
- * The key's RFC 7638 required members, in thumbprint order, when the JWK has those and nothing else,
- * for the algorithm's key type, each value canonical base64url of its exact length; else undefined.
- */
-function publicKeyMembers(jwk: unknown, algorithm: JwsAlgorithm): Record<string, string> | undefined {
-  if (typeof jwk !== 'object' || jwk === null || Object.getPrototypeOf(jwk) !== Object.prototype) {
-    return undefined;
-  }
-  const members = jwk as Record<string, unknown>;
-  if (members.kty !== algorithm.kty) return undefined;
-  const { x, y, n, e } = members;
-  // The algorithm names the curve (EC, OKP); the JWK must name the same.
-  const crv = algorithm.crv ?? '';
-  switch (algorithm.kty) {
-    case 'EC':
-      if (!hasOnly(members, EC_MEMBERS) || members.crv !== crv) return undefined;
-      if (!isBase64Url(x, COORDINATE_BYTES[crv]) || !isBase64Url(y, COORDINATE_BYTES[crv])) return undefined;
-      return { crv, kty: 'EC', x, y };
-    case 'OKP':
-      if (!hasOnly(members, OKP_MEMBERS) || members.crv !== crv) return undefined;
-      if (!isBase64Url(x, COORDINATE_BYTES[crv])) return undefined;
-      return { crv, kty: 'OKP', x };
-    case 'RSA':
-      if (!hasOnly(members, RSA_MEMBERS) || !isUnsignedInteger(n) || !isUnsignedInteger(e)) return undefined;
-      return { e, kty: 'RSA', n };
-  }
-}
-
-const EC_MEMBERS = new Set(['kty', 'crv', 'x', 'y']);
-const OKP_MEMBERS = new Set(['kty', 'crv', 'x']);
-const RSA_MEMBERS = new Set(['kty', 'n', 'e']);
-
-function isBase64Url(value: unknown, bytes: number | undefined): value is string {
-  if (typeof value !== 'string' || bytes === undefined) return false;
-  return decodeCanonical(value)?.length === bytes;
-}
-
-/** RFC 7518 §6.3.1: an RSA modulus or exponent, base64url of its big-endian bytes, without leading zeros. */
-function isUnsignedInteger(value: unknown): value is string {
-  if (typeof value !== 'string') return false;
-  const bytes = decodeCanonical(value);
-  return bytes !== undefined && bytes.length > 0 && bytes[0] !== 0;
-}
-
-function importPublicKey(members: Record<string, string>, algorithm: JwsAlgorithm): KeyObject | undefined {
-  try {
-    const key = createPublicKey({ key: members, format: 'jwk' });
-    const expected = algorithm.kty === 'EC' ? 'ec' : algorithm.kty === 'RSA' ? 'rsa' : 'ed25519';
-    return key.type === 'public' && key.asymmetricKeyType === expected ? key : undefined;
-  } catch {
-    // Not a point of the curve, say: jose decides, and refuses it.
-    return undefined;
-  }
-}
 
 /** The proof's `jwk` header, when it is a public key's (RFC 9449 §4.2, §4.3 item 7). */
 function embeddedPublicJwk(proof: string): JWK {
