@@ -150,8 +150,9 @@ const HEADER_MUTATIONS: Record<string, (header: Header, keys: readonly TestKey[]
   },
   'jwk crv P-384': (h) => (h.jwk = { ...(h.jwk as object), crv: 'P-384' }),
   'jwk crv drop': (h) => {
-    const { crv: _crv, ...rest } = h.jwk as Record<string, unknown>;
-    h.jwk = rest;
+    const jwk = { ...(h.jwk as Record<string, unknown>) };
+    delete jwk.crv;
+    h.jwk = jwk;
   },
   'jwk x off the curve': (h) => {
     const jwk = h.jwk as Record<string, unknown>;
