@@ -65,7 +65,13 @@ async function viaLibrary(rs: ResourceServer, authorization: string): Promise<Ou
 /** The eager check's verdict on the header alone: its refusal, or undefined when the syntax is fine. */
 function eagerRefusal(authorization: string): Outcome | undefined {
   try {
-    extractCredential({ authorization, formBody: undefined, method: 'GET', query: undefined, allowQuery: false });
+    extractCredential({
+      authorization,
+      formBody: undefined,
+      method: 'GET',
+      query: undefined,
+      allowQuery: false,
+    });
     return undefined;
   } catch (error) {
     assert.ok(error instanceof TokenError);

@@ -149,10 +149,10 @@ export class DpopProofVerifier {
     // §4.3 items 1-2: one header field holding one JWT.
     if (request.proofs.length !== 1) throw invalid('send exactly one DPoP header');
     const proof = request.proofs[0]?.trim() ?? '';
-    if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) {
-      throw invalid('the DPoP proof is not a compact JWT');
-    }
+    if (proof.length > MAX_PROOF_LENGTH) throw invalid('the DPoP proof is not a compact JWT');
     const { now } = request;
+    // What the fast path accepts is a compact JWS already (three canonical base64url parts): the
+    // scan of the whole proof is left to the proofs it does not accept.
     const signed = this.fastPath.check(proof) ?? (await this.josePath(proof, now));
     const { payload } = signed;
     const { jti, htm, htu, iat } = payload;
@@ -193,6 +193,7 @@ export class DpopProofVerifier {
   }
 
   private async josePath(proof: string, now: number): Promise<SignedProof> {
+    if (!COMPACT_JWS.test(proof)) throw invalid('the DPoP proof is not a compact JWT');
     // §4.3 item 7: the key must be public. Looked at before anything is imported; jose would refuse
     // a private key too, with a vaguer message.
     const jwk = embeddedPublicJwk(proof);

@@ -52,13 +52,10 @@ export class MemoryDpopReplayStore implements DpopReplayStore {
     return this.seen.size;
   }
 
-  async remember(key: string, expiresAt: number): Promise<boolean> {
-    try {
-      return await this.seen.remember(key, '', expiresAt, this.now());
-    } catch (error) {
-      if (error instanceof NonceStoreFullError) throw new DpopReplayStoreFullError(error.maxEntries);
-      throw error;
-    }
+  remember(key: string, expiresAt: number): Promise<boolean> {
+    return this.seen.remember(key, '', expiresAt, this.now()).catch((error: unknown) => {
+      throw error instanceof NonceStoreFullError ? new DpopReplayStoreFullError(error.maxEntries) : error;
+    });
   }
 }
 

@@ -306,7 +306,8 @@ export class ResourceServer {
     if (this.dpop === undefined || this.dpopOrigins.length === 0) {
       throw fail('DPoP tokens need the dpop.origin option, which is not set');
     }
-    const verified = await this.verifyJwt(token, 'dpop');
+    const jwt = this.verifyJwt(token, 'dpop');
+    const verified = jwt instanceof Promise ? await jwt : jwt;
     const jkt = confirmationKey(verified.claims.cnf);
     if (jkt === undefined)
       throw fail('this access token is not DPoP-bound: present it with the Bearer scheme');
@@ -325,8 +326,10 @@ export class ResourceServer {
       if (result.username !== undefined) verified.username = result.username;
     }
     verified.jkt = jkt;
-    const nonce = await this.dpop.nonce();
-    if (nonce !== undefined) verified.dpopNonce = nonce;
+    if (this.options.dpop?.nonce !== undefined) {
+      const nonce = await this.dpop.nonce();
+      if (nonce !== undefined) verified.dpopNonce = nonce;
+    }
     return verified;
   }
 
@@ -394,7 +397,10 @@ export class ResourceServer {
   }
 
   /** A value, not a promise, when the key is in hand (the common case). */
-  private verifyJwt(token: string, scheme: 'bearer' | 'mac' | 'dpop'): VerifiedToken | Promise<VerifiedToken> {
+  private verifyJwt(
+    token: string,
+    scheme: 'bearer' | 'mac' | 'dpop',
+  ): VerifiedToken | Promise<VerifiedToken> {
     // Off: not even the look-up, which hashes the whole token.
     if ((this.options.verifiedTokenCacheSize ?? 10_000) <= 0) return this.verifyJwtSignature(token, scheme);
     const key = `${scheme} ${token}`;
