@@ -14,9 +14,11 @@ const DATABASES = ['kysely', 'kysely/*', 'pg', 'pg/*', 'better-sqlite3'];
  * One no-restricted-imports rule per folder: a later config object replaces an earlier one's options
  * for the same rule, so each folder's list is whole.
  */
-function layer(files, why, { folders = [], packages = [] }) {
+function layer(files, why, { folders = [], packages = [], regex }) {
   const patterns = [];
   if (folders.length > 0) patterns.push({ regex: srcFolders(folders), message: why });
+  // A package pattern with an exception (a group's "!" cannot re-include a package's subpath).
+  if (regex !== undefined) patterns.push({ regex, message: why });
   if (packages.length > 0) patterns.push({ group: packages, message: why });
   return { files, rules: { 'no-restricted-imports': ['error', { patterns }] } };
 }
@@ -32,8 +34,10 @@ function layers() {
       'src/core is the engine: ports, rules and a clock; no web framework, database, front end or configuration (docs/architecture.md)',
       {
         folders: ['storage', 'http', 'cli', 'compose', 'config', 'outbound'],
-        // The library's rules reach /v1 through http/ (docs/decisions.md, decision 16).
-        packages: [...LIBRARY, ...WEB, ...DATABASES, '**/packages/resource-server/**'],
+        // The library's rules reach /v1 through http/ (docs/decisions.md, decision 16); the one
+        // exception is the storage-free DPoP proof check, shared by name (decision 26).
+        packages: [...WEB, ...DATABASES, '**/packages/resource-server/**'],
+        regex: '^gatehouse-oauth-resource-server(?!/dpop-proof$)(/.*)?$',
       },
     ),
     layer(['src/storage/**/*.ts'], 'src/storage implements the ports of core; it knows no front end', {

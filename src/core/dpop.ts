@@ -1,16 +1,18 @@
 import { createHmac } from 'node:crypto';
+// The one copy of the proof check, shared with the resource-server library (docs/decisions.md, decision 26).
 import {
-  calculateJwkThumbprint,
-  decodeProtectedHeader,
-  EmbeddedJWK,
-  errors,
-  jwtVerify,
-  type JWK,
-} from 'jose';
+  DpopProofError,
+  DpopProofVerifier,
+  isJwkThumbprint,
+  normalisedUrl,
+} from 'gatehouse-oauth-resource-server/dpop-proof';
 import type { Clock } from '../shared/clock.js';
-import { safeEqual, sha256 } from '../shared/crypto.js';
+import { safeEqual } from '../shared/crypto.js';
 import { dpopProofError } from './errors.js';
 import type { UsedJtiStore } from './ports.js';
+
+export { DpopProofError, isJwkThumbprint, normalisedUrl };
+export type { DpopErrorCode } from 'gatehouse-oauth-resource-server/dpop-proof';
 
 /**
  * RFC 9449 §4.2: the asymmetric JWS algorithms a proof may be signed with (never `none` nor an HMAC,
@@ -23,30 +25,9 @@ export const DPOP_SIGNING_ALGORITHMS = ['ES256', 'PS256', 'RS256', 'EdDSA', 'Ed2
 export const DPOP_NONCE_SLOT_SECONDS = 300;
 /** Clock skew tolerated beyond the proof window, either way. */
 export const DPOP_CLOCK_LEEWAY_SECONDS = 5;
-/** A jti longer than this is refused rather than stored (the replay store keeps each one). */
-const MAX_JTI_LENGTH = 255;
-/** A proof longer than this is not parsed: an RSA-4096 key and every claim fit in well under it. */
-const MAX_PROOF_LENGTH = 8192;
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
 /** The namespace of DPoP proofs' jti in the replay store: one per key (RFC 9449 §11.1). */
 export const dpopReplayNamespace = (jkt: string) => `dpop:${jkt}`;
-
-/** RFC 9449 §7.1, §8, §9: why a proof is refused. */
-export type DpopErrorCode = 'invalid_dpop_proof' | 'use_dpop_nonce';
-
-/** A refused proof. The token endpoint answers it 400 (§5), a resource 401 (§7.1, §9). */
-export class DpopProofError extends Error {
-  constructor(
-    readonly code: DpopErrorCode,
-    readonly description: string,
-  ) {
-    super(description);
-    this.name = 'DpopProofError';
-  }
-}
-
-const invalidProof = (description: string) => new DpopProofError('invalid_dpop_proof', description);
 
 export interface DpopPolicy {
   /** How far a proof's `iat` may be from the server's clock, either way (§4.3 item 11, §11.1). */
@@ -88,13 +69,32 @@ export interface DpopVerifierOptions {
 
 /**
  * RFC 9449 proofs, checked once for every endpoint that takes them (the token endpoint, /par, /v1 and
- * /userinfo): the §4.3 list in its order, the signature with jose against the proof's own key, and
- * the `jti` accepted once per key across every process sharing the store. Nonces (§8, §9) are
+ * /userinfo). The §4.3 list itself is the library's DpopProofVerifier (the one copy, decision 26);
+ * this adapter gives it what is core's: the `jti` accepted once per key across every process sharing
+ * the UsedJtiStore, the clock, the authorization server's wording, and the nonces. Nonces (§8, §9) are
  * stateless: an HMAC of the time slot under a key derived from the server secret, so every process
  * issues and accepts the same ones without sharing memory.
  */
 export class DpopVerifier {
-  constructor(private readonly options: DpopVerifierOptions) {}
+  private readonly proofs: DpopProofVerifier;
+
+  constructor(private readonly options: DpopVerifierOptions) {
+    this.proofs = new DpopProofVerifier({
+      algorithms: DPOP_SIGNING_ALGORITHMS,
+      proofWindowSeconds: options.policy.proofWindowSeconds,
+      leewaySeconds: DPOP_CLOCK_LEEWAY_SECONDS,
+      spendJti: (jkt, jti, expiresAt, now) =>
+        options.usedJtis.use(dpopReplayNamespace(jkt), jti, expiresAt, now),
+      ...(options.policy.nonce === 'required'
+        ? { checkNonce: (nonce: unknown, now: number) => this.nonceRefusal(nonce, now) }
+        : {}),
+      descriptions: {
+        algorithm: (accepted) => `the DPoP proof must be signed with one of ${accepted.join(', ')}`,
+        htu: (urls) => `the DPoP proof's htu must be ${urls[0] ?? ''}`,
+        malformed: (detail) => `the DPoP proof is malformed: ${detail}`,
+      },
+    });
+  }
 
   /** Whether proofs must carry a server nonce (GATEHOUSE_DPOP_NONCE=required). */
   get noncesRequired(): boolean {
@@ -113,63 +113,13 @@ export class DpopVerifier {
    * passed, so a proof refused for another reason (a missing nonce) can be made again and sent.
    */
   async verify(request: DpopProofRequest): Promise<DpopProof> {
-    // §4.3 items 1-2: one header field holding one JWT.
-    if (request.proofs.length !== 1) throw invalidProof('send exactly one DPoP header');
-    const proof = request.proofs[0]?.trim() ?? '';
-    if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) {
-      throw invalidProof('the DPoP proof is not a compact JWT');
-    }
-    // §4.3 item 7: the key must be public. Looked at before anything is imported; jose would refuse
-    // a private key too, with a vaguer message.
-    const jwk = embeddedJwk(proof);
-    const now = this.options.clock.now();
-    const payload = await this.verifySignature(proof, now);
-    const { jti, htm, htu, iat } = payload;
-    if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
-      throw invalidProof(`the DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters`);
-    }
-    // §4.3 item 8: the method, exactly (RFC 9110 §9.1: method names are case-sensitive).
-    if (htm !== request.method) throw invalidProof(`the DPoP proof's htm must be ${request.method}`);
-    // §4.3 item 9: the URL, normalised (RFC 3986 §6.2.2, §6.2.3), query and fragment ignored.
-    if (typeof htu !== 'string' || normalisedUrl(htu) !== normalisedUrl(request.url)) {
-      throw invalidProof(`the DPoP proof's htu must be ${normalisedUrl(request.url) ?? request.url}`);
-    }
-    // §4.3 item 11, §11.1: made just now. Checked before the nonce: a stale proof cannot be fixed
-    // by one.
-    const window = this.options.policy.proofWindowSeconds + DPOP_CLOCK_LEEWAY_SECONDS;
-    if (typeof iat !== 'number' || !Number.isFinite(iat) || Math.abs(iat - now) > window) {
-      throw invalidProof('the DPoP proof was not made just now (iat)');
-    }
-    // §4.3 item 12: a resource request binds the proof to the token and the token to the key.
-    let jkt: string;
-    try {
-      jkt = await calculateJwkThumbprint(jwk, 'sha256');
-    } catch {
-      throw invalidProof('the DPoP proof’s key is malformed');
-    }
-    if (request.accessToken !== undefined) {
-      const { ath } = payload;
-      if (typeof ath !== 'string' || !safeEqual(ath, sha256(request.accessToken.token))) {
-        throw invalidProof('the DPoP proof’s ath is not the hash of the access token');
-      }
-      if (!safeEqual(jkt, request.accessToken.jkt)) {
-        throw invalidProof('the DPoP proof is not made with the key the access token is bound to');
-      }
-    }
-    // §4.3 item 10, §8, §9: a nonce this server issued, of this slot or the one before.
-    if (this.noncesRequired) {
-      const { nonce } = payload;
-      if (typeof nonce !== 'string' || nonce === '') {
-        throw new DpopProofError('use_dpop_nonce', 'the DPoP proof must carry the nonce in DPoP-Nonce');
-      }
-      if (!this.isCurrentNonce(nonce, now)) {
-        throw new DpopProofError('use_dpop_nonce', 'the DPoP nonce has expired; use the one in DPoP-Nonce');
-      }
-    }
-    // §11.1: single use, across every process sharing the store, for as long as the proof could be
-    // accepted (with the leeway it was accepted under).
-    const first = await this.options.usedJtis.use(dpopReplayNamespace(jkt), jti, iat + window, now);
-    if (!first) throw invalidProof('the DPoP proof was used before (jti)');
+    const { jkt } = await this.proofs.verify({
+      proofs: request.proofs,
+      method: request.method,
+      urls: [request.url],
+      ...(request.accessToken === undefined ? {} : { accessToken: request.accessToken }),
+      now: this.options.clock.now(),
+    });
     return { jkt };
   }
 
@@ -187,20 +137,11 @@ export class DpopVerifier {
     }
   }
 
-  private async verifySignature(proof: string, now: number) {
-    try {
-      const { payload } = await jwtVerify(proof, EmbeddedJWK, {
-        // §4.3 item 4; jose compares media types as RFC 7515 §4.1.9 says (case, the application/ prefix).
-        typ: 'dpop+jwt',
-        algorithms: [...DPOP_SIGNING_ALGORITHMS],
-        requiredClaims: ['jti', 'htm', 'htu', 'iat'],
-        currentDate: new Date(now * 1000),
-        clockTolerance: DPOP_CLOCK_LEEWAY_SECONDS,
-      });
-      return payload;
-    } catch (error) {
-      throw invalidProof(describeJoseFailure(error));
-    }
+  /** §4.3 item 10, §8, §9: a nonce this server issued, of this slot or the one before. */
+  private nonceRefusal(nonce: unknown, now: number): string | undefined {
+    if (typeof nonce !== 'string' || nonce === '') return 'the DPoP proof must carry the nonce in DPoP-Nonce';
+    if (!this.isCurrentNonce(nonce, now)) return 'the DPoP nonce has expired; use the one in DPoP-Nonce';
+    return undefined;
   }
 
   private slot(now: number): number {
@@ -222,65 +163,4 @@ export class DpopVerifier {
     const previous = safeEqual(nonce, this.nonceForSlot(slot - 1));
     return current || previous;
   }
-}
-
-/** The proof's `jwk` header, when it is a public key's (RFC 9449 §4.2, §4.3 item 7). */
-function embeddedJwk(proof: string): JWK {
-  let jwk: unknown;
-  try {
-    jwk = decodeProtectedHeader(proof).jwk;
-  } catch {
-    throw invalidProof('the DPoP proof is not a compact JWT');
-  }
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
-    throw invalidProof('the DPoP proof must carry its public key in the jwk header');
-  }
-  const members = jwk as Record<string, unknown>;
-  if ('d' in members || 'k' in members || members.kty === 'oct' || 'p' in members) {
-    throw invalidProof('the DPoP proof’s jwk must be a public key, never a private or symmetric one');
-  }
-  return members as JWK;
-}
-
-/**
- * A URL as RFC 9449 §4.3 item 9 compares it: the WHATWG serialisation (lower-case scheme and host, no
- * default port, dot segments resolved: RFC 3986 §6.2.2 and §6.2.3), without query or fragment.
- * Undefined when it is not an absolute http(s) URL.
- */
-export function normalisedUrl(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  url.search = '';
-  url.hash = '';
-  return url.href;
-}
-
-/** The proof's JWK thumbprint is what a token's `cnf.jkt` holds (RFC 9449 §6.1): base64url, 43 characters. */
-export function isJwkThumbprint(value: unknown): value is string {
-  return typeof value === 'string' && /^[A-Za-z0-9_-]{43}$/.test(value);
-}
-
-function describeJoseFailure(error: unknown): string {
-  if (error instanceof errors.JOSEAlgNotAllowed) {
-    return `the DPoP proof must be signed with one of ${DPOP_SIGNING_ALGORITHMS.join(', ')}`;
-  }
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    if (error.claim === 'typ') return 'the DPoP proof’s typ must be dpop+jwt';
-    return `the DPoP proof’s ${error.claim} claim is missing or malformed`;
-  }
-  if (error instanceof errors.JWSSignatureVerificationFailed) {
-    return 'the DPoP proof’s signature does not verify with its jwk';
-  }
-  if (error instanceof errors.JWTExpired) return 'the DPoP proof has expired (exp)';
-  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid) {
-    return `the DPoP proof is malformed: ${error.message}`;
-  }
-  if (error instanceof errors.JOSEError) return 'the DPoP proof is not valid';
-  // A key jose cannot import (an RSA modulus too short, an unknown curve) surfaces as a TypeError.
-  return 'the DPoP proof’s key is not usable';
 }

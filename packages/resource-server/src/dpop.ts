@@ -1,27 +1,14 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
-import {
-  calculateJwkThumbprint,
-  decodeProtectedHeader,
-  EmbeddedJWK,
-  errors,
-  jwtVerify,
-  type JWK,
-} from 'jose';
+import { DpopProofError, DpopProofVerifier } from './dpop-proof.js';
 import { MemoryNonceStore, NonceStoreFullError } from './mac.js';
 import { TokenError } from './rfc6750.js';
 
 /**
- * RFC 9449 on the resource-server side: the proof a DPoP-bound access token comes with (§4.3, §7.1),
- * checked with jose against the proof's own key, its `jti` remembered so that a proof is accepted
- * once, and an optional server nonce (§9).
+ * RFC 9449 on the resource-server side: the DPoP scheme's options, the replay store a proof's `jti`
+ * is remembered in so that a proof is accepted once, and an optional server nonce (§9). The proof
+ * itself is checked by dpop-proof.ts, which the Gatehouse server shares (docs/decisions.md, decision 26).
  */
 
-/** RFC 9449 §4.2: asymmetric algorithms only (never `none` nor an HMAC). `Ed25519` is RFC 9864's EdDSA. */
-export const DEFAULT_DPOP_ALGORITHMS: readonly string[] = ['ES256', 'PS256', 'RS256', 'EdDSA', 'Ed25519'];
-const ASYMMETRIC = /^(ES(256|384|512)|PS(256|384|512)|RS(256|384|512)|EdDSA|Ed25519)$/;
-const MAX_JTI_LENGTH = 255;
-const MAX_PROOF_LENGTH = 8192;
-const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+export { DEFAULT_DPOP_ALGORITHMS, accessTokenHash, normalisedUrl } from './dpop-proof.js';
 
 /**
  * Where the ids of accepted proofs are kept until they could no longer be accepted anyway (RFC 9449
@@ -65,13 +52,10 @@ export class MemoryDpopReplayStore implements DpopReplayStore {
     return this.seen.size;
   }
 
-  async remember(key: string, expiresAt: number): Promise<boolean> {
-    try {
-      return await this.seen.remember(key, '', expiresAt, this.now());
-    } catch (error) {
-      if (error instanceof NonceStoreFullError) throw new DpopReplayStoreFullError(error.maxEntries);
-      throw error;
-    }
+  remember(key: string, expiresAt: number): Promise<boolean> {
+    return this.seen.remember(key, '', expiresAt, this.now()).catch((error: unknown) => {
+      throw error instanceof NonceStoreFullError ? new DpopReplayStoreFullError(error.maxEntries) : error;
+    });
   }
 }
 
@@ -117,27 +101,35 @@ export interface DpopRequestCheck {
   accessToken: string;
   jkt: string;
   now: number;
-  /** Clock leeway, seconds, added to the window. */
-  leeway: number;
 }
 
-const invalid = (description: string, headers?: Record<string, string>) =>
-  new TokenError('invalid_dpop_proof', description, { scheme: 'dpop', ...(headers ? { headers } : {}) });
-
-/** The RFC 9449 §4.3 checks of a resource request's proof; a refusal is a TokenError under DPoP. */
+/** The RFC 9449 §4.3 checks of a resource request's proof (dpop-proof.ts); a refusal is a TokenError under DPoP. */
 export class DpopProofChecker {
   readonly algorithms: readonly string[];
-  private readonly window: number;
-  private readonly replay: DpopReplayStore;
+  private readonly verifier: DpopProofVerifier;
 
-  constructor(private readonly options: DpopOptions) {
-    this.algorithms = options.algorithms ?? DEFAULT_DPOP_ALGORITHMS;
-    const wrong = this.algorithms.filter((alg) => !ASYMMETRIC.test(alg));
-    if (this.algorithms.length === 0 || wrong.length > 0) {
-      throw new Error(`dpop.algorithms must list asymmetric JWS algorithms; not ${wrong.join(', ')}`);
-    }
-    this.window = options.proofWindowSeconds ?? 60;
-    this.replay = options.replayStore ?? new MemoryDpopReplayStore();
+  /** `leewaySeconds`: clock skew tolerated, added to the proof window. */
+  constructor(
+    private readonly options: DpopOptions,
+    leewaySeconds: number,
+  ) {
+    const replay = options.replayStore ?? new MemoryDpopReplayStore();
+    const nonces = options.nonce;
+    this.verifier = new DpopProofVerifier({
+      ...(options.algorithms === undefined ? {} : { algorithms: options.algorithms }),
+      proofWindowSeconds: options.proofWindowSeconds ?? 60,
+      leewaySeconds,
+      spendJti: (jkt, jti, expiresAt) => replay.remember(`${jkt}:${jti}`, expiresAt),
+      ...(nonces === undefined
+        ? {}
+        : {
+            checkNonce: async (nonce: unknown) =>
+              typeof nonce !== 'string' || nonce === '' || !(await nonces.check(nonce))
+                ? 'the DPoP proof must carry the nonce in DPoP-Nonce'
+                : undefined,
+          }),
+    });
+    this.algorithms = this.verifier.algorithms;
   }
 
   /** The nonce to hand out now, when nonces are on. */
@@ -146,124 +138,23 @@ export class DpopProofChecker {
   }
 
   async check(request: DpopRequestCheck): Promise<void> {
-    if (request.proofs.length !== 1) throw invalid('send exactly one DPoP header');
-    const proof = request.proofs[0]?.trim() ?? '';
-    if (proof.length > MAX_PROOF_LENGTH || !COMPACT_JWS.test(proof)) {
-      throw invalid('the DPoP proof is not a compact JWT');
-    }
-    const jwk = embeddedPublicJwk(proof);
-    let payload;
     try {
-      ({ payload } = await jwtVerify(proof, EmbeddedJWK, {
-        typ: 'dpop+jwt',
-        algorithms: [...this.algorithms],
-        requiredClaims: ['jti', 'htm', 'htu', 'iat'],
-        currentDate: new Date(request.now * 1000),
-        clockTolerance: request.leeway,
-      }));
+      await this.verifier.verify({
+        proofs: request.proofs,
+        method: request.method,
+        urls: request.urls,
+        accessToken: { token: request.accessToken, jkt: request.jkt },
+        now: request.now,
+      });
     } catch (error) {
-      throw invalid(describeFailure(error));
-    }
-    const { jti, htm, htu, iat, ath } = payload;
-    if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
-      throw invalid(`the DPoP proof needs a jti of 1 to ${MAX_JTI_LENGTH} characters`);
-    }
-    if (htm !== request.method) throw invalid(`the DPoP proof's htm must be ${request.method}`);
-    const target = typeof htu === 'string' ? normalisedUrl(htu) : undefined;
-    if (target === undefined || !request.urls.some((url) => normalisedUrl(url) === target)) {
-      throw invalid('the DPoP proof’s htu is not this request’s URL');
-    }
-    const window = this.window + request.leeway;
-    if (typeof iat !== 'number' || !Number.isFinite(iat) || Math.abs(iat - request.now) > window) {
-      throw invalid('the DPoP proof was not made just now (iat)');
-    }
-    if (typeof ath !== 'string' || !sameString(ath, sha256(request.accessToken))) {
-      throw invalid('the DPoP proof’s ath is not the hash of the access token');
-    }
-    let jkt: string;
-    try {
-      jkt = await calculateJwkThumbprint(jwk, 'sha256');
-    } catch {
-      throw invalid('the DPoP proof’s key is malformed');
-    }
-    if (!sameString(jkt, request.jkt)) {
-      throw invalid('the DPoP proof is not made with the key the access token is bound to');
-    }
-    const nonces = this.options.nonce;
-    if (nonces !== undefined) {
-      const { nonce } = payload;
-      if (typeof nonce !== 'string' || nonce === '' || !(await nonces.check(nonce))) {
-        throw new TokenError('use_dpop_nonce', 'the DPoP proof must carry the nonce in DPoP-Nonce', {
+      if (!(error instanceof DpopProofError)) throw error;
+      if (error.code === 'use_dpop_nonce') {
+        throw new TokenError('use_dpop_nonce', error.description, {
           scheme: 'dpop',
-          headers: { 'dpop-nonce': await nonces.issue() },
+          headers: { 'dpop-nonce': (await this.nonce()) ?? '' },
         });
       }
-    }
-    // RFC 9449 §11.1: once, for as long as the proof could be accepted.
-    if (!(await this.replay.remember(`${jkt}:${jti}`, iat + window))) {
-      throw invalid('the DPoP proof was used before (jti)');
+      throw new TokenError('invalid_dpop_proof', error.description, { scheme: 'dpop' });
     }
   }
-}
-
-function embeddedPublicJwk(proof: string): JWK {
-  let jwk: unknown;
-  try {
-    jwk = decodeProtectedHeader(proof).jwk;
-  } catch {
-    throw invalid('the DPoP proof is not a compact JWT');
-  }
-  if (typeof jwk !== 'object' || jwk === null || Array.isArray(jwk)) {
-    throw invalid('the DPoP proof must carry its public key in the jwk header');
-  }
-  const members = jwk as Record<string, unknown>;
-  if ('d' in members || 'k' in members || members.kty === 'oct' || 'p' in members) {
-    throw invalid('the DPoP proof’s jwk must be a public key, never a private or symmetric one');
-  }
-  return members as JWK;
-}
-
-/** RFC 9449 §4.3 item 9: scheme and host normalised (RFC 3986 §6.2), query and fragment ignored. */
-export function normalisedUrl(value: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return undefined;
-  url.search = '';
-  url.hash = '';
-  return url.href;
-}
-
-/** The `ath` of a token (RFC 9449 §4.2): base64url(SHA-256(token)). */
-export function accessTokenHash(token: string): string {
-  return sha256(token);
-}
-
-function sha256(value: string): string {
-  return createHash('sha256').update(value).digest('base64url');
-}
-
-function sameString(a: string, b: string): boolean {
-  const left = Buffer.from(a);
-  const right = Buffer.from(b);
-  return left.length === right.length && timingSafeEqual(left, right);
-}
-
-function describeFailure(error: unknown): string {
-  if (error instanceof errors.JOSEAlgNotAllowed)
-    return 'the DPoP proof is signed with an algorithm not accepted';
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    return error.claim === 'typ'
-      ? 'the DPoP proof’s typ must be dpop+jwt'
-      : `the DPoP proof’s ${error.claim} claim is missing or malformed`;
-  }
-  if (error instanceof errors.JWSSignatureVerificationFailed) {
-    return 'the DPoP proof’s signature does not verify with its jwk';
-  }
-  if (error instanceof errors.JWTExpired) return 'the DPoP proof has expired (exp)';
-  if (error instanceof errors.JOSEError) return 'the DPoP proof is not valid';
-  return 'the DPoP proof’s key is not usable';
 }

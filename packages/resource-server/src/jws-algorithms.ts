@@ -35,9 +35,10 @@ function rsa(hash: string, pssSaltBytes?: number): JwsAlgorithm {
     verify(input, signature, key) {
       const bits = key.asymmetricKeyDetails?.modulusLength ?? 0;
       if (bits < MIN_RSA_BITS || signature.length !== Math.ceil(bits / 8)) return false;
+      // PKCS #1 v1.5 is node's default padding for an RSA key: the key alone, no options to read.
       const options =
         pssSaltBytes === undefined
-          ? { key, padding: constants.RSA_PKCS1_PADDING }
+          ? key
           : { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: pssSaltBytes };
       return verifySafely(() => verify(hash, input, options, signature));
     },

@@ -1,3 +1,4 @@
+import { decodeCanonical, mediaType, parseObject } from './compact-jws.js';
 import { jwsAlgorithm, SUPPORTED_ALGORITHMS, type JwsAlgorithm } from './jws-algorithms.js';
 import type { KeySet } from './jwks-cache.js';
 
@@ -33,9 +34,6 @@ const HEADER_CACHE_SIZE = 64;
 
 /** RFC 9068 §2.2: every JWT access token carries these. */
 const REQUIRED_CLAIMS = ['iss', 'exp', 'aud', 'sub', 'client_id', 'iat', 'jti'] as const;
-
-// jose's decoder: invalid UTF-8 is an error, not U+FFFD.
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 const INVALID = { valid: false, reason: 'invalid' } as const;
 const UNKNOWN_KEY = { valid: false, reason: 'unknown-key' } as const;
@@ -141,33 +139,4 @@ export class JwtVerifier {
     if (Array.isArray(aud)) return accepted.some((audience) => aud.includes(audience));
     return false;
   }
-}
-
-function mediaType(typ: string): string {
-  const lower = typ.toLowerCase();
-  return typ.includes('/') ? lower : `application/${lower}`;
-}
-
-/**
- * The bytes of a canonical base64url string, or undefined. Node's decoder skips characters it does
- * not know and accepts both alphabets and padding; encoding the result again and comparing refuses all
- * of that, and unused low bits in the last character, so one token has exactly one spelling.
- */
-function decodeCanonical(part: string): Buffer | undefined {
-  const bytes = Buffer.from(part, 'base64url');
-  return bytes.toString('base64url') === part ? bytes : undefined;
-}
-
-/** A base64url part holding a JSON object in strict UTF-8 (header or claims). */
-function parseObject(part: string): Record<string, unknown> | undefined {
-  const bytes = decodeCanonical(part);
-  if (bytes === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(utf8.decode(bytes));
-  } catch {
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  return value as Record<string, unknown>;
 }

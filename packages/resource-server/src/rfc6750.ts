@@ -21,6 +21,11 @@ export interface PresentedCredential {
   source: 'header' | 'body' | 'query';
   /** The raw MAC Authorization header, when scheme is mac. */
   macHeader?: string;
+  /**
+   * False when the token68 syntax of a header token was left to the caller (`deferTokenSyntax`):
+   * before refusing the token for any reason, it must call `checkTokenSyntax`.
+   */
+  syntaxChecked?: false;
 }
 
 /**
@@ -99,10 +104,37 @@ export function formatChallenge(
   return `${SCHEME_NAMES[scheme]} ${params.join(', ')}`;
 }
 
-// RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="
-const BEARER_HEADER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
-// RFC 9449 §7.1: the DPoP scheme takes the token as Bearer does (token68).
-const DPOP_HEADER = /^dpop +([A-Za-z0-9\-._~+/]+=*) *$/i;
+// RFC 6750 §2.1: b64token = 1*( ALPHA / DIGIT / "-" / "." / "_" / "~" / "+" / "/" ) *"="; RFC 9449 §7.1:
+// the DPoP scheme takes the token as Bearer does (token68). The scheme name was matched before.
+const TOKEN68 = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** The token after a header's scheme name and the spaces that follow it (none: ''). */
+function afterScheme(header: string, schemeLength: number): string {
+  let start = schemeLength;
+  while (header.charCodeAt(start) === 0x20) start++;
+  return start === schemeLength ? '' : header.slice(start);
+}
+
+const malformedHeader = (scheme: 'bearer' | 'dpop') =>
+  scheme === 'bearer'
+    ? new TokenError('invalid_request', 'malformed Bearer authorization header')
+    : new TokenError('invalid_request', 'malformed DPoP authorization header', { scheme: 'dpop' });
+
+/**
+ * For a credential extracted with `deferTokenSyntax`: throws the invalid_request a malformed header
+ * token gets (RFC 6750 §3.1), which takes precedence over any other refusal of it. A token that
+ * verified as a JWT has the syntax already (every part canonical base64url), so callers check only
+ * before refusing.
+ */
+export function checkTokenSyntax(credential: PresentedCredential): void {
+  if (credential.syntaxChecked !== false || credential.scheme === 'mac') return;
+  if (!isToken68(credential.token)) throw malformedHeader(credential.scheme);
+}
+
+/** Whether `token` has the b64token syntax of RFC 6750 §2.1. */
+export function isToken68(token: string): boolean {
+  return TOKEN68.test(token);
+}
 
 export interface CredentialSources {
   authorization: string | undefined;
@@ -112,6 +144,12 @@ export interface CredentialSources {
   query: Record<string, unknown> | undefined;
   /** RFC 6750 §2.3 is a MAY with security drawbacks (§5.3): accepted only when enabled. */
   allowQuery: boolean;
+  /**
+   * Leave a header token's token68 check (a scan of the whole token) to the caller, who verifies the
+   * token anyway and calls `checkTokenSyntax` before refusing it; only when the header is the request's
+   * one credential, so that the refusals and their order are unchanged.
+   */
+  deferTokenSyntax?: boolean;
 }
 
 /**
@@ -124,16 +162,13 @@ export function extractCredential(sources: CredentialSources): PresentedCredenti
   const header = sources.authorization?.trim();
   if (header !== undefined && header !== '') {
     const scheme = header.split(' ', 1)[0]?.toLowerCase();
-    if (scheme === 'bearer') {
-      const match = BEARER_HEADER.exec(header);
-      if (!match?.[1]) throw new TokenError('invalid_request', 'malformed Bearer authorization header');
-      found.push({ scheme: 'bearer', token: match[1], source: 'header' });
-    } else if (scheme === 'dpop') {
-      const match = DPOP_HEADER.exec(header);
-      if (!match?.[1]) {
-        throw new TokenError('invalid_request', 'malformed DPoP authorization header', { scheme: 'dpop' });
-      }
-      found.push({ scheme: 'dpop', token: match[1], source: 'header' });
+    if (scheme === 'bearer' || scheme === 'dpop') {
+      const token = afterScheme(header, scheme.length);
+      const credential: PresentedCredential = { scheme, token, source: 'header' };
+      const alone = sources.formBody?.access_token === undefined && sources.query?.access_token === undefined;
+      if (sources.deferTokenSyntax === true && alone && token !== '') credential.syntaxChecked = false;
+      else if (!TOKEN68.test(token)) throw malformedHeader(scheme);
+      found.push(credential);
     } else if (scheme === 'mac') {
       found.push({ scheme: 'mac', token: '', source: 'header', macHeader: header });
     }
