@@ -461,7 +461,7 @@ for (const backend of backends()) {
           Promise.all([
             on.clients.get(client.id),
             on.grants.listByUser(user.id),
-            on.browserSessions.signedInUser(session.hash, NOW),
+            on.browserSessions.signedIn(session.hash, NOW),
             on.codes.getWithGrant(code.hash),
             on.codes.consume(code.hash, NOW + 1),
             on.codes.insert(fresh),
@@ -485,13 +485,13 @@ for (const backend of backends()) {
             isDeepStrictEqual(read, { code, grant }) || isDeepStrictEqual(read, { code: consumed, grant }),
             JSON.stringify(read),
           );
-          assert.deepEqual(answers[i], [client, [grant], user, consumed, undefined]);
+          assert.deepEqual(answers[i], [client, [grant], { session, user }, consumed, undefined]);
           assert.equal(await storage.codes.consume(code.hash, NOW + 2), undefined);
         }
         assert.deepEqual(await other.codes.getWithGrant(third!.hash), { code: third, grant });
         assert.deepEqual(await storage.codes.getWithGrant(fourth!.hash), { code: fourth, grant });
-        assert.equal(await other.browserSessions.signedInUser(session.hash, NOW + 60), undefined);
-        assert.equal(await other.browserSessions.signedInUser(sha256('unknown'), NOW), undefined);
+        assert.equal(await other.browserSessions.signedIn(session.hash, NOW + 60), undefined);
+        assert.equal(await other.browserSessions.signedIn(sha256('unknown'), NOW), undefined);
         assert.equal(await other.clients.get('no-such-client'), undefined);
       });
 
@@ -539,11 +539,11 @@ for (const backend of backends()) {
         };
         await storage.browserSessions.insert(session);
         assert.deepEqual(await storage.browserSessions.get(session.hash, NOW), session);
-        assert.deepEqual(await other.browserSessions.signedInUser(session.hash, NOW + 59), user);
-        assert.equal(await storage.browserSessions.signedInUser(session.hash, NOW + 60), undefined);
-        assert.equal(await storage.browserSessions.signedInUser(sha256('unknown'), NOW), undefined);
+        assert.deepEqual(await other.browserSessions.signedIn(session.hash, NOW + 59), { session, user });
+        assert.equal(await storage.browserSessions.signedIn(session.hash, NOW + 60), undefined);
+        assert.equal(await storage.browserSessions.signedIn(sha256('unknown'), NOW), undefined);
         assert.equal(await storage.browserSessions.delete(session.hash), true);
-        assert.equal(await storage.browserSessions.signedInUser(session.hash, NOW), undefined);
+        assert.equal(await storage.browserSessions.signedIn(session.hash, NOW), undefined);
         assert.equal(await storage.browserSessions.delete(session.hash), false);
       });
     });

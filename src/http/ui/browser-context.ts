@@ -25,6 +25,8 @@ const DEVICE_CODE = 'device-code';
 export interface BrowserContext {
   browserId: string;
   user: User | undefined;
+  /** When and in which session `user` signed in (read with the user: OpenID Connect requests need it). */
+  authentication: Authentication | undefined;
   readonly csrfToken: string;
 }
 
@@ -43,7 +45,7 @@ export class BrowserContexts {
   /** Who is on the other end; gives a browser without a cookie a fresh id (so forms can carry a token). */
   async load(request: FastifyRequest, reply: FastifyReply): Promise<BrowserContext> {
     let browserId = this.browserId(request);
-    const user = await this.sessions.user(browserId);
+    const signedIn = await this.sessions.signedIn(browserId);
     if (browserId === undefined) {
       browserId = BrowserSessions.newBrowserId();
       this.setCookie(reply, browserId);
@@ -54,16 +56,20 @@ export class BrowserContexts {
     let csrfToken: string | undefined;
     return {
       browserId,
-      user,
+      user: signedIn?.user,
+      authentication: signedIn?.authentication,
       get csrfToken() {
         return (csrfToken ??= csrf.issue(id));
       },
     };
   }
 
-  /** When and in which session the browser's user signed in (OpenID Connect requests need it). */
+  /**
+   * When and in which session the browser's user signed in (OpenID Connect requests need it), as
+   * load() read it with the user: no second read.
+   */
   authentication(browser: BrowserContext): Promise<Authentication | undefined> {
-    return this.sessions.authentication(browser.browserId);
+    return Promise.resolve(browser.authentication);
   }
 
   /** Records that this browser's session was just signed in (or chosen) for the request `query`. */

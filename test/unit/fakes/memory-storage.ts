@@ -415,10 +415,10 @@ function browserSessions(t: Tables): BrowserSessionStore {
       const session = live(hash, at);
       return session && copy(session);
     },
-    async signedInUser(hash, at) {
+    async signedIn(hash, at) {
       const session = live(hash, at);
       const user = session && t.users.get(session.userId);
-      return user && copy(user);
+      return session && user && { session: copy(session), user: copy(user) };
     },
     async delete(hash) {
       return t.browserSessions.delete(hash);

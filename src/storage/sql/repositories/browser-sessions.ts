@@ -16,12 +16,13 @@ export function createBrowserSessionRepository(
   db: Kysely<Database>,
   statements?: SqliteStatements,
 ): BrowserSessionStore {
-  // Every /authorize asks who is signed in.
+  // Every /authorize asks who is signed in, and an OpenID Connect one since when: one read for both.
   const signedIn = preparedQuery(statements, ({ hash, at }: { hash: string; at: number }) =>
     db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .selectAll('u')
+      .select(['s.created_at as session_created_at', 's.expires_at as session_expires_at'])
       .where('s.hash', '=', hash)
       .where('s.expires_at', '>', at),
   );
@@ -46,9 +47,16 @@ export function createBrowserSessionRepository(
         .executeTakeFirst();
       return row && fromRow(row);
     },
-    async signedInUser(hash: string, at: number) {
+    async signedIn(hash: string, at: number) {
       const row = await signedIn.first({ hash, at });
-      return row && userFromRow(row);
+      if (row === undefined) return undefined;
+      const session: BrowserSession = {
+        hash,
+        userId: row.id,
+        createdAt: row.session_created_at,
+        expiresAt: row.session_expires_at,
+      };
+      return { session, user: userFromRow(row) };
     },
     async delete(hash: string) {
       const result = await db.deleteFrom('browser_sessions').where('hash', '=', hash).executeTakeFirst();
