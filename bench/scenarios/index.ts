@@ -1,6 +1,11 @@
 import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
-import { codeFlowOpenIdScenario, codeFlowPostgresScenario, codeFlowScenario } from './code-flow.js';
+import {
+  codeFlowOpenIdPostgresScenario,
+  codeFlowOpenIdScenario,
+  codeFlowPostgresScenario,
+  codeFlowScenario,
+} from './code-flow.js';
 import { clientCredentialsDpopScenario, rsDpopScenario } from './dpop.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
 import { purgePostgresScenario, purgeScenario } from './purge.js';
@@ -21,6 +26,7 @@ export const SCENARIOS: Scenario[] = [
   codeFlowScenario,
   codeFlowOpenIdScenario,
   codeFlowPostgresScenario,
+  codeFlowOpenIdPostgresScenario,
   rsJwtScenario,
   rsDpopScenario,
   purgeScenario,
