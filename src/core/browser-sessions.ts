@@ -1,8 +1,8 @@
 import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
 import type { Authentication } from './authorize/authorization-service.js';
-import type { User } from './model.js';
-import type { BrowserSessionStore } from './ports.js';
+import type { Grant, User } from './model.js';
+import type { BrowserSessionStore, SignedInSession } from './ports.js';
 
 /** A signed-in browser: its user, and the sign-in an OpenID Connect response asserts. */
 export interface SignedInBrowser {
@@ -50,12 +50,20 @@ export class BrowserSessions {
   async signedIn(browserId: string | undefined): Promise<SignedInBrowser | undefined> {
     if (browserId === undefined || browserId === '') return undefined;
     const found = await this.sessions.signedIn(sha256(browserId), this.clock.now());
-    if (found === undefined) return undefined;
-    const { session, user } = found;
-    return {
-      user,
-      authentication: { userId: user.id, authTime: session.createdAt, sid: sessionId(session.hash) },
-    };
+    return found && signedInBrowser(found);
+  }
+
+  /**
+   * signedIn, and in the same read the user's grants to `clientId` (newest first): what /authorize
+   * needs to answer from a remembered consent (AuthorizationService.next's `grants`).
+   */
+  async signedInFor(
+    browserId: string | undefined,
+    clientId: string,
+  ): Promise<(SignedInBrowser & { grants: Grant[] }) | undefined> {
+    if (browserId === undefined || browserId === '') return undefined;
+    const found = await this.sessions.signedInWithGrants(sha256(browserId), this.clock.now(), clientId);
+    return found && { ...signedInBrowser(found), grants: found.grants };
   }
 
   /** The signed-in user behind a browser id (signedIn). */
@@ -71,6 +79,13 @@ export class BrowserSessions {
   async end(browserId: string | undefined): Promise<void> {
     if (browserId !== undefined && browserId !== '') await this.sessions.delete(sha256(browserId));
   }
+}
+
+function signedInBrowser({ session, user }: SignedInSession): SignedInBrowser {
+  return {
+    user,
+    authentication: { userId: user.id, authTime: session.createdAt, sid: sessionId(session.hash) },
+  };
 }
 
 /**

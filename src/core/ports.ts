@@ -160,6 +160,15 @@ export interface BrowserSessionStore {
    * in, and an OpenID Connect one also when (`createdAt`, Core §2 `auth_time`).
    */
   signedIn(hash: string, at: number): Promise<SignedInSession | undefined>;
+  /**
+   * signedIn, and in the same statement the user's grants to `clientId` (revoked and expired ones
+   * too), newest first: /authorize answers from a remembered grant (consent) without another read.
+   */
+  signedInWithGrants(
+    hash: string,
+    at: number,
+    clientId: string,
+  ): Promise<(SignedInSession & { grants: Grant[] }) | undefined>;
   delete(hash: string): Promise<boolean>;
   /** Signs the user out of every browser (a password reset); returns how many sessions ended. */
   deleteByUser(userId: string): Promise<number>;

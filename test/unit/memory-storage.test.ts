@@ -216,7 +216,13 @@ const ROWS: { name: string; run: (storage: Storage) => Promise<void> }[] = [
       const session = { hash: 'bs', userId: 'u1', createdAt: NOW, expiresAt: NOW + 60 };
       await s.browserSessions.insert(session);
       assert.deepEqual(await s.browserSessions.signedIn('bs', NOW + 59), { session, user });
+      assert.deepEqual(await s.browserSessions.signedInWithGrants('bs', NOW + 59, 'c1'), {
+        session,
+        user,
+        grants: [grant],
+      });
       assert.equal(await s.browserSessions.signedIn('bs', NOW + 60), undefined);
+      assert.equal(await s.browserSessions.signedInWithGrants('bs', NOW + 60, 'c1'), undefined);
       assert.equal(await s.browserSessions.deleteByUser('u1'), 1);
     },
   },

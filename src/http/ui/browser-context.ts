@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authentication } from '../../core/authorize/authorization-service.js';
-import { BrowserSessions } from '../../core/browser-sessions.js';
-import type { User } from '../../core/model.js';
+import { BrowserSessions, type SignedInBrowser } from '../../core/browser-sessions.js';
+import type { Grant, User } from '../../core/model.js';
 import { sha256 } from '../../shared/crypto.js';
 import type { CsrfTokens } from './csrf.js';
 
@@ -27,6 +27,8 @@ export interface BrowserContext {
   user: User | undefined;
   /** When and in which session `user` signed in (read with the user: OpenID Connect requests need it). */
   authentication: Authentication | undefined;
+  /** The user's grants to the client load() was asked about (`grantsOf`), read with the user. */
+  grants: Grant[] | undefined;
   readonly csrfToken: string;
 }
 
@@ -42,10 +44,25 @@ export class BrowserContexts {
     return value !== undefined && BROWSER_ID.test(value) ? value : undefined;
   }
 
-  /** Who is on the other end; gives a browser without a cookie a fresh id (so forms can carry a token). */
-  async load(request: FastifyRequest, reply: FastifyReply): Promise<BrowserContext> {
+  /**
+   * Who is on the other end; gives a browser without a cookie a fresh id (so forms can carry a token).
+   * With `grantsOf` (a client id), the same read brings the signed-in user's grants to that client.
+   */
+  async load(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    options: { grantsOf?: string } = {},
+  ): Promise<BrowserContext> {
     let browserId = this.browserId(request);
-    const signedIn = await this.sessions.signedIn(browserId);
+    let signedIn: SignedInBrowser | undefined;
+    let grants: Grant[] | undefined;
+    if (options.grantsOf === undefined) {
+      signedIn = await this.sessions.signedIn(browserId);
+    } else {
+      const withGrants = await this.sessions.signedInFor(browserId, options.grantsOf);
+      signedIn = withGrants;
+      grants = withGrants?.grants;
+    }
     if (browserId === undefined) {
       browserId = BrowserSessions.newBrowserId();
       this.setCookie(reply, browserId);
@@ -58,6 +75,7 @@ export class BrowserContexts {
       browserId,
       user: signedIn?.user,
       authentication: signedIn?.authentication,
+      grants,
       get csrfToken() {
         return (csrfToken ??= csrf.issue(id));
       },

@@ -156,12 +156,16 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     if (invalid !== undefined || validation.outcome !== 'valid') return invalid as FastifyReply;
     const authorization = validation.request;
 
-    const browser = await ui.browsers.load(request, reply);
+    // One read: who is signed in, since when, and what they already allowed this client.
+    const browser = await ui.browsers.load(request, reply, { grantsOf: authorization.client.id });
     const session = signedIn(browser, authorization);
     const interacted =
       ui.browsers.takeInteraction(request, reply, browser.browserId, authorization.query) &&
       session !== undefined;
-    const next = await ui.engine.authorization.next(authorization, session, { interacted });
+    const next = await ui.engine.authorization.next(authorization, session, {
+      interacted,
+      ...(browser.grants !== undefined ? { grants: browser.grants } : {}),
+    });
     switch (next.step) {
       case 'respond':
         return answer(reply, next.response, authorization.client.name);
