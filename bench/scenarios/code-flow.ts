@@ -443,8 +443,10 @@ async function measureCodeFlow(
           target:
             `<= ${MAX_STATEMENTS_PER_FLOW} statements to one decimal (Hydra: ~81; background merges ` +
             'are counted in)',
-          // The flow runs 5 once the client is cached (test/ops/statement-budget.test.ts pins each
-          // request's); the background statements counted with it add a few thousandths per flow.
+          // The flow runs 4 once the client is cached, with or without openid: the session read with
+          // the user's grants and the code insert at /authorize, the code read and consumed at /token
+          // (test/ops/statement-budget.test.ts pins each request's); the client's read once a second
+          // and the background statements counted with it add a few thousandths per flow.
           judge: () => ({
             measured: statementDetail,
             pass: Math.round(perFlow * 10) / 10 <= MAX_STATEMENTS_PER_FLOW,
