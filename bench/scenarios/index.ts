@@ -1,9 +1,14 @@
 import type { Scenario } from '../lib/types.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
+import {
+  codeFlowOpenIdPostgresScenario,
+  codeFlowOpenIdScenario,
+  codeFlowPostgresScenario,
+  codeFlowScenario,
+} from './code-flow.js';
 import { introspectScenario } from './introspect.js';
 import { leakScenario } from './leak.js';
 import { peersScenario } from './peers.js';
-import { codeFlowOpenIdScenario, codeFlowPostgresScenario, codeFlowScenario } from './code-flow.js';
 import { clientCredentialsDpopScenario, rsDpopScenario } from './dpop.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
 import { purgePostgresScenario, purgeScenario } from './purge.js';
@@ -27,6 +32,7 @@ export const SCENARIOS: Scenario[] = [
   codeFlowScenario,
   codeFlowOpenIdScenario,
   codeFlowPostgresScenario,
+  codeFlowOpenIdPostgresScenario,
   rsJwtScenario,
   rsDpopScenario,
   purgeScenario,

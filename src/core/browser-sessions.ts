@@ -1,8 +1,14 @@
 import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
 import type { Authentication } from './authorize/authorization-service.js';
-import type { User } from './model.js';
-import type { BrowserSessionStore } from './ports.js';
+import type { Grant, User } from './model.js';
+import type { BrowserSessionStore, SignedInSession } from './ports.js';
+
+/** A signed-in browser: its user, and the sign-in an OpenID Connect response asserts. */
+export interface SignedInBrowser {
+  user: User;
+  authentication: Authentication;
+}
 
 /** How long a browser stays signed in. */
 export const BROWSER_SESSION_TTL = 12 * 3600;
@@ -36,27 +42,50 @@ export class BrowserSessions {
     return id;
   }
 
-  /** The signed-in user behind a browser id, if its session is live and the user still exists. */
-  async user(browserId: string | undefined): Promise<User | undefined> {
+  /**
+   * Who is signed in behind a browser id, if its session is live and the user still exists: the user,
+   * and the sign-in as OpenID Connect reports it (when the password was entered, as the session starts
+   * then: Core §2 `auth_time`; the session's `sid`, sessionId). One store read for both.
+   */
+  async signedIn(browserId: string | undefined): Promise<SignedInBrowser | undefined> {
     if (browserId === undefined || browserId === '') return undefined;
-    return this.sessions.signedInUser(sha256(browserId), this.clock.now());
+    const found = await this.sessions.signedIn(sha256(browserId), this.clock.now());
+    return found && signedInBrowser(found);
   }
 
   /**
-   * The sign-in behind a browser id, as OpenID Connect reports it: the user, when the password was
-   * entered (the session starts then; Core §2 `auth_time`), and the session's `sid` (sessionId).
+   * signedIn, and in the same read the user's grants to `clientId` (newest first): what /authorize
+   * needs to answer from a remembered consent (AuthorizationService.next's `grants`).
    */
-  async authentication(browserId: string | undefined): Promise<Authentication | undefined> {
+  async signedInFor(
+    browserId: string | undefined,
+    clientId: string,
+  ): Promise<(SignedInBrowser & { grants: Grant[] }) | undefined> {
     if (browserId === undefined || browserId === '') return undefined;
-    const hash = sha256(browserId);
-    const session = await this.sessions.get(hash, this.clock.now());
-    if (session === undefined) return undefined;
-    return { userId: session.userId, authTime: session.createdAt, sid: sessionId(hash) };
+    const found = await this.sessions.signedInWithGrants(sha256(browserId), this.clock.now(), clientId);
+    return found && { ...signedInBrowser(found), grants: found.grants };
+  }
+
+  /** The signed-in user behind a browser id (signedIn). */
+  async user(browserId: string | undefined): Promise<User | undefined> {
+    return (await this.signedIn(browserId))?.user;
+  }
+
+  /** The sign-in behind a browser id, as OpenID Connect reports it (signedIn). */
+  async authentication(browserId: string | undefined): Promise<Authentication | undefined> {
+    return (await this.signedIn(browserId))?.authentication;
   }
 
   async end(browserId: string | undefined): Promise<void> {
     if (browserId !== undefined && browserId !== '') await this.sessions.delete(sha256(browserId));
   }
+}
+
+function signedInBrowser({ session, user }: SignedInSession): SignedInBrowser {
+  return {
+    user,
+    authentication: { userId: user.id, authTime: session.createdAt, sid: sessionId(session.hash) },
+  };
 }
 
 /**

@@ -145,12 +145,30 @@ export interface ThrottleStore {
   reset(key: string): Promise<void>;
 }
 
+/** A live browser session and its user, as BrowserSessionStore.signedIn reads them. */
+export interface SignedInSession {
+  session: BrowserSession;
+  user: User;
+}
+
 export interface BrowserSessionStore {
   insert(session: BrowserSession): Promise<void>;
   /** The session, only while it has not expired at `at`. */
   get(hash: string, at: number): Promise<BrowserSession | undefined>;
-  /** The user signed in by the session, in one statement (every /authorize asks it). */
-  signedInUser(hash: string, at: number): Promise<User | undefined>;
+  /**
+   * The live session and the user it signs in, in one statement: every /authorize asks who is signed
+   * in, and an OpenID Connect one also when (`createdAt`, Core §2 `auth_time`).
+   */
+  signedIn(hash: string, at: number): Promise<SignedInSession | undefined>;
+  /**
+   * signedIn, and in the same statement the user's grants to `clientId` (revoked and expired ones
+   * too), newest first: /authorize answers from a remembered grant (consent) without another read.
+   */
+  signedInWithGrants(
+    hash: string,
+    at: number,
+    clientId: string,
+  ): Promise<(SignedInSession & { grants: Grant[] }) | undefined>;
   delete(hash: string): Promise<boolean>;
   /** Signs the user out of every browser (a password reset); returns how many sessions ended. */
   deleteByUser(userId: string): Promise<number>;

@@ -500,10 +500,11 @@ for (const backend of backends()) {
           Promise.all([
             on.clients.get(client.id),
             on.grants.listByUser(user.id),
-            on.browserSessions.signedInUser(session.hash, NOW),
+            on.browserSessions.signedIn(session.hash, NOW),
             on.codes.getWithGrant(code.hash),
             on.codes.consume(code.hash, NOW + 1),
             on.codes.insert(fresh),
+            on.browserSessions.signedInWithGrants(session.hash, NOW, client.id),
           ]);
         // Started while a transaction is open on the connection: they wait for it to end (SQLite).
         let during: ReturnType<typeof flow> | undefined;
@@ -524,13 +525,24 @@ for (const backend of backends()) {
             isDeepStrictEqual(read, { code, grant }) || isDeepStrictEqual(read, { code: consumed, grant }),
             JSON.stringify(read),
           );
-          assert.deepEqual(answers[i], [client, [grant], user, consumed, undefined]);
+          assert.deepEqual(answers[i], [
+            client,
+            [grant],
+            { session, user },
+            consumed,
+            undefined,
+            { session, user, grants: [grant] },
+          ]);
           assert.equal(await storage.codes.consume(code.hash, NOW + 2), undefined);
         }
         assert.deepEqual(await other.codes.getWithGrant(third!.hash), { code: third, grant });
         assert.deepEqual(await storage.codes.getWithGrant(fourth!.hash), { code: fourth, grant });
-        assert.equal(await other.browserSessions.signedInUser(session.hash, NOW + 60), undefined);
-        assert.equal(await other.browserSessions.signedInUser(sha256('unknown'), NOW), undefined);
+        assert.equal(await other.browserSessions.signedIn(session.hash, NOW + 60), undefined);
+        assert.equal(await other.browserSessions.signedIn(sha256('unknown'), NOW), undefined);
+        assert.equal(
+          await other.browserSessions.signedInWithGrants(session.hash, NOW + 60, client.id),
+          undefined,
+        );
         assert.equal(await other.clients.get('no-such-client'), undefined);
       });
 
@@ -576,12 +588,45 @@ for (const backend of backends()) {
         };
         await storage.browserSessions.insert(session);
         assert.deepEqual(await storage.browserSessions.get(session.hash, NOW), session);
-        assert.deepEqual(await other.browserSessions.signedInUser(session.hash, NOW + 59), user);
-        assert.equal(await storage.browserSessions.signedInUser(session.hash, NOW + 60), undefined);
-        assert.equal(await storage.browserSessions.signedInUser(sha256('unknown'), NOW), undefined);
+        assert.deepEqual(await other.browserSessions.signedIn(session.hash, NOW + 59), { session, user });
+        assert.equal(await storage.browserSessions.signedIn(session.hash, NOW + 60), undefined);
+        assert.equal(await storage.browserSessions.signedIn(sha256('unknown'), NOW), undefined);
         assert.equal(await storage.browserSessions.delete(session.hash), true);
-        assert.equal(await storage.browserSessions.signedInUser(session.hash, NOW), undefined);
+        assert.equal(await storage.browserSessions.signedIn(session.hash, NOW), undefined);
         assert.equal(await storage.browserSessions.delete(session.hash), false);
+      });
+
+      it('reads with the session the user’s grants to one client, newest first, revoked and expired too', async () => {
+        const { client, user, grant: older } = await seedGrant({ revokedAt: NOW - 5, expiresAt: NOW + 600 });
+        const newer = makeGrant(client, user, { createdAt: older.createdAt + 10, expiresAt: NOW - 1 });
+        await storage.grants.insert(newer);
+        // Another client's grant, and another user's grant to this client: neither is read.
+        const { client: otherClient } = await seedGrant();
+        await storage.grants.insert(makeGrant(otherClient, user));
+        const { user: stranger } = await seedGrant();
+        await storage.grants.insert(makeGrant(client, stranger));
+        const session = { hash: sha256(randomUUID()), userId: user.id, createdAt: NOW, expiresAt: NOW + 60 };
+        await storage.browserSessions.insert(session);
+
+        assert.deepEqual(await other.browserSessions.signedInWithGrants(session.hash, NOW, client.id), {
+          session,
+          user,
+          grants: [newer, older],
+        });
+        const unconsented = makeClient();
+        await storage.clients.insert(unconsented);
+        assert.deepEqual(
+          await storage.browserSessions.signedInWithGrants(session.hash, NOW + 59, unconsented.id),
+          { session, user, grants: [] },
+        );
+        assert.equal(
+          await storage.browserSessions.signedInWithGrants(session.hash, NOW + 60, client.id),
+          undefined,
+        );
+        assert.equal(
+          await storage.browserSessions.signedInWithGrants(sha256('unknown'), NOW, client.id),
+          undefined,
+        );
       });
     });
 

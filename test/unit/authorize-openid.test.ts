@@ -794,6 +794,77 @@ describe('what a request needs next: prompt, max_age, id_token_hint (Core §3.1.
   }
 });
 
+/**
+ * /authorize reads the signed-in user's grants to the client with the session (one statement) and
+ * hands them to next(): the remembered consent is looked for among those alone, and only a live grant
+ * of this user to this client, covering the request, answers it.
+ */
+const GIVEN_GRANTS: {
+  name: string;
+  /** The grant handed to next() (and stored: a code names its grant), for this user and client unless it says otherwise. */
+  given: 'none' | 'covering' | 'other-user' | 'other-client' | 'revoked' | 'narrower';
+  /** A covering grant in the store, which next() must not read when grants are given. */
+  stored?: boolean;
+  expected: AuthorizationStep['step'];
+}[] = [
+  { name: 'a covering grant given: answered at once, under it', given: 'covering', expected: 'respond' },
+  {
+    name: 'no grant given, one stored: consent (the store is not read again)',
+    given: 'none',
+    stored: true,
+    expected: 'consent',
+  },
+  { name: 'another user’s grant given: consent', given: 'other-user', expected: 'consent' },
+  { name: 'a grant to another client given: consent', given: 'other-client', expected: 'consent' },
+  { name: 'a revoked grant given: consent', given: 'revoked', expected: 'consent' },
+  { name: 'a grant narrower than the request given: consent', given: 'narrower', expected: 'consent' },
+];
+
+describe('what a request needs next, with the grants read with the session', () => {
+  for (const row of GIVEN_GRANTS) {
+    it(row.name, async () => {
+      const { engine, user, other } = await fixture();
+      try {
+        const validation = await engine.validateAuthorization(
+          queryString({ ...OIDC, response_type: 'code', scope: 'openid read', nonce: 'n' }),
+        );
+        assert.equal(validation.outcome, 'valid', JSON.stringify(validation));
+        if (validation.outcome !== 'valid') return;
+        const request = validation.request;
+        if (row.stored === true) await grantFor(engine, request.client.id, user, request.scope);
+        const grant: Grant = {
+          id: randomUUID(),
+          clientId: row.given === 'other-client' ? 'rp-code' : request.client.id,
+          userId: row.given === 'other-user' ? other.id : user.id,
+          scope: row.given === 'narrower' ? ['openid'] : request.scope,
+          createdAt: engine.clock.now(),
+          expiresAt: null,
+          revokedAt: row.given === 'revoked' ? engine.clock.now() - 1 : null,
+        };
+        if (row.given !== 'none') await engine.storage.grants.insert(grant);
+        const session = { userId: user.id, authTime: engine.clock.now() - 5, sid: 'sid-now' };
+        const next = await engine.authorization.next(request, session, {
+          interacted: false,
+          grants: row.given === 'none' ? [] : [grant],
+        });
+        assert.equal(next.step, row.expected, JSON.stringify(next));
+        if (next.step !== 'respond') return;
+        const params = responseParams(next.response, 'query');
+        assert.notEqual(params.get('code'), null, params.toString());
+        // The code is issued under the given grant.
+        const code = await engine.storage.codes.get(
+          createHash('sha256')
+            .update(params.get('code') ?? '')
+            .digest('base64url'),
+        );
+        assert.equal(code?.grantId, grant.id);
+      } finally {
+        await engine.close();
+      }
+    });
+  }
+});
+
 // The responses: what each response type returns, and its ID token (Core §3.2.2.5, §3.3.2.5, §3.3.2.11).
 
 /** Core §3.3.2.11: base64url of the left half of the SHA-256 of the value's ASCII octets (RS256). */

@@ -213,9 +213,16 @@ const ROWS: { name: string; run: (storage: Storage) => Promise<void> }[] = [
   {
     name: 'browser sessions name their user only while they live',
     async run(s) {
-      await s.browserSessions.insert({ hash: 'bs', userId: 'u1', createdAt: NOW, expiresAt: NOW + 60 });
-      assert.deepEqual(await s.browserSessions.signedInUser('bs', NOW + 59), user);
-      assert.equal(await s.browserSessions.signedInUser('bs', NOW + 60), undefined);
+      const session = { hash: 'bs', userId: 'u1', createdAt: NOW, expiresAt: NOW + 60 };
+      await s.browserSessions.insert(session);
+      assert.deepEqual(await s.browserSessions.signedIn('bs', NOW + 59), { session, user });
+      assert.deepEqual(await s.browserSessions.signedInWithGrants('bs', NOW + 59, 'c1'), {
+        session,
+        user,
+        grants: [grant],
+      });
+      assert.equal(await s.browserSessions.signedIn('bs', NOW + 60), undefined);
+      assert.equal(await s.browserSessions.signedInWithGrants('bs', NOW + 60, 'c1'), undefined);
       assert.equal(await s.browserSessions.deleteByUser('u1'), 1);
     },
   },

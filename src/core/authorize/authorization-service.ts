@@ -292,11 +292,15 @@ export class AuthorizationService {
    * and max_age=0 like it, ask for the password again; an older sign-in than max_age too.
    * prompt=consent shows the consent page again. An id_token_hint for another user is only a hint
    * otherwise: the signed-in user stays. An OAuth 2.0 request has none of this but prompt=consent.
+   *
+   * `grants`, when given, are the signed-in user's grants to the request's client, read with the
+   * session (BrowserSessions.signedInFor): the remembered consent is looked for among them, with no
+   * read of its own.
    */
   async next(
     request: AuthorizationRequest,
     session: SignedIn | undefined,
-    options: { interacted: boolean } = { interacted: false },
+    options: { interacted: boolean; grants?: readonly Grant[] } = { interacted: false },
   ): Promise<AuthorizationStep> {
     if (request.openid && session !== undefined && !isAuthentication(session)) {
       throw new Error('an OpenID Connect request is answered for a sign-in, not a bare user');
@@ -318,7 +322,7 @@ export class AuthorizationService {
       if (request.idTokenHint !== undefined && request.idTokenHint.sub !== session.userId) {
         return refuse('login_required', 'another user is signed in than id_token_hint names');
       }
-      const grant = await this.rememberedGrant(request, session.userId);
+      const grant = await this.rememberedGrant(request, session.userId, options.grants);
       if (grant !== undefined) return respond(await this.approveWithGrant(request, grant, session));
       return mayReuseConsent(request)
         ? refuse('consent_required', 'the user has not allowed this request')
@@ -331,7 +335,7 @@ export class AuthorizationService {
       if (prompt.selectAccount) return { step: 'select-account' };
     }
     if (!request.forceConsent) {
-      const grant = await this.rememberedGrant(request, session.userId);
+      const grant = await this.rememberedGrant(request, session.userId, options.grants);
       if (grant !== undefined) return respond(await this.approveWithGrant(request, grant, session));
     }
     return { step: 'consent' };
@@ -339,14 +343,20 @@ export class AuthorizationService {
 
   /**
    * A live grant of this user to this client that already covers everything the request asks for,
-   * when the request may be answered under it without asking again (see mayReuseConsent).
+   * when the request may be answered under it without asking again (see mayReuseConsent). Looked for
+   * among `known` (the user's grants to the client, newest first) when given, else in the store.
    */
-  async rememberedGrant(request: AuthorizationRequest, userId: string): Promise<Grant | undefined> {
+  async rememberedGrant(
+    request: AuthorizationRequest,
+    userId: string,
+    known?: readonly Grant[],
+  ): Promise<Grant | undefined> {
     if (!mayReuseConsent(request)) return undefined;
     const now = this.options.clock.now();
-    const grants = await this.options.storage.grants.listByUser(userId);
+    const grants = known ?? (await this.options.storage.grants.listByUser(userId));
     return grants.find(
       (grant) =>
+        grant.userId === userId &&
         grant.clientId === request.client.id &&
         isGrantLive(grant, now) &&
         isSubset(request.scope, grant.scope),

@@ -468,74 +468,23 @@ export async function validateAuthorizationRequest(
     );
   }
 
-  const prompt: Prompt = { none: false, login: false, consent: false, selectAccount: false };
-  if (!openid) {
+  // 7. The prompt and, for an OpenID Connect request, its other parameters.
+  let oidc: OpenIdParams;
+  if (openid) {
+    const read = await readOpenIdParams(params, promptValues, parts, policy);
+    if ('error' in read) return fail(read.error, read.description);
+    oidc = read;
+  } else {
     // An OAuth 2.0 request: only prompt=consent, as Gatehouse always read it.
-    prompt.consent = (single(params, 'prompt').value ?? '').split(' ').includes('consent');
-    return {
-      outcome: 'valid',
-      request: {
-        client,
-        responseType,
-        responseMode: mode,
-        redirectUri,
-        scope,
-        resources,
-        state: stateValue,
-        codeChallenge,
-        codeChallengeMethod,
-        forceConsent: prompt.consent,
-        openid: false,
-        nonce: null,
-        prompt,
-        maxAge: null,
-        loginHint: undefined,
-        idTokenHint: undefined,
-        query: carried ?? params.toString(),
-        pushedRequest,
-        dpopJkt,
-      },
+    const consent = (single(params, 'prompt').value ?? '').split(' ').includes('consent');
+    oidc = {
+      nonce: null,
+      prompt: { none: false, login: false, consent, selectAccount: false },
+      maxAge: null,
+      loginHint: undefined,
+      idTokenHint: undefined,
     };
   }
-
-  // 7. The OpenID Connect parameters (Core §3.1.2.1). display, ui_locales, claims_locales and
-  // acr_values are optional to honour and are not read; unknown parameters are ignored.
-  // 7a. nonce: required whenever an ID token comes from this endpoint (Core §3.2.2.1, §3.3.2.11).
-  const nonce = single(params, 'nonce').value ?? null;
-  if (nonce === null && parts.idToken) {
-    return fail('invalid_request', 'nonce is required when the response includes an ID token');
-  }
-  if (nonce !== null && nonce.length > MAX_NONCE_LENGTH) {
-    return fail('invalid_request', `nonce is longer than ${MAX_NONCE_LENGTH} characters`);
-  }
-  // 7b. prompt: known values only, and none alone.
-  for (const value of promptValues) {
-    const key = PROMPT_VALUES.get(value);
-    if (key === undefined) return fail('invalid_request', `unknown prompt value: ${value.slice(0, 64)}`);
-    prompt[key] = true;
-  }
-  if (prompt.none && promptValues.length > 1) {
-    return fail('invalid_request', 'prompt=none cannot be combined with other prompt values');
-  }
-  // 7c. max_age: a non-negative number of seconds.
-  const maxAgeParam = single(params, 'max_age').value;
-  let maxAge: number | null = null;
-  if (maxAgeParam !== undefined) {
-    if (!/^\d{1,10}$/.test(maxAgeParam)) {
-      return fail('invalid_request', 'max_age must be a whole number of seconds');
-    }
-    maxAge = Number(maxAgeParam);
-  }
-  // 7d. id_token_hint: an ID token this server issued (an expired one still hints).
-  const hintParam = single(params, 'id_token_hint').value;
-  let idTokenHint: IdTokenHint | undefined;
-  if (hintParam !== undefined) {
-    idTokenHint = await policy.verifyIdTokenHint?.(hintParam);
-    if (idTokenHint === undefined) {
-      return fail('invalid_request', 'id_token_hint is not an ID token issued by this server');
-    }
-  }
-  const loginHint = single(params, 'login_hint').value?.slice(0, MAX_LOGIN_HINT_LENGTH);
 
   return {
     outcome: 'valid',
@@ -549,16 +498,64 @@ export async function validateAuthorizationRequest(
       state: stateValue,
       codeChallenge,
       codeChallengeMethod,
-      forceConsent: prompt.consent,
-      openid: true,
-      nonce,
-      prompt,
-      maxAge,
-      loginHint,
-      idTokenHint,
+      forceConsent: oidc.prompt.consent,
+      openid,
+      ...oidc,
       query: carried ?? params.toString(),
       pushedRequest,
       dpopJkt,
     },
   };
+}
+
+/** The OpenID Connect parameters of a request (Core §3.1.2.1), as AuthorizationRequest keeps them. */
+type OpenIdParams = Pick<AuthorizationRequest, 'nonce' | 'prompt' | 'maxAge' | 'loginHint' | 'idTokenHint'>;
+
+/**
+ * Core §3.1.2.1: display, ui_locales, claims_locales and acr_values are optional to honour and are not
+ * read; unknown parameters are ignored. An error is invalid_request, redirected to the client.
+ */
+async function readOpenIdParams(
+  params: URLSearchParams,
+  promptValues: readonly string[],
+  parts: ResponseParts,
+  policy: Pick<AuthorizationPolicy, 'verifyIdTokenHint'>,
+): Promise<OpenIdParams | { error: 'invalid_request'; description: string }> {
+  const invalid = (description: string) => ({ error: 'invalid_request' as const, description });
+  // 7a. nonce: required whenever an ID token comes from this endpoint (Core §3.2.2.1, §3.3.2.11).
+  const nonce = single(params, 'nonce').value ?? null;
+  if (nonce === null && parts.idToken) {
+    return invalid('nonce is required when the response includes an ID token');
+  }
+  if (nonce !== null && nonce.length > MAX_NONCE_LENGTH) {
+    return invalid(`nonce is longer than ${MAX_NONCE_LENGTH} characters`);
+  }
+  // 7b. prompt: known values only, and none alone.
+  const prompt: Prompt = { none: false, login: false, consent: false, selectAccount: false };
+  for (const value of promptValues) {
+    const key = PROMPT_VALUES.get(value);
+    if (key === undefined) return invalid(`unknown prompt value: ${value.slice(0, 64)}`);
+    prompt[key] = true;
+  }
+  if (prompt.none && promptValues.length > 1) {
+    return invalid('prompt=none cannot be combined with other prompt values');
+  }
+  // 7c. max_age: a non-negative number of seconds.
+  const maxAgeParam = single(params, 'max_age').value;
+  let maxAge: number | null = null;
+  if (maxAgeParam !== undefined) {
+    if (!/^\d{1,10}$/.test(maxAgeParam)) return invalid('max_age must be a whole number of seconds');
+    maxAge = Number(maxAgeParam);
+  }
+  // 7d. id_token_hint: an ID token this server issued (an expired one still hints).
+  const hintParam = single(params, 'id_token_hint').value;
+  let idTokenHint: IdTokenHint | undefined;
+  if (hintParam !== undefined) {
+    idTokenHint = await policy.verifyIdTokenHint?.(hintParam);
+    if (idTokenHint === undefined) {
+      return invalid('id_token_hint is not an ID token issued by this server');
+    }
+  }
+  const loginHint = single(params, 'login_hint').value?.slice(0, MAX_LOGIN_HINT_LENGTH);
+  return { nonce, prompt, maxAge, loginHint, idTokenHint };
 }

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Authentication } from '../../core/authorize/authorization-service.js';
-import { BrowserSessions } from '../../core/browser-sessions.js';
-import type { User } from '../../core/model.js';
+import { BrowserSessions, type SignedInBrowser } from '../../core/browser-sessions.js';
+import type { Grant, User } from '../../core/model.js';
 import { sha256 } from '../../shared/crypto.js';
 import type { CsrfTokens } from './csrf.js';
 
@@ -25,6 +25,10 @@ const DEVICE_CODE = 'device-code';
 export interface BrowserContext {
   browserId: string;
   user: User | undefined;
+  /** When and in which session `user` signed in (read with the user: OpenID Connect requests need it). */
+  authentication: Authentication | undefined;
+  /** The user's grants to the client load() was asked about (`grantsOf`), read with the user. */
+  grants: Grant[] | undefined;
   readonly csrfToken: string;
 }
 
@@ -40,10 +44,25 @@ export class BrowserContexts {
     return value !== undefined && BROWSER_ID.test(value) ? value : undefined;
   }
 
-  /** Who is on the other end; gives a browser without a cookie a fresh id (so forms can carry a token). */
-  async load(request: FastifyRequest, reply: FastifyReply): Promise<BrowserContext> {
+  /**
+   * Who is on the other end; gives a browser without a cookie a fresh id (so forms can carry a token).
+   * With `grantsOf` (a client id), the same read brings the signed-in user's grants to that client.
+   */
+  async load(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    options: { grantsOf?: string } = {},
+  ): Promise<BrowserContext> {
     let browserId = this.browserId(request);
-    const user = await this.sessions.user(browserId);
+    let signedIn: SignedInBrowser | undefined;
+    let grants: Grant[] | undefined;
+    if (options.grantsOf === undefined) {
+      signedIn = await this.sessions.signedIn(browserId);
+    } else {
+      const withGrants = await this.sessions.signedInFor(browserId, options.grantsOf);
+      signedIn = withGrants;
+      grants = withGrants?.grants;
+    }
     if (browserId === undefined) {
       browserId = BrowserSessions.newBrowserId();
       this.setCookie(reply, browserId);
@@ -54,16 +73,21 @@ export class BrowserContexts {
     let csrfToken: string | undefined;
     return {
       browserId,
-      user,
+      user: signedIn?.user,
+      authentication: signedIn?.authentication,
+      grants,
       get csrfToken() {
         return (csrfToken ??= csrf.issue(id));
       },
     };
   }
 
-  /** When and in which session the browser's user signed in (OpenID Connect requests need it). */
+  /**
+   * When and in which session the browser's user signed in (OpenID Connect requests need it), as
+   * load() read it with the user: no second read.
+   */
   authentication(browser: BrowserContext): Promise<Authentication | undefined> {
-    return this.sessions.authentication(browser.browserId);
+    return Promise.resolve(browser.authentication);
   }
 
   /** Records that this browser's session was just signed in (or chosen) for the request `query`. */

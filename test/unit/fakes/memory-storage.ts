@@ -406,6 +406,11 @@ function browserSessions(t: Tables): BrowserSessionStore {
     const session = t.browserSessions.get(hash);
     return session !== undefined && session.expiresAt > at ? session : undefined;
   };
+  const signedIn = (hash: string, at: number) => {
+    const session = live(hash, at);
+    const user = session && t.users.get(session.userId);
+    return session && user && { session: copy(session), user: copy(user) };
+  };
   return {
     async insert(session) {
       references(t.users, session.userId, 'user');
@@ -415,10 +420,16 @@ function browserSessions(t: Tables): BrowserSessionStore {
       const session = live(hash, at);
       return session && copy(session);
     },
-    async signedInUser(hash, at) {
-      const session = live(hash, at);
-      const user = session && t.users.get(session.userId);
-      return user && copy(user);
+    async signedIn(hash, at) {
+      return signedIn(hash, at);
+    },
+    async signedInWithGrants(hash, at, clientId) {
+      const found = signedIn(hash, at);
+      if (found === undefined) return undefined;
+      const grants = [...t.grants.values()].filter(
+        (g) => g.userId === found.user.id && g.clientId === clientId,
+      );
+      return { ...found, grants: grants.sort((a, b) => b.createdAt - a.createdAt).map(copy) };
     },
     async delete(hash) {
       return t.browserSessions.delete(hash);

@@ -1,9 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  PushedRequestSpentError,
-  type Authentication,
-  type SignedIn,
-} from '../../../core/authorize/authorization-service.js';
+import { PushedRequestSpentError, type SignedIn } from '../../../core/authorize/authorization-service.js';
 import type { AuthorizationRequest, AuthorizationValidation } from '../../../core/authorize/request.js';
 import { responseLocation, type AuthorizationResponse } from '../../../core/authorize/response.js';
 import type { BrowserContext } from '../browser-context.js';
@@ -106,16 +102,11 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
 
   /**
    * The signed-in user as the request needs them: for an OpenID Connect request the sign-in itself
-   * (when and in which session), read only then; undefined when nobody is signed in.
+   * (when and in which session, read with the user); undefined when nobody is signed in.
    */
-  async function signedIn(
-    browser: BrowserContext,
-    authorization: AuthorizationRequest,
-  ): Promise<SignedIn | undefined> {
+  function signedIn(browser: BrowserContext, authorization: AuthorizationRequest): SignedIn | undefined {
     if (browser.user === undefined) return undefined;
-    if (!authorization.openid) return { userId: browser.user.id };
-    const authentication: Authentication | undefined = await ui.browsers.authentication(browser);
-    return authentication?.userId === browser.user.id ? authentication : undefined;
+    return authorization.openid ? browser.authentication : { userId: browser.user.id };
   }
 
   async function showConsent(
@@ -155,12 +146,16 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     if (invalid !== undefined || validation.outcome !== 'valid') return invalid as FastifyReply;
     const authorization = validation.request;
 
-    const browser = await ui.browsers.load(request, reply);
-    const session = await signedIn(browser, authorization);
+    // One read: who is signed in, since when, and what they already allowed this client.
+    const browser = await ui.browsers.load(request, reply, { grantsOf: authorization.client.id });
+    const session = signedIn(browser, authorization);
     const interacted =
       ui.browsers.takeInteraction(request, reply, browser.browserId, authorization.query) &&
       session !== undefined;
-    const next = await ui.engine.authorization.next(authorization, session, { interacted });
+    const next = await ui.engine.authorization.next(authorization, session, {
+      interacted,
+      ...(browser.grants !== undefined ? { grants: browser.grants } : {}),
+    });
     switch (next.step) {
       case 'respond':
         return answer(reply, next.response, authorization.client.name);
@@ -203,7 +198,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     const authorization = validation.request;
 
     const browser = await ui.browsers.load(request, reply);
-    const session = await signedIn(browser, authorization);
+    const session = signedIn(browser, authorization);
     if (browser.user === undefined || session === undefined) {
       // The session ended while the page was open: sign in again, then the request resumes.
       return signInToResume(reply, browser.csrfToken, authorization, 401, {

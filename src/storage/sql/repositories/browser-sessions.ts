@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import type { BrowserSession } from '../../../core/model.js';
+import type { BrowserSession, Grant } from '../../../core/model.js';
 import type { BrowserSessionStore } from '../../../core/ports.js';
-import type { BrowserSessionsTable, Database } from '../schema.js';
+import type { BrowserSessionsTable, Database, UsersTable } from '../schema.js';
 import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
-import { userFromRow } from './mappers.js';
+import { grantFromRow, userFromRow } from './mappers.js';
 
 const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
   hash: row.hash,
@@ -12,18 +12,58 @@ const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
   expiresAt: row.expires_at,
 });
 
+/** A row of the signed-in reads: the user's columns and the session's own, prefixed. */
+type SignedInRow = UsersTable & { session_created_at: number; session_expires_at: number };
+
+const signedInFromRow = (hash: string, row: SignedInRow) => ({
+  session: {
+    hash,
+    userId: row.id,
+    createdAt: row.session_created_at,
+    expiresAt: row.session_expires_at,
+  },
+  user: userFromRow(row),
+});
+
 export function createBrowserSessionRepository(
   db: Kysely<Database>,
   statements?: SqliteStatements,
 ): BrowserSessionStore {
-  // Every /authorize asks who is signed in.
+  // Every /authorize asks who is signed in, and an OpenID Connect one since when: one read for both.
   const signedIn = preparedQuery(statements, ({ hash, at }: { hash: string; at: number }) =>
     db
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .selectAll('u')
+      .select(['s.created_at as session_created_at', 's.expires_at as session_expires_at'])
       .where('s.hash', '=', hash)
       .where('s.expires_at', '>', at),
+  );
+  // /authorize also asks whether the user already consented to the client: the same read, one row per
+  // grant of the user to that client (grants_by_user covers the join), one with no grant columns if none.
+  const signedInWithGrants = preparedQuery(
+    statements,
+    ({ hash, at, clientId }: { hash: string; at: number; clientId: string }) =>
+      db
+        .selectFrom('browser_sessions as s')
+        .innerJoin('users as u', 'u.id', 's.user_id')
+        .leftJoin('grants as g', (join) =>
+          join.onRef('g.user_id', '=', 's.user_id').on('g.client_id', '=', clientId),
+        )
+        .selectAll('u')
+        .select([
+          's.created_at as session_created_at',
+          's.expires_at as session_expires_at',
+          'g.id as grant_id',
+          'g.client_id as grant_client_id',
+          'g.scope as grant_scope',
+          'g.created_at as grant_created_at',
+          'g.expires_at as grant_expires_at',
+          'g.revoked_at as grant_revoked_at',
+        ])
+        .where('s.hash', '=', hash)
+        .where('s.expires_at', '>', at)
+        .orderBy('g.created_at', 'desc'),
   );
   return {
     async insert(session: BrowserSession) {
@@ -46,9 +86,32 @@ export function createBrowserSessionRepository(
         .executeTakeFirst();
       return row && fromRow(row);
     },
-    async signedInUser(hash: string, at: number) {
+    async signedIn(hash: string, at: number) {
       const row = await signedIn.first({ hash, at });
-      return row && userFromRow(row);
+      return row && signedInFromRow(hash, row);
+    },
+    async signedInWithGrants(hash: string, at: number, clientId: string) {
+      const rows = await signedInWithGrants.all({ hash, at, clientId });
+      const first = rows[0];
+      if (first === undefined) return undefined;
+      const grants: Grant[] = [];
+      for (const row of rows) {
+        // The left join's row when the user has no grant to the client.
+        if (row.grant_id === null || row.grant_client_id === null) continue;
+        if (row.grant_scope === null || row.grant_created_at === null) continue;
+        grants.push(
+          grantFromRow({
+            id: row.grant_id,
+            client_id: row.grant_client_id,
+            user_id: row.id,
+            scope: row.grant_scope,
+            created_at: row.grant_created_at,
+            expires_at: row.grant_expires_at,
+            revoked_at: row.grant_revoked_at,
+          }),
+        );
+      }
+      return { ...signedInFromRow(hash, first), grants };
     },
     async delete(hash: string) {
       const result = await db.deleteFrom('browser_sessions').where('hash', '=', hash).executeTakeFirst();
