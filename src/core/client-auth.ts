@@ -41,7 +41,9 @@ function parseBasic(header: string): { id: string; secret: string } {
   const colon = decoded.indexOf(':');
   if (colon < 0) throw invalidClient('malformed Basic credentials');
   try {
-    const formDecode = (part: string) => decodeURIComponent(part.replace(/\+/g, ' '));
+    // Most ids and secrets are plain (no '%' or '+'), and decode to themselves: no decoding per request.
+    const formDecode = (part: string) =>
+      part.includes('%') || part.includes('+') ? decodeURIComponent(part.replace(/\+/g, ' ')) : part;
     return { id: formDecode(decoded.slice(0, colon)), secret: formDecode(decoded.slice(colon + 1)) };
   } catch {
     throw invalidClient('malformed Basic credentials');

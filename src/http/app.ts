@@ -57,6 +57,14 @@ const REDACTED_PATHS = [
   'res.headers.location',
 ];
 
+/** Sent on every response, whatever answers it. */
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  // HTTPS always (docs/decisions.md, decision 6), also behind a proxy.
+  'strict-transport-security': 'max-age=31536000; includeSubDomains',
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+};
+
 export function loggerOptions(level: string): FastifyServerOptions['logger'] {
   return { level, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } };
 }
@@ -96,13 +104,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   applyServerTimeouts(app.server, config.requestTimeoutSeconds, config.maxConnections);
   installDrain(app);
 
-  app.addHook('onRequest', function securityHeaders(_request, reply, done) {
-    // HTTPS always (docs/decisions.md, decision 6), also behind a proxy.
-    reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('referrer-policy', 'no-referrer');
-    done();
-  });
   const metrics = deps.metrics ?? createMetrics();
   installObservability(app, {
     metrics,
@@ -112,6 +113,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     metricsToken: config.metricsToken,
     trustProxy: config.trustProxy,
     basePath: config.basePath,
+    responseHeaders: SECURITY_HEADERS,
   });
   installParameterLimits(app, {
     maxParameters: config.maxParameters,
@@ -124,18 +126,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     windowSeconds: config.rateLimitWindowSeconds,
     basePath: config.basePath,
     metrics,
-  });
-  app.addHook('onResponse', function accessLog(request, reply, done) {
-    request.log.info(
-      {
-        method: request.method,
-        path: request.routeOptions.url ?? 'unmatched',
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request',
-    );
-    done();
   });
 
   await app.register(

@@ -4,6 +4,8 @@ export const FORM_CONTENT_TYPE = 'application/x-www-form-urlencoded';
 
 /** The media type of a Content-Type header, lower-cased, without parameters. */
 export function mediaType(header: string | undefined): string | undefined {
+  // Every token request asks this, usually of exactly the form type: no split, trim or lower-casing.
+  if (header === FORM_CONTENT_TYPE) return header;
   return header?.split(';', 1)[0]?.trim().toLowerCase();
 }
 

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { SeriesHistogram } from './series-histogram.js';
 
 /**
  * The Prometheus metrics of one Gatehouse process, in a registry of its own (tests run several apps
@@ -24,25 +25,41 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
   const registry = new Registry();
   if (options.processMetrics) collectDefaultMetrics({ register: registry, prefix: 'gatehouse_' });
 
+  // The two counters every request (and every token) moves count in plain numbers, handed to
+  // prom-client when it is read (collect): its inc() hashes the labels on every call, child or not.
+  const pending: PendingCount[] = [];
+  const flushPending = () => {
+    for (const entry of pending) {
+      if (entry.count === 0) continue;
+      entry.child.inc(entry.count);
+      entry.count = 0;
+    }
+  };
   const requests = new Counter({
     name: 'gatehouse_http_requests_total',
     help: 'HTTP requests answered, by route pattern, method and status',
     labelNames: ['route', 'method', 'status'] as const,
     registers: [registry],
+    collect: flushPending,
   });
-  const latency = new Histogram({
-    name: 'gatehouse_http_request_duration_seconds',
-    help: 'Time from request received to response sent, by route pattern and method',
-    labelNames: ['route', 'method'] as const,
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-    registers: [registry],
-  });
+  const latency = new SeriesHistogram(
+    'gatehouse_http_request_duration_seconds',
+    'Time from request received to response sent, by route pattern and method',
+    [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registry,
+  );
   const tokens = new Counter({
     name: 'gatehouse_tokens_issued_total',
     help: 'Tokens issued, by grant type and token type (bearer, mac, refresh)',
     labelNames: ['grant_type', 'token_type'] as const,
     registers: [registry],
+    collect: flushPending,
   });
+  const pendingCount = (child: { inc(value: number): void }): PendingCount => {
+    const entry = { child, count: 0 };
+    pending.push(entry);
+    return entry;
+  };
   const errors = new Counter({
     name: 'gatehouse_oauth_errors_total',
     help: 'OAuth error responses, by route pattern and RFC 6749 error code',
@@ -72,11 +89,11 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
   // Label sets are few and fixed (route patterns, methods, statuses); resolving each one's child metric
   // once keeps prom-client's per-call label hashing off the request path.
   const requestChild = memoByKey((route: string, method: string, status: number) => ({
-    count: requests.labels({ route, method, status: String(status) }),
-    latency: latency.labels({ route, method }),
+    count: pendingCount(requests.labels({ route, method, status: String(status) })),
+    observe: latency.series({ route, method }),
   }));
   const tokenChild = memoByKey((grantType: string, tokenType: string) =>
-    tokens.labels({ grant_type: grantType, token_type: tokenType }),
+    pendingCount(tokens.labels({ grant_type: grantType, token_type: tokenType })),
   );
   const storeChild = memoByKey((operation: string, outcome: string) => store.labels({ operation, outcome }));
 
@@ -84,11 +101,11 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
     registry,
     request(route, method, status, seconds) {
       const child = requestChild(route, method, status);
-      child.count.inc();
-      child.latency.observe(seconds);
+      child.count.count += 1;
+      child.observe(seconds);
     },
     tokenIssued(grantType, tokenType) {
-      tokenChild(grantType, tokenType).inc();
+      tokenChild(grantType, tokenType).count += 1;
     },
     oauthError(route, error) {
       errors.inc({ route, error });
@@ -103,6 +120,12 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
       storeChild(operation, failed ? 'error' : 'ok').observe(seconds);
     },
   };
+}
+
+/** Increments not yet handed to a prom-client counter's child. */
+interface PendingCount {
+  child: { inc(value: number): void };
+  count: number;
 }
 
 /** Caches `make`'s result per distinct argument list (label values never contain a NUL). */

@@ -28,6 +28,8 @@ export interface ObservabilityOptions {
   /** Behind a proxy every connection may come from loopback, so loopback means nothing there. */
   trustProxy: boolean;
   basePath: string;
+  /** Headers every response carries (the security headers), set with the request id. */
+  responseHeaders?: Readonly<Record<string, string>>;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
@@ -61,15 +63,29 @@ export function installObservability(app: FastifyInstance, options: Observabilit
     const tokenType = new URLSearchParams(location.slice(hash + 1)).get('token_type')?.toLowerCase();
     metrics.tokenIssued('implicit', tokenType === 'mac' ? 'mac' : 'bearer');
   };
-  // Callback-style hooks: they run on every request, and a promise per hook is measurable.
-  app.addHook('onRequest', function echoRequestId(request, reply, done) {
+  const responseHeaders = Object.entries(options.responseHeaders ?? {});
+  // Callback-style hooks, one per stage: they run on every request, and each hook (a promise all the
+  // more) is measurable there.
+  app.addHook('onRequest', function responseHeadersAndId(request, reply, done) {
+    for (const [name, value] of responseHeaders) reply.header(name, value);
     reply.header('x-request-id', request.id);
     done();
   });
-  app.addHook('onResponse', function countRequest(request, reply, done) {
+  app.addHook('onResponse', function countAndLog(request, reply, done) {
     // Route patterns, never raw URLs: label values must stay a small, fixed set.
     const route = request.routeOptions.url ?? 'unmatched';
-    metrics.request(route, request.method, reply.statusCode, reply.elapsedTime / 1000);
+    const elapsedMs = reply.elapsedTime;
+    // The one access-log line per request (the request id is in request.log's bindings).
+    request.log.info(
+      {
+        method: request.method,
+        path: route,
+        status: reply.statusCode,
+        ms: Math.round(elapsedMs * 100) / 100,
+      },
+      'request',
+    );
+    metrics.request(route, request.method, reply.statusCode, elapsedMs / 1000);
     // Rate limits count themselves; any other 429 is a lockout after failed passwords.
     if (reply.statusCode === 429 && !wasRateLimited(request)) metrics.throttled(route, 'password_attempts');
     if (reply.statusCode === 302) countImplicitToken(reply.getHeader('location'));

@@ -143,32 +143,43 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     routes.set(`${method} ${options.basePath}${path}`, endpoint);
   }
 
+  // requestSource of the last address seen: a keep-alive connection sends the same one every time.
+  let lastIp: string | undefined;
+  let lastSource = '';
+
   // preHandler: the body is parsed by now (a form's client_id), and nothing has been done yet.
-  app.addHook('preHandler', async function rateLimit(request, reply) {
+  // Callback style, without arrays per request: it runs on every limited request.
+  app.addHook('preHandler', function rateLimit(request, reply, done) {
     const route = request.routeOptions.url;
     const endpoint = route === undefined ? undefined : routes.get(`${request.method} ${route}`);
-    if (endpoint === undefined) return;
+    if (endpoint === undefined) return done();
     const limit = options.limits[endpoint];
-    const counters: { key: string; limit: number; kind: 'address' | 'client' }[] = [];
     // An IPv6 address counts by its /64, and no key grows with a forwarded value (requestSource).
-    const address = requestSource(request.ip);
-    if (limit.perAddress > 0) {
-      counters.push({ key: `rl:${endpoint}:a:${address}`, limit: limit.perAddress, kind: 'address' });
+    const ip = request.ip;
+    if (ip !== lastIp) {
+      lastSource = requestSource(ip);
+      lastIp = ip;
     }
+    const address = lastSource;
     const client = limit.perClient > 0 ? clientIdentity(request, endpoint, address) : undefined;
-    if (client !== undefined)
-      counters.push({ key: `rl:${endpoint}:${client}`, limit: limit.perClient, kind: 'client' });
-    if (counters.length === 0) return;
+    if (limit.perAddress <= 0 && client === undefined) return done();
 
+    // Both counters count, the address's first; the first over its limit refuses.
     const now = options.clock.now();
-    const counts = counters.map((c) => windowCounter.hit(c.key, now));
-    const over = counters.findIndex((c, i) => (counts[i]?.count ?? 0) > c.limit);
-    if (over === -1) return;
-    const counter = counters[over];
-    const resetAt = counts[over]?.resetAt ?? now + options.windowSeconds;
+    const byAddress =
+      limit.perAddress > 0 ? windowCounter.hit(`rl:${endpoint}:a:${address}`, now) : undefined;
+    const byClient = client === undefined ? undefined : windowCounter.hit(`rl:${endpoint}:${client}`, now);
+    const kind =
+      byAddress !== undefined && byAddress.count > limit.perAddress
+        ? 'address'
+        : byClient !== undefined && byClient.count > limit.perClient
+          ? 'client'
+          : undefined;
+    if (kind === undefined) return done();
+    const resetAt = (kind === 'address' ? byAddress : byClient)?.resetAt ?? now + options.windowSeconds;
     limited.add(request);
-    options.metrics.throttled(route ?? endpoint, counter?.kind ?? 'address');
-    return refuse(reply, BROWSER_ENDPOINTS.has(endpoint), Math.max(1, resetAt - now));
+    options.metrics.throttled(route ?? endpoint, kind);
+    refuse(reply, BROWSER_ENDPOINTS.has(endpoint), Math.max(1, resetAt - now));
   });
 }
 

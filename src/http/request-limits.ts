@@ -14,16 +14,33 @@ function refused(message: string): FastifyError {
   return Object.assign(new Error(message), { statusCode: 400, code: 'GH_PARAMETER_LIMIT', name: 'Error' });
 }
 
+/**
+ * UTF-8 bytes of `value` beyond `max`. A UTF-16 code unit is at most 3 UTF-8 bytes, so a string of at
+ * most max/3 units is within bounds without counting (every request's short parameters).
+ */
+function tooLong(value: string, max: number): boolean {
+  return value.length * 3 > max && Buffer.byteLength(value) > max;
+}
+
 function check(source: unknown, limits: RequestLimits): void {
   if (typeof source !== 'object' || source === null || Buffer.isBuffer(source)) return;
   let count = 0;
-  for (const [name, value] of Object.entries(source as Record<string, unknown>)) {
-    const values = Array.isArray(value) ? value : [value];
-    count += values.length;
+  const parameters = source as Record<string, unknown>;
+  // Own enumerable keys, as Object.entries gives, without an array of pairs per request.
+  for (const name of Object.keys(parameters)) {
+    const value = parameters[name];
+    const values: unknown[] | undefined = Array.isArray(value) ? value : undefined;
+    count += values === undefined ? 1 : values.length;
     if (count > limits.maxParameters) throw refused('too many parameters');
-    if (Buffer.byteLength(name) > limits.maxParameterBytes) throw refused('parameter name too long');
+    if (tooLong(name, limits.maxParameterBytes)) throw refused('parameter name too long');
+    if (values === undefined) {
+      if (typeof value === 'string' && tooLong(value, limits.maxParameterBytes)) {
+        throw refused('parameter value too long');
+      }
+      continue;
+    }
     for (const item of values) {
-      if (typeof item === 'string' && Buffer.byteLength(item) > limits.maxParameterBytes) {
+      if (typeof item === 'string' && tooLong(item, limits.maxParameterBytes)) {
         throw refused('parameter value too long');
       }
     }
@@ -37,8 +54,9 @@ function check(source: unknown, limits: RequestLimits): void {
 function containsNul(value: unknown, depth = 0): boolean {
   if (typeof value === 'string') return value.includes('\u0000');
   if (typeof value !== 'object' || value === null || depth > 32 || Buffer.isBuffer(value)) return false;
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    if (key.includes('\u0000') || containsNul(item, depth + 1)) return true;
+  const entries = value as Record<string, unknown>;
+  for (const key of Object.keys(entries)) {
+    if (key.includes('\u0000') || containsNul(entries[key], depth + 1)) return true;
   }
   return false;
 }

@@ -11,7 +11,8 @@ export const clientCredentialsGrant = {
   allowsPublicClients: false,
   async handle({ client, params, resources: resourceValues, dpop }, { issuer, resources }) {
     const asked = parseScope(params.scope);
-    const targets = await resources.resolve(resourceValues);
+    // No `resource` (the usual request): no targets, without a lookup's two promises.
+    const targets = resourceValues.length === 0 ? [] : await resources.resolve(resourceValues);
     const scope = resolveScopeForResources(asked, client.scopes, targets);
     return issuer.issueAccessToken({
       client,
