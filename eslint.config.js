@@ -34,10 +34,10 @@ function layers() {
       'src/core is the engine: ports, rules and a clock; no web framework, database, front end or configuration (docs/architecture.md)',
       {
         folders: ['storage', 'http', 'cli', 'compose', 'config', 'outbound'],
-        // The library's rules reach /v1 through http/ (docs/decisions.md, decision 16); the one
-        // exception is the storage-free DPoP proof check, shared by name (decision 26).
+        // The library's rules reach /v1 through http/ (docs/decisions.md, decision 16); the two
+        // exceptions are the storage-free DPoP proof check and JWT verifier, shared by name (decision 26).
         packages: [...WEB, ...DATABASES, '**/packages/resource-server/**'],
-        regex: '^gatehouse-oauth-resource-server(?!/dpop-proof$)(/.*)?$',
+        regex: '^gatehouse-oauth-resource-server(?!/(?:dpop-proof|jwt-verifier)$)(/.*)?$',
       },
     ),
     layer(['src/storage/**/*.ts'], 'src/storage implements the ports of core; it knows no front end', {

@@ -7,6 +7,9 @@ import { open, seal } from './sealed-box.js';
 
 export type SigningAlgorithm = SigningKeyRecord['alg'];
 
+/** The public keys that verify this server's tokens, as a JWK Set (never changed once handed out). */
+export type VerificationJwks = { readonly keys: readonly Readonly<JWK>[] };
+
 interface ActiveKey {
   kid: string;
   alg: SigningAlgorithm;
@@ -69,7 +72,7 @@ export class KeyRing {
   private active = new Map<SigningAlgorithm, ActiveKey>();
   private readonly algorithms: SigningAlgorithm[];
   /** The public keys that verify this server's tokens: not revoked, active or retired recently. */
-  private verification: { kids: string; getKey: JWTVerifyGetKey } | undefined;
+  private verification: { kids: string; getKey: JWTVerifyGetKey; jwks: VerificationJwks } | undefined;
   private loadedAt = -Infinity;
   private failedAt = -Infinity;
   private loading: Promise<void> | undefined;
@@ -256,6 +259,16 @@ export class KeyRing {
     return this.verification.getKey;
   }
 
+  /**
+   * The same keys as a JWK Set, re-read first when stale: one object until the set changes, so a caller
+   * may keep what it derives from it (public KeyObjects) for as long as it gets the same object back.
+   */
+  async verificationJwks(): Promise<VerificationJwks> {
+    await this.fresh();
+    if (this.verification === undefined) throw new Error('key ring not initialised');
+    return this.verification.jwks;
+  }
+
   /** The access-token key's id. */
   get activeKid(): string | undefined {
     return this.active.get(this.options.algorithm)?.kid;
@@ -315,7 +328,7 @@ export class KeyRing {
     const kids = published.map((record) => record.kid).join(' ');
     if (this.verification?.kids !== kids) {
       const jwks = { keys: published.map((record) => ({ ...record.publicJwk }) as JWK) };
-      this.verification = { kids, getKey: createLocalJWKSet(jwks) };
+      this.verification = { kids, getKey: createLocalJWKSet(jwks), jwks };
     }
     const usable = records.filter((record) => record.revokedAt === null);
     const active = new Map<SigningAlgorithm, ActiveKey>();

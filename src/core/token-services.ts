@@ -13,7 +13,7 @@ export interface TokenServices {
 
 /** One validator per process, shared by introspection, revocation and the /v1 API's own authentication. */
 export function createTokenServices(deps: {
-  keyRing: Pick<KeyRing, 'verificationKeys' | 'refresh'>;
+  keyRing: Pick<KeyRing, 'verificationJwks' | 'refresh'>;
   storage: Storage;
   clock: Clock;
   /** The issuer URL; also the audience of access tokens for Gatehouse's own API (see compose/gatehouse.ts). */

@@ -6,7 +6,8 @@
  * RFC 9449 DPoP: the `dpop` option accepts `Authorization: DPoP` with its proof; a DPoP-bound token
  * is never accepted as a bearer token.
  * The subpaths `/mac` and `/rfc6750` export the framework-free rules that the server's own /v1 API
- * shares with this library, so each rule has one copy.
+ * shares with this library, so each rule has one copy; `/dpop-proof` and `/jwt-verifier` the
+ * storage-free checks the server's engine shares (its DPoP proofs, its own access tokens).
  */
 export {
   ResourceServer,

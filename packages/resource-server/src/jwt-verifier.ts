@@ -2,14 +2,24 @@ import { decodeCanonical, mediaType, parseObject } from './compact-jws.js';
 import { jwsAlgorithm, SUPPORTED_ALGORITHMS, type JwsAlgorithm } from './jws-algorithms.js';
 import type { KeySet } from './jwks-cache.js';
 
+// The subpath `gatehouse-oauth-resource-server/jwt-verifier` is this module: the verifier and the key
+// set it selects keys from (the Gatehouse server verifies its own tokens with them, decision 26).
+export { KeySet, type KeySelection } from './jwks-cache.js';
+
 /** What a JWT access token must satisfy besides its signature (RFC 9068 §4). */
 export interface JwtVerifierOptions {
   /** The only `alg` values accepted (RFC 8725 §3.1). */
   algorithms: readonly string[];
   /** The exact `iss`. */
   issuer: string;
-  /** `aud` must be, or contain, one of these. */
-  audiences: readonly string[];
+  /**
+   * `aud` must be, or contain, one of these. `'any'`, said explicitly, accepts every audience (an
+   * authorization server answering for all its resources, RFC 7662): `aud` must then still be a string
+   * or an array of strings, else the claims are malformed.
+   */
+  audiences: readonly string[] | 'any';
+  /** Claims required besides RFC 9068's (REQUIRED_CLAIMS), as jose's `requiredClaims`. */
+  requiredClaims?: readonly string[];
   /** Seconds of clock skew tolerated on `exp` and `nbf`. */
   clockToleranceSeconds: number;
 }
@@ -52,6 +62,7 @@ const WRONG_AUDIENCE = { valid: false, reason: 'wrong-audience' } as const;
  */
 export class JwtVerifier {
   private readonly algorithms: ReadonlySet<string>;
+  private readonly requiredClaims: readonly string[];
   private readonly headers = new Map<string, AcceptedHeader>();
 
   constructor(private readonly options: JwtVerifierOptions) {
@@ -66,6 +77,7 @@ export class JwtVerifier {
       throw new Error('the clock tolerance must be a non-negative number of seconds');
     }
     this.algorithms = new Set(options.algorithms);
+    this.requiredClaims = [...new Set([...REQUIRED_CLAIMS, ...(options.requiredClaims ?? [])])];
   }
 
   /** `now` in epoch seconds; `keys` undefined when none could be fetched yet. */
@@ -119,7 +131,7 @@ export class JwtVerifier {
   }
 
   private checkClaims(claims: JwtClaims, now: number): JwtVerification {
-    for (const claim of REQUIRED_CLAIMS) if (!Object.hasOwn(claims, claim)) return INVALID;
+    for (const claim of this.requiredClaims) if (!Object.hasOwn(claims, claim)) return INVALID;
     const { iss, aud, exp, nbf, iat } = claims;
     if (iss !== this.options.issuer) return INVALID;
     if (!this.acceptsAudience(aud)) return WRONG_AUDIENCE;
@@ -130,13 +142,21 @@ export class JwtVerifier {
     if (exp <= now - tolerance) return EXPIRED;
     if (typeof claims.client_id !== 'string' || typeof claims.sub !== 'string') return MALFORMED_CLAIMS;
     if (claims.scope !== undefined && typeof claims.scope !== 'string') return MALFORMED_CLAIMS;
+    if (this.options.audiences === 'any' && !isAudience(aud)) return MALFORMED_CLAIMS;
     return { valid: true, claims };
   }
 
   private acceptsAudience(aud: unknown): boolean {
     const accepted = this.options.audiences;
+    // Its shape is checked with the other claims' (checkClaims), after the expiry, as jose orders it.
+    if (accepted === 'any') return true;
     if (typeof aud === 'string') return accepted.includes(aud);
     if (Array.isArray(aud)) return accepted.some((audience) => aud.includes(audience));
     return false;
   }
+}
+
+/** RFC 7519 §4.1.3: one audience, or an array of them. */
+function isAudience(aud: unknown): boolean {
+  return typeof aud === 'string' || (Array.isArray(aud) && aud.every((value) => typeof value === 'string'));
 }
