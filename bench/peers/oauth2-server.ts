@@ -14,29 +14,10 @@
 import OAuth2Server from '@node-oauth/oauth2-server';
 import express from 'express';
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:https';
-import { parseArgs } from 'node:util';
-import { FASTIFY_KEEP_ALIVE } from './transport.js';
+import { peerArguments, servePeer } from './transport.js';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string' },
-    cert: { type: 'string' },
-    key: { type: 'string' },
-    'client-id': { type: 'string' },
-    'client-secret': { type: 'string' },
-  },
-});
-const { port, cert, key } = values;
-const clientId = values['client-id'];
-const clientSecret = values['client-secret'];
-if (!port || !cert || !key || !clientId || !clientSecret) {
-  process.stderr.write(
-    'usage: oauth2-server --port N --cert FILE --key FILE --client-id ID --client-secret SECRET\n',
-  );
-  process.exit(2);
-}
+const peer = peerArguments('oauth2-server');
+const { clientId, clientSecret } = peer;
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 const secretDigest = digest(clientSecret);
@@ -95,14 +76,4 @@ app.get('/healthz', (_req, res) => {
   res.json({ status: 'ok' });
 });
 
-const server = createServer({ cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') }, app);
-Object.assign(server, FASTIFY_KEEP_ALIVE);
-server.listen(Number(port), '127.0.0.1', () => {
-  process.stdout.write(`oauth2-server peer listening on https://127.0.0.1:${port}\n`);
-});
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeIdleConnections();
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+servePeer('oauth2-server', peer, app);

@@ -16,30 +16,11 @@
  * Usage: node oidc-provider.js --port N --cert FILE --key FILE --client-id ID --client-secret SECRET
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer } from 'node:https';
-import { parseArgs } from 'node:util';
 import Provider from 'oidc-provider';
-import { FASTIFY_KEEP_ALIVE } from './transport.js';
+import { peerArguments, servePeer } from './transport.js';
 
-const { values } = parseArgs({
-  options: {
-    port: { type: 'string' },
-    cert: { type: 'string' },
-    key: { type: 'string' },
-    'client-id': { type: 'string' },
-    'client-secret': { type: 'string' },
-  },
-});
-const { port, cert, key } = values;
-const clientId = values['client-id'];
-const clientSecret = values['client-secret'];
-if (!port || !cert || !key || !clientId || !clientSecret) {
-  process.stderr.write(
-    'usage: oidc-provider --port N --cert FILE --key FILE --client-id ID --client-secret SECRET\n',
-  );
-  process.exit(2);
-}
+const peer = peerArguments('oidc-provider');
+const { port, clientId, clientSecret } = peer;
 
 /** The audience of every token: the one API this bench's client asks for access to. */
 const RESOURCE = 'https://api.bench.invalid/';
@@ -90,24 +71,11 @@ const provider = new Provider(`https://localhost:${port}`, {
 });
 
 const handle = provider.callback();
-const server = createServer(
-  { cert: readFileSync(cert, 'utf8'), key: readFileSync(key, 'utf8') },
-  (req, res) => {
-    // The bench waits for GET /healthz before it measures; oidc-provider has no such route.
-    if (req.method === 'GET' && req.url === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
-      return;
-    }
-    void handle(req, res);
-  },
-);
-Object.assign(server, FASTIFY_KEEP_ALIVE);
-server.listen(Number(port), '127.0.0.1', () => {
-  process.stdout.write(`oidc-provider peer listening on https://127.0.0.1:${port}\n`);
+servePeer('oidc-provider', peer, (req, res) => {
+  // The bench waits for GET /healthz before it measures; oidc-provider has no such route.
+  if (req.method === 'GET' && req.url === '/healthz') {
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":"ok"}');
+    return;
+  }
+  void handle(req, res);
 });
-const stop = () => {
-  server.close(() => process.exit(0));
-  server.closeIdleConnections();
-};
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
