@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { constants, createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHmac, type KeyObject } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
@@ -10,6 +10,18 @@ import {
   type JWK,
   type JWTPayload,
 } from 'jose';
+import {
+  b64,
+  flipLastBit,
+  nonCanonicalTail,
+  pairs,
+  rawPayloadMutations,
+  signWith,
+  TOKEN_MUTATIONS,
+  type Claims,
+  type Header,
+  type KeyPair,
+} from './support/jws-mutations.js';
 import { DpopProofFastPath } from '#resource-server-internals/dpop-proof-fast-path.js';
 import { DEFAULT_DPOP_ALGORITHMS } from '#resource-server-internals/dpop-proof.js';
 
@@ -25,7 +37,6 @@ const RUNS = Number(process.env.GATEHOUSE_FUZZ_RUNS ?? 600);
 const NOW = 1_800_000_000;
 const HTU = 'https://api.example.test/notes';
 
-type KeyPair = { publicKey: KeyObject; privateKey: KeyObject };
 interface TestKey {
   name: string;
   alg: string;
@@ -34,47 +45,10 @@ interface TestKey {
   jwk: Record<string, unknown>;
 }
 
-const pairs = {
-  ec: (namedCurve: string): KeyPair => generateKeyPairSync('ec', { namedCurve }),
-  rsa: (modulusLength: number): KeyPair =>
-    generateKeyPairSync('rsa', { modulusLength, publicExponent: 0x10001 }),
-  ed25519: (): KeyPair => generateKeyPairSync('ed25519'),
-};
-
 function makeKey(name: string, alg: string, pair: KeyPair): TestKey {
   const jwk = pair.publicKey.export({ format: 'jwk' }) as Record<string, unknown>;
   return { name, alg, privateKey: pair.privateKey, jwk };
 }
-
-function signWith(alg: string, key: KeyObject, input: Buffer): Buffer {
-  switch (alg) {
-    case 'ES256':
-      return sign('sha256', input, { key, dsaEncoding: 'ieee-p1363' });
-    case 'ES384':
-      return sign('sha384', input, { key, dsaEncoding: 'ieee-p1363' });
-    case 'ES512':
-      return sign('sha512', input, { key, dsaEncoding: 'ieee-p1363' });
-    case 'RS256':
-      return sign('sha256', input, key);
-    case 'PS256':
-      return sign('sha256', input, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 });
-    case 'EdDSA':
-    case 'Ed25519':
-      return sign(null, input, key);
-    default:
-      throw new Error(`no signer for ${alg}`);
-  }
-}
-
-const b64 = (bytes: Buffer | string) => Buffer.from(bytes).toString('base64url');
-const flipLastBit = (value: string) => {
-  const bytes = Buffer.from(value, 'base64url');
-  bytes[bytes.length - 1]! ^= 0x01;
-  return b64(bytes);
-};
-
-type Claims = Record<string, unknown>;
-type Header = Record<string, unknown>;
 
 const CLAIM_MUTATIONS: Record<string, (claims: Claims) => void> = {
   ...Object.fromEntries(
@@ -97,17 +71,7 @@ const CLAIM_MUTATIONS: Record<string, (claims: Claims) => void> = {
   'extra claims': (c) => Object.assign(c, { extra: { nested: [1, 2] } }),
 };
 
-const RAW_PAYLOAD_MUTATIONS: Record<string, (json: string) => Buffer> = {
-  'payload array': (json) => Buffer.from(`[${json}]`),
-  'payload null': () => Buffer.from('null'),
-  'payload not JSON': (json) => Buffer.from(json.slice(0, -1)),
-  'payload invalid UTF-8': (json) =>
-    Buffer.concat([Buffer.from(json.slice(0, -1)), Buffer.from([0x2c, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])]),
-  'payload with BOM': (json) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]),
-  'payload iat 1e400': (json) => Buffer.from(json.replace(/"iat":[^,}]+/, '"iat":1e400')),
-  'payload __proto__ claim': (json) => Buffer.from(`{"__proto__":{"admin":true},${json.slice(1)}`),
-  'payload duplicate htu': (json) => Buffer.from(`{"htu":"https://evil.test/",${json.slice(1)}`),
-};
+const RAW_PAYLOAD_MUTATIONS = rawPayloadMutations('iat', 'htu', 'https://evil.test/');
 
 const HEADER_MUTATIONS: Record<string, (header: Header, keys: readonly TestKey[]) => void> = {
   'typ drop': (h) => delete h.typ,
@@ -145,7 +109,7 @@ const HEADER_MUTATIONS: Record<string, (header: Header, keys: readonly TestKey[]
   'jwk private d': (h) => (h.jwk = { ...(h.jwk as object), d: b64(Buffer.alloc(32, 1)) }),
   'jwk kty oct': (h) => (h.jwk = { ...(h.jwk as object), kty: 'oct' }),
   'jwk kty swapped': (h) => {
-    const jwk = h.jwk as Record<string, unknown>;
+    const jwk = (h.jwk ?? {}) as Record<string, unknown>; // after "jwk drop", a mutation of nothing
     h.jwk = { ...jwk, kty: jwk.kty === 'EC' ? 'OKP' : 'EC' };
   },
   'jwk crv P-384': (h) => (h.jwk = { ...(h.jwk as object), crv: 'P-384' }),
@@ -155,29 +119,29 @@ const HEADER_MUTATIONS: Record<string, (header: Header, keys: readonly TestKey[]
     h.jwk = jwk;
   },
   'jwk x off the curve': (h) => {
-    const jwk = h.jwk as Record<string, unknown>;
+    const jwk = (h.jwk ?? {}) as Record<string, unknown>; // after "jwk drop", a mutation of nothing
     if (typeof jwk.x === 'string') h.jwk = { ...jwk, x: flipLastBit(jwk.x) };
   },
   'jwk x padded': (h) => {
-    const jwk = h.jwk as Record<string, unknown>;
+    const jwk = (h.jwk ?? {}) as Record<string, unknown>; // after "jwk drop", a mutation of nothing
     if (typeof jwk.x === 'string') h.jwk = { ...jwk, x: `${jwk.x}=` };
   },
   'jwk x short': (h) => {
-    const jwk = h.jwk as Record<string, unknown>;
+    const jwk = (h.jwk ?? {}) as Record<string, unknown>; // after "jwk drop", a mutation of nothing
     if (typeof jwk.x === 'string') h.jwk = { ...jwk, x: b64(Buffer.from(jwk.x, 'base64url').subarray(1)) };
   },
   'jwk n leading zero': (h) => {
-    const jwk = h.jwk as Record<string, unknown>;
+    const jwk = (h.jwk ?? {}) as Record<string, unknown>; // after "jwk drop", a mutation of nothing
     if (typeof jwk.n === 'string') {
       h.jwk = { ...jwk, n: b64(Buffer.concat([Buffer.alloc(1), Buffer.from(jwk.n, 'base64url')])) };
     }
   },
   'jwk e empty': (h) => {
-    const jwk = h.jwk as Record<string, unknown>;
+    const jwk = (h.jwk ?? {}) as Record<string, unknown>; // after "jwk drop", a mutation of nothing
     if (typeof jwk.e === 'string') h.jwk = { ...jwk, e: '' };
   },
   'jwk member order': (h) => {
-    const jwk = h.jwk as Record<string, unknown>;
+    const jwk = (h.jwk ?? {}) as Record<string, unknown>; // after "jwk drop", a mutation of nothing
     h.jwk = Object.fromEntries(Object.entries(jwk).reverse());
   },
   'header member order': (h) => {
@@ -192,40 +156,12 @@ const HEADER_MUTATIONS: Record<string, (header: Header, keys: readonly TestKey[]
   'extra jku': (h) => (h.jku = 'https://evil.test/jwks'),
 };
 
-const TOKEN_MUTATIONS: Record<string, (token: string) => string> = {
-  'flip a signature bit': (t) => {
-    const [h, p, s = ''] = t.split('.');
-    const sig = Buffer.from(s, 'base64url');
-    if (sig.length > 0) sig[Math.floor(sig.length / 2)]! ^= 0x01;
-    return `${h}.${p}.${b64(sig)}`;
-  },
-  'flip a payload character': (t) => {
-    const [h, p = '', s] = t.split('.');
-    const i = Math.floor(p.length / 3);
-    return `${h}.${p.slice(0, i)}${p[i] === 'A' ? 'B' : 'A'}${p.slice(i + 1)}.${s}`;
-  },
-  'pad the signature': (t) => `${t}==`,
-  'non-canonical signature tail': (t) => nonCanonicalTail(t, 2),
-  'non-canonical payload tail': (t) => nonCanonicalTail(t, 1),
+const PROOF_MUTATIONS: Record<string, (token: string) => string> = {
+  ...TOKEN_MUTATIONS,
   'non-canonical header tail': (t) => nonCanonicalTail(t, 0),
   'standard base64 alphabet': (t) => t.replace(/-/g, '+').replace(/_/g, '/'),
-  'extra segment': (t) => `${t}.e30`,
-  'two parts': (t) => t.slice(0, t.lastIndexOf('.')),
-  'empty signature': (t) => t.slice(0, t.lastIndexOf('.') + 1),
-  'truncate the signature': (t) => t.slice(0, -2),
   'signature of the DER form': (t) => t.slice(0, t.lastIndexOf('.') + 1) + b64(Buffer.alloc(72, 0x30)),
 };
-
-function nonCanonicalTail(token: string, part: number): string {
-  const parts = token.split('.');
-  const value = parts[part] ?? '';
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-  const unused = value.length % 4 === 2 ? 0b1111 : value.length % 4 === 3 ? 0b11 : 0;
-  if (unused === 0) return token;
-  const index = alphabet.indexOf(value.at(-1) ?? 'A');
-  parts[part] = value.slice(0, -1) + alphabet[index | unused];
-  return parts.join('.');
-}
 
 const SIGNERS = ['own key', 'as the header says', 'another key', 'HS256 with the jwk', 'none'] as const;
 type Signer = (typeof SIGNERS)[number];
@@ -331,7 +267,7 @@ describe('DPoP proof fast path: differential against jose jwtVerify with Embedde
         break;
     }
     const token = `${encodedHeader}.${encodedPayload}.${b64(signature)}`;
-    return recipe.tokenMutation === undefined ? token : TOKEN_MUTATIONS[recipe.tokenMutation]!(token);
+    return recipe.tokenMutation === undefined ? token : PROOF_MUTATIONS[recipe.tokenMutation]!(token);
   }
 
   /** The property; returns whether the fast path accepted under the first configuration. */
@@ -389,7 +325,7 @@ describe('DPoP proof fast path: differential against jose jwtVerify with Embedde
           claimMutations: someOf(Object.keys(CLAIM_MUTATIONS), 2),
           rawPayload: maybeOne(Object.keys(RAW_PAYLOAD_MUTATIONS), 25),
           headerMutations: someOf(Object.keys(HEADER_MUTATIONS), 2),
-          tokenMutation: maybeOne(Object.keys(TOKEN_MUTATIONS), 6),
+          tokenMutation: maybeOne(Object.keys(PROOF_MUTATIONS), 6),
         }),
         async (recipe) => {
           await compare(build(recipe), JSON.stringify(recipe));
@@ -430,7 +366,7 @@ describe('DPoP proof fast path: differential against jose jwtVerify with Embedde
           `${key} ${name}, signed as the header says`,
         );
       }
-      for (const name of Object.keys(TOKEN_MUTATIONS))
+      for (const name of Object.keys(PROOF_MUTATIONS))
         await compare(build({ ...base, key, tokenMutation: name }), `${key} ${name}`);
     }
   });

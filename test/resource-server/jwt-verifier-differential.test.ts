@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { constants, createHmac, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHmac, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import {
@@ -13,6 +13,16 @@ import {
 } from 'jose';
 import { KeyRing, type SigningAlgorithm } from '../../src/core/key-ring.js';
 import type { SigningKeyRecord } from '../../src/core/model.js';
+import {
+  b64,
+  pairs,
+  rawPayloadMutations,
+  signWith,
+  TOKEN_MUTATIONS,
+  type Claims,
+  type Header,
+  type KeyPair,
+} from './support/jws-mutations.js';
 import { KeySet } from '#resource-server-internals/jwks-cache.js';
 import { SUPPORTED_ALGORITHMS } from '#resource-server-internals/jws-algorithms.js';
 import { JwtVerifier, type JwtVerification } from '#resource-server-internals/jwt-verifier.js';
@@ -39,15 +49,6 @@ interface TestKey {
   privateKey: KeyObject;
   jwk: JWK;
 }
-
-type KeyPair = { publicKey: KeyObject; privateKey: KeyObject };
-
-const pairs = {
-  ec: (namedCurve: string): KeyPair => generateKeyPairSync('ec', { namedCurve }),
-  rsa: (modulusLength: number): KeyPair =>
-    generateKeyPairSync('rsa', { modulusLength, publicExponent: 0x10001 }),
-  ed25519: (): KeyPair => generateKeyPairSync('ed25519'),
-};
 
 /** A key published as Gatehouse publishes its own (thumbprint kid, alg, use sig), with overrides. */
 async function makeKey(
@@ -85,40 +86,7 @@ async function makeKeyRing(alg: SigningAlgorithm): Promise<{ ring: KeyRing; jwk:
   return { ring, jwk: keys.find((key) => key.kid === ring.activeKid) as JWK };
 }
 
-function signWith(alg: string, key: KeyObject, input: Buffer): Buffer {
-  const pss = (hash: string, saltLength: number) =>
-    sign(hash, input, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength });
-  switch (alg) {
-    case 'ES256':
-      return sign('sha256', input, { key, dsaEncoding: 'ieee-p1363' });
-    case 'ES384':
-      return sign('sha384', input, { key, dsaEncoding: 'ieee-p1363' });
-    case 'ES512':
-      return sign('sha512', input, { key, dsaEncoding: 'ieee-p1363' });
-    case 'RS256':
-      return sign('sha256', input, key);
-    case 'RS384':
-      return sign('sha384', input, key);
-    case 'RS512':
-      return sign('sha512', input, key);
-    case 'PS256':
-      return pss('sha256', 32);
-    case 'PS384':
-      return pss('sha384', 48);
-    case 'EdDSA':
-    case 'Ed25519':
-      return sign(null, input, key);
-    default:
-      throw new Error(`no signer for ${alg}`);
-  }
-}
-
 // ---- token recipes
-
-type Claims = Record<string, unknown>;
-type Header = Record<string, unknown>;
-
-const b64 = (bytes: Buffer | string) => Buffer.from(bytes).toString('base64url');
 
 /** Mutations of the claims object, before it is encoded. */
 const CLAIM_MUTATIONS: Record<string, (claims: Claims) => void> = {
@@ -170,16 +138,8 @@ const CLAIM_MUTATIONS: Record<string, (claims: Claims) => void> = {
 
 /** Mutations of the encoded claims: what JSON.stringify cannot produce. */
 const RAW_PAYLOAD_MUTATIONS: Record<string, (json: string) => Buffer> = {
-  'payload array': (json) => Buffer.from(`[${json}]`),
+  ...rawPayloadMutations('exp', 'iss', 'https://evil.test'),
   'payload string': () => Buffer.from('"claims"'),
-  'payload null': () => Buffer.from('null'),
-  'payload not JSON': (json) => Buffer.from(json.slice(0, -1)),
-  'payload invalid UTF-8': (json) =>
-    Buffer.concat([Buffer.from(json.slice(0, -1)), Buffer.from([0x2c, 0x22, 0xff, 0x22, 0x3a, 0x31, 0x7d])]),
-  'payload with BOM': (json) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]),
-  'payload exp 1e400': (json) => Buffer.from(json.replace(/"exp":[^,}]+/, '"exp":1e400')),
-  'payload __proto__ claim': (json) => Buffer.from(`{"__proto__":{"admin":true},${json.slice(1)}`),
-  'payload duplicate iss': (json) => Buffer.from(`{"iss":"https://evil.test",${json.slice(1)}`),
 };
 
 const HEADER_MUTATIONS: Record<string, (header: Header, keys: readonly TestKey[]) => void> = {
@@ -241,25 +201,12 @@ const RAW_HEADER_MUTATIONS: Record<string, (json: string) => Buffer> = {
 };
 
 /** Mutations of the finished compact serialization. */
-const TOKEN_MUTATIONS: Record<string, (token: string) => string> = {
-  'flip a signature bit': (t) => {
-    const [h, p, s = ''] = t.split('.');
-    const sig = Buffer.from(s, 'base64url');
-    if (sig.length > 0) sig[Math.floor(sig.length / 2)]! ^= 0x01;
-    return `${h}.${p}.${b64(sig)}`;
-  },
-  'flip a payload character': (t) => {
-    const [h, p = '', s] = t.split('.');
-    const i = Math.floor(p.length / 3);
-    return `${h}.${p.slice(0, i)}${p[i] === 'A' ? 'B' : 'A'}${p.slice(i + 1)}.${s}`;
-  },
-  'pad the signature': (t) => `${t}==`,
+const JWT_MUTATIONS: Record<string, (token: string) => string> = {
+  ...TOKEN_MUTATIONS,
   'pad the payload': (t) => {
     const [h, p, s] = t.split('.');
     return `${h}.${p}=.${s}`;
   },
-  'non-canonical signature tail': (t) => nonCanonicalTail(t, 2),
-  'non-canonical payload tail': (t) => nonCanonicalTail(t, 1),
   'standard base64 alphabet': (t) => {
     const [h, p, s = ''] = t.split('.');
     return `${h}.${p}.${s.replace(/-/g, '+').replace(/_/g, '/')}`;
@@ -269,26 +216,10 @@ const TOKEN_MUTATIONS: Record<string, (token: string) => string> = {
     return `${h}.${p.slice(0, 4)} ${p.slice(4)}.${s}`;
   },
   'extra dot': (t) => `${t}.`,
-  'extra segment': (t) => `${t}.e30`,
   'leading dot': (t) => `.${t}`,
-  'two parts': (t) => t.slice(0, t.lastIndexOf('.')),
-  'empty signature': (t) => t.slice(0, t.lastIndexOf('.') + 1),
-  'truncate the signature': (t) => t.slice(0, -2),
   'header of another token': (t) =>
     `${b64(JSON.stringify({ alg: 'ES256', typ: 'at+jwt', kid: 'no-such-key' }))}${t.slice(t.indexOf('.'))}`,
 };
-
-/** The signature's (part 2) or the payload's (part 1) last character with unused bits set, if it has any. */
-function nonCanonicalTail(token: string, part: number): string {
-  const parts = token.split('.');
-  const value = parts[part] ?? '';
-  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-  const unused = value.length % 4 === 2 ? 0b1111 : value.length % 4 === 3 ? 0b11 : 0;
-  if (unused === 0) return token;
-  const index = alphabet.indexOf(value.at(-1) ?? 'A');
-  parts[part] = value.slice(0, -1) + alphabet[index | unused];
-  return parts.join('.');
-}
 
 const SIGNERS = [
   'own key',
@@ -544,7 +475,7 @@ describe('lean JWT verifier: differential against jose jwtVerify', () => {
         throw new Error(recipe.signer);
     }
     const token = `${encodedHeader}.${encodedPayload}.${b64(signature)}`;
-    return recipe.tokenMutation === undefined ? token : TOKEN_MUTATIONS[recipe.tokenMutation]!(token);
+    return recipe.tokenMutation === undefined ? token : JWT_MUTATIONS[recipe.tokenMutation]!(token);
   }
 
   async function compare(token: string, label: string): Promise<void> {
@@ -614,7 +545,7 @@ describe('lean JWT verifier: differential against jose jwtVerify', () => {
       rawPayload: maybeOne(Object.keys(RAW_PAYLOAD_MUTATIONS), 25),
       headerMutations: someOf(Object.keys(HEADER_MUTATIONS), 2),
       rawHeader: maybeOne(Object.keys(RAW_HEADER_MUTATIONS), 40),
-      tokenMutation: maybeOne(Object.keys(TOKEN_MUTATIONS), 6),
+      tokenMutation: maybeOne(Object.keys(JWT_MUTATIONS), 6),
     });
 
   it('accepts exactly what jose accepts (within the canonical, crit-free profile), with equal claims', async (t) => {
@@ -661,7 +592,7 @@ describe('lean JWT verifier: differential against jose jwtVerify', () => {
         if (!rings.has(key)) recipesByName.push({ ...base, key, signer: signerName });
       for (const name of Object.keys(CLAIM_MUTATIONS))
         recipesByName.push({ ...base, key, signer, claimMutations: [name] });
-      for (const name of Object.keys(TOKEN_MUTATIONS))
+      for (const name of Object.keys(JWT_MUTATIONS))
         recipesByName.push({ ...base, key, signer, tokenMutation: name });
       if (rings.has(key)) continue;
       for (const name of Object.keys(RAW_PAYLOAD_MUTATIONS))
