@@ -7,6 +7,7 @@ import type { Grant } from './model.js';
 import type { Storage } from './ports.js';
 import { audiencesOf } from './resources.js';
 import type { AccessTokenClaims, ActorClaim } from './token-issuer.js';
+import { VerifiedTokenCache } from './verified-token-cache.js';
 
 /** Why a presented access token is refused; the description is safe to show (it never echoes the token). */
 export class InvalidAccessTokenError extends Error {
@@ -34,7 +35,12 @@ export interface AccessTokenValidatorOptions {
   clock: Clock;
   /** The issuer: the `iss` of every token, and the `aud` of those for Gatehouse's own API. */
   issuer: string;
+  /** Tokens whose verified claims are kept (decision 27); 10,000 unless said. */
+  verifiedTokenCacheSize?: number;
 }
+
+/** Decision 27: at most this many verified tokens are remembered, by default (a few MiB). */
+export const VERIFIED_TOKEN_CACHE_SIZE = 10_000;
 
 /**
  * Whose token a caller accepts: `'issuer'`, only one whose `aud` names the issuer (Gatehouse's own
@@ -66,8 +72,14 @@ export class AccessTokenValidator {
   private readonly verifier: JwtVerifier;
   /** The key ring's JWK Set last seen, with its keys imported once (KeySet makes the KeyObjects). */
   private keys: { jwks: VerificationJwks; set: KeySet } | undefined;
+  /**
+   * Claims of tokens already verified under the key ring's current JWK Set (decision 27): an ES256
+   * check is most of an introspection's CPU, and the same token is presented many times.
+   */
+  private readonly verified: VerifiedTokenCache<AccessTokenClaims, VerificationJwks>;
 
   constructor(private readonly options: AccessTokenValidatorOptions) {
+    this.verified = new VerifiedTokenCache(options.verifiedTokenCacheSize ?? VERIFIED_TOKEN_CACHE_SIZE);
     this.verifier = new JwtVerifier({
       algorithms: ALGORITHMS,
       issuer: options.issuer,
@@ -92,13 +104,38 @@ export class AccessTokenValidator {
       throw new InvalidAccessTokenError('the access token is malformed');
     }
     const { keyRing } = this.options;
-    const first = this.verifyWith(token, await keyRing.verificationJwks());
-    if (first.valid || first.reason !== 'unknown-key') return claimsOf(first);
+    const jwks = await keyRing.verificationJwks();
+    const cached = this.verified.get(token, jwks);
+    if (cached !== undefined) return this.stillCurrent(token, cached);
+    const first = this.verifyWith(token, jwks);
+    if (first.valid || first.reason !== 'unknown-key') return this.remember(token, claimsOf(first), jwks);
     // A kid this process has not seen: another process may have rotated the key moments ago. Concurrent
     // re-reads share one query, so forged kids cost no more than any other look-up a request can cause.
     // A kid still unknown after it (a revoked key's, or nobody's) is refused.
     await keyRing.refresh();
-    return claimsOf(this.verifyWith(token, await keyRing.verificationJwks()));
+    const refreshed = await keyRing.verificationJwks();
+    return this.remember(token, claimsOf(this.verifyWith(token, refreshed)), refreshed);
+  }
+
+  private remember(token: string, claims: AccessTokenClaims, jwks: VerificationJwks): AccessTokenClaims {
+    // Frozen: one object now answers every request that presents this token.
+    this.verified.set(token, Object.freeze(claims), jwks);
+    return claims;
+  }
+
+  /**
+   * A cached token's time claims, held to the clock again as the verifier would (exp and nbf exactly,
+   * in whole seconds): the signature is what is reused, never the verdict that the token is current.
+   */
+  private stillCurrent(token: string, claims: AccessTokenClaims): AccessTokenClaims {
+    const now = Math.floor(this.options.clock.now());
+    if (claims.exp <= now) {
+      this.verified.delete(token);
+      throw new InvalidAccessTokenError('the access token has expired');
+    }
+    const { nbf } = claims as { nbf?: number };
+    if (nbf !== undefined && nbf > now) throw new InvalidAccessTokenError('the access token is not valid');
+    return claims;
   }
 
   /** Full validation: verify() plus revocation, grant and client liveness. */

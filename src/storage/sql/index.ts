@@ -182,7 +182,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     grants: createGrantRepository(db, statements),
     codes: createAuthorizationCodeRepository(db, statements),
     refreshTokens: createRefreshTokenRepository(db),
-    revocations: createRevocationRepository(db),
+    revocations: createRevocationRepository(db, statements),
     signingKeys: createSigningKeyRepository(db),
     throttle: createThrottleRepository(db),
     browserSessions: createBrowserSessionRepository(db, statements),

@@ -11,13 +11,17 @@ export function createGrantRepository(db: Kysely<Database>, statements?: SqliteS
   const byUser = preparedQuery(statements, ({ userId }: { userId: string }) =>
     db.selectFrom('grants').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc'),
   );
+  // Every check of a user's access token reads its grant (exact liveness: /introspect, /v1, /userinfo).
+  const byId = preparedQuery(statements, ({ id }: { id: string }) =>
+    db.selectFrom('grants').selectAll().where('id', '=', id),
+  );
   return {
     async insert(grant: Grant) {
       await db.insertInto('grants').values(grantToRow(grant)).execute();
     },
     async get(id: string) {
       if (!isLookupKey(id)) return undefined;
-      const row = await db.selectFrom('grants').selectAll().where('id', '=', id).executeTakeFirst();
+      const row = await byId.first({ id });
       return row && grantFromRow(row);
     },
     async listByUser(userId: string) {

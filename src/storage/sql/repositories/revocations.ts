@@ -1,8 +1,16 @@
 import type { Kysely } from 'kysely';
 import type { RevocationStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
+import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
 
-export function createRevocationRepository(db: Kysely<Database>): RevocationStore {
+export function createRevocationRepository(
+  db: Kysely<Database>,
+  statements?: SqliteStatements,
+): RevocationStore {
+  // Every check of an access token asks this (exact revocation: /introspect, /v1, /userinfo).
+  const revoked = preparedQuery(statements, ({ jti }: { jti: string }) =>
+    db.selectFrom('revoked_access_tokens').select('jti').where('jti', '=', jti),
+  );
   return {
     async revokeAccessToken(jti: string, expiresAt: number) {
       await db
@@ -12,12 +20,7 @@ export function createRevocationRepository(db: Kysely<Database>): RevocationStor
         .execute();
     },
     async isAccessTokenRevoked(jti: string) {
-      const row = await db
-        .selectFrom('revoked_access_tokens')
-        .select('jti')
-        .where('jti', '=', jti)
-        .executeTakeFirst();
-      return row !== undefined;
+      return (await revoked.first({ jti })) !== undefined;
     },
   };
 }
