@@ -895,6 +895,39 @@ for (const backend of backends()) {
       });
     });
 
+    describe('used jtis (DPoP proofs, client assertions)', () => {
+      it('takes a jti once per namespace until it expires, across handles', async () => {
+        const jti = randomUUID();
+        assert.equal(await storage.usedJtis.use('dpop:a', jti, NOW + 60, NOW), true);
+        // Seen: refused on this handle and on another, however many times it is sent again.
+        assert.equal(await storage.usedJtis.use('dpop:a', jti, NOW + 60, NOW + 1), false);
+        assert.equal(await other.usedJtis.use('dpop:a', jti, NOW + 120, NOW + 59), false);
+        // Another namespace (another key, or client assertions) keeps its own.
+        assert.equal(await other.usedJtis.use('dpop:b', jti, NOW + 60, NOW), true);
+        // A row that outlived its expiry is taken over, with the new expiry, and refuses again.
+        assert.equal(await storage.usedJtis.use('dpop:a', jti, NOW + 200, NOW + 60), true);
+        assert.equal(await other.usedJtis.use('dpop:a', jti, NOW + 300, NOW + 199), false);
+        assert.equal(await storage.usedJtis.use('dpop:a', jti, NOW + 300, NOW + 200), true);
+      });
+
+      it('answers the same while a transaction is open (by Kysely) as otherwise (SQLite: by a prepared query)', async () => {
+        const jti = randomUUID();
+        let during: Promise<boolean[]> | undefined;
+        await inTransaction(store.storage, async (run) => {
+          await run(sql`SELECT 1`);
+          during = Promise.all([
+            storage.usedJtis.use('tx', jti, NOW + 60, NOW),
+            storage.usedJtis.use('tx', jti, NOW + 60, NOW),
+          ]);
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        });
+        // Exactly one of two uses started together wins, on either path.
+        assert.deepEqual([...(await during!)].sort(), [false, true]);
+        assert.equal(await other.usedJtis.use('tx', jti, NOW + 60, NOW + 1), false);
+        assert.equal(await storage.usedJtis.use('tx', jti, NOW + 120, NOW + 60), true);
+      });
+    });
+
     describe('signing keys', () => {
       it('lists newest first and retires every key but one', async () => {
         const base = NOW + 10_000 + Math.floor(Math.random() * 1000) * 10;

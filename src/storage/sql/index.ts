@@ -189,7 +189,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     purge: createPurgeRepository(db, kind, afterPurgeDeletes),
     rateLimits: createRateLimitRepository(db),
     macNonces: createMacNonceRepository(db),
-    usedJtis: createUsedJtiRepository(db),
+    usedJtis: createUsedJtiRepository(db, statements),
     initialAccessTokens: createInitialAccessTokenRepository(db),
     pushedRequests: createPushedRequestRepository(db),
     deviceAuthorizations: createDeviceAuthorizationRepository(db),

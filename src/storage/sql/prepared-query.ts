@@ -3,8 +3,8 @@ import type { Compilable } from 'kysely';
 import { operationOf, type QueryEvent } from './query-observer.js';
 
 /**
- * SQLite's request connection, for the statements of the authorization-code flow and of client
- * authentication. Kysely builds, compiles and schedules every query on every call (about 9 us a read
+ * SQLite's request connection, for the statements of the authorization-code flow, client
+ * authentication, token liveness and DPoP proofs' `jti`s. Kysely builds, compiles and schedules every query on every call (about 9 us a read
  * here, more than better-sqlite3 takes to run the read), and these run on every /authorize and
  * /token; a `preparedQuery` compiles its Kysely query once and runs that SQL as a statement
  * better-sqlite3 prepared once.
@@ -34,6 +34,15 @@ export interface PreparedQuery<P, O> {
   all(params: P): Promise<O[]>;
   /** Runs a statement that returns no rows (an insert). */
   run(params: P): Promise<void>;
+  /** Runs a statement that returns no rows, and says how many rows it inserted, updated or deleted. */
+  changes(params: P): Promise<number>;
+}
+
+/** What Kysely's insert, update and delete results say they changed. */
+interface KyselyWriteResult {
+  numInsertedOrUpdatedRows?: bigint;
+  numUpdatedRows?: bigint;
+  numDeletedRows?: bigint;
 }
 
 /** Stands for a parameter while the query is compiled once: no value a caller passes starts so. */
@@ -145,6 +154,13 @@ export function preparedQuery<P extends object, O>(
         return;
       }
       await build(params).execute();
+    },
+    async changes(params) {
+      if (statements?.usable) return execute(statements, params, (s, v) => s.run(...v).changes);
+      const result = (await build(params).executeTakeFirst()) as KyselyWriteResult | undefined;
+      return Number(
+        result?.numInsertedOrUpdatedRows ?? result?.numUpdatedRows ?? result?.numDeletedRows ?? 0n,
+      );
     },
   };
 }

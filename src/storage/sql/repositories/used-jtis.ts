@@ -1,24 +1,37 @@
 import type { Kysely } from 'kysely';
 import type { UsedJtiStore } from '../../../core/ports.js';
+import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
 import type { Database } from '../schema.js';
 
-/** Expired rows are deleted by the automatic purge (repositories/purge.ts, docs/decisions.md, decision 5). */
-export function createUsedJtiRepository(db: Kysely<Database>): UsedJtiStore {
+interface UseParams {
+  namespace: string;
+  jti: string;
+  expiresAt: number;
+  now: number;
+}
+
+/**
+ * Expired rows are deleted by the automatic purge (repositories/purge.ts, docs/decisions.md, decision 5).
+ * `statements`, on SQLite: the statement as a prepared query, since every DPoP proof and client
+ * assertion runs it.
+ */
+export function createUsedJtiRepository(db: Kysely<Database>, statements?: SqliteStatements): UsedJtiStore {
+  // One statement decides, atomically in the shared store: a new (namespace, jti) is inserted; a seen
+  // one is refused unless its row outlived its expiry (then it is taken over).
+  const use = preparedQuery(statements, ({ namespace, jti, expiresAt, now }: UseParams) =>
+    db
+      .insertInto('used_jtis')
+      .values({ namespace, jti, expires_at: expiresAt })
+      .onConflict((oc) =>
+        oc
+          .columns(['namespace', 'jti'])
+          .doUpdateSet({ expires_at: expiresAt })
+          .where('used_jtis.expires_at', '<=', now),
+      ),
+  );
   return {
     async use(namespace: string, jti: string, expiresAt: number, now: number) {
-      // One statement decides, atomically in the shared store: a new (namespace, jti) is inserted; a
-      // seen one is refused unless its row outlived its expiry (then it is taken over).
-      const result = await db
-        .insertInto('used_jtis')
-        .values({ namespace, jti, expires_at: expiresAt })
-        .onConflict((oc) =>
-          oc
-            .columns(['namespace', 'jti'])
-            .doUpdateSet({ expires_at: expiresAt })
-            .where('used_jtis.expires_at', '<=', now),
-        )
-        .executeTakeFirst();
-      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+      return (await use.changes({ namespace, jti, expiresAt, now })) > 0;
     },
   };
 }
