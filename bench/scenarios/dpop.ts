@@ -79,7 +79,8 @@ export const clientCredentialsDpopScenario: Scenario = {
       targets: [],
       notes: [
         'cc-dpop: each DPoP request carries a new proof made by the driver (node:crypto, synchronous), checked by ' +
-          'Gatehouse with jose (embedded JWK) and its jti inserted into used_jtis; both runs on the pinned ' +
+          "Gatehouse through the library's /dpop-proof subpath (sync node:crypto, the proof key imported once " +
+          'per thumbprint) and its jti inserted into used_jtis; both runs on the pinned ' +
           'Gatehouse, rate limits counted.',
       ],
     };
