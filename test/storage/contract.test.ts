@@ -895,38 +895,55 @@ for (const backend of backends()) {
       });
     });
 
-    describe('used jtis (DPoP proofs, client assertions)', () => {
-      it('takes a jti once per namespace until it expires, across handles', async () => {
-        const jti = randomUUID();
-        assert.equal(await storage.usedJtis.use('dpop:a', jti, NOW + 60, NOW), true);
-        // Seen: refused on this handle and on another, however many times it is sent again.
-        assert.equal(await storage.usedJtis.use('dpop:a', jti, NOW + 60, NOW + 1), false);
-        assert.equal(await other.usedJtis.use('dpop:a', jti, NOW + 120, NOW + 59), false);
-        // Another namespace (another key, or client assertions) keeps its own.
-        assert.equal(await other.usedJtis.use('dpop:b', jti, NOW + 60, NOW), true);
-        // A row that outlived its expiry is taken over, with the new expiry, and refuses again.
-        assert.equal(await storage.usedJtis.use('dpop:a', jti, NOW + 200, NOW + 60), true);
-        assert.equal(await other.usedJtis.use('dpop:a', jti, NOW + 300, NOW + 199), false);
-        assert.equal(await storage.usedJtis.use('dpop:a', jti, NOW + 300, NOW + 200), true);
-      });
-
-      it('answers the same while a transaction is open (by Kysely) as otherwise (SQLite: by a prepared query)', async () => {
-        const jti = randomUUID();
-        let during: Promise<boolean[]> | undefined;
-        await inTransaction(store.storage, async (run) => {
-          await run(sql`SELECT 1`);
-          during = Promise.all([
-            storage.usedJtis.use('tx', jti, NOW + 60, NOW),
-            storage.usedJtis.use('tx', jti, NOW + 60, NOW),
-          ]);
-          await new Promise((resolve) => setTimeout(resolve, 20));
+    // Both stores answer "is this value new in its window?" in one statement; one table of cases for both.
+    const takeOnceStores: Array<{
+      name: string;
+      take: (on: Storage, scope: string, value: string, expiresAt: number, now: number) => Promise<boolean>;
+    }> = [
+      {
+        name: 'used jtis (DPoP proofs, client assertions): a jti per namespace',
+        take: (on, namespace, jti, expiresAt, now) => on.usedJtis.use(namespace, jti, expiresAt, now),
+      },
+      {
+        name: 'MAC nonces: a nonce per token id',
+        take: (on, jti, nonce, expiresAt, now) => on.macNonces.remember(jti, nonce, expiresAt, now),
+      },
+    ];
+    for (const { name, take } of takeOnceStores) {
+      describe(name, () => {
+        it('takes a value once per scope until it expires, across handles', async () => {
+          const value = randomUUID();
+          const [a, b] = [randomUUID(), randomUUID()];
+          assert.equal(await take(storage, a, value, NOW + 60, NOW), true);
+          // Seen: refused on this handle and on another, however many times it is sent again.
+          assert.equal(await take(storage, a, value, NOW + 60, NOW + 1), false);
+          assert.equal(await take(other, a, value, NOW + 120, NOW + 59), false);
+          // Another scope (another key, token or namespace) keeps its own.
+          assert.equal(await take(other, b, value, NOW + 60, NOW), true);
+          // A row that outlived its expiry is taken over, with the new expiry, and refuses again.
+          assert.equal(await take(storage, a, value, NOW + 200, NOW + 60), true);
+          assert.equal(await take(other, a, value, NOW + 300, NOW + 199), false);
+          assert.equal(await take(storage, a, value, NOW + 300, NOW + 200), true);
         });
-        // Exactly one of two uses started together wins, on either path.
-        assert.deepEqual([...(await during!)].sort(), [false, true]);
-        assert.equal(await other.usedJtis.use('tx', jti, NOW + 60, NOW + 1), false);
-        assert.equal(await storage.usedJtis.use('tx', jti, NOW + 120, NOW + 60), true);
+
+        it('answers the same while a transaction is open (by Kysely) as otherwise (SQLite: by a prepared query)', async () => {
+          const [scope, value] = [randomUUID(), randomUUID()];
+          let during: Promise<boolean[]> | undefined;
+          await inTransaction(store.storage, async (run) => {
+            await run(sql`SELECT 1`);
+            during = Promise.all([
+              take(storage, scope, value, NOW + 60, NOW),
+              take(storage, scope, value, NOW + 60, NOW),
+            ]);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+          });
+          // Exactly one of two takes started together wins, on either path.
+          assert.deepEqual([...(await during!)].sort(), [false, true]);
+          assert.equal(await take(other, scope, value, NOW + 60, NOW + 1), false);
+          assert.equal(await take(storage, scope, value, NOW + 120, NOW + 60), true);
+        });
       });
-    });
+    }
 
     describe('signing keys', () => {
       it('lists newest first and retires every key but one', async () => {

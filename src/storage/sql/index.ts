@@ -188,7 +188,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     browserSessions: createBrowserSessionRepository(db, statements),
     purge: createPurgeRepository(db, kind, afterPurgeDeletes),
     rateLimits: createRateLimitRepository(db),
-    macNonces: createMacNonceRepository(db),
+    macNonces: createMacNonceRepository(db, statements),
     usedJtis: createUsedJtiRepository(db, statements),
     initialAccessTokens: createInitialAccessTokenRepository(db),
     pushedRequests: createPushedRequestRepository(db),
