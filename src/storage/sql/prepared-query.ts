@@ -3,10 +3,10 @@ import type { Compilable } from 'kysely';
 import { operationOf, type QueryEvent } from './query-observer.js';
 
 /**
- * SQLite's request connection, for the statements of the authorization-code flow, client
- * authentication, token liveness and DPoP proofs' `jti`s. Kysely builds, compiles and schedules every query on every call (about 9 us a read
- * here, more than better-sqlite3 takes to run the read), and these run on every /authorize and
- * /token; a `preparedQuery` compiles its Kysely query once and runs that SQL as a statement
+ * SQLite's request connection, for the statements requests run: the authorization-code flow's, client
+ * authentication's, token liveness, and the single-use `jti`s and MAC nonces. Kysely builds, compiles
+ * and schedules every query on every call (about 9 us a read here, more than better-sqlite3 takes to
+ * run the read); a `preparedQuery` compiles its Kysely query once and runs that SQL as a statement
  * better-sqlite3 prepared once.
  */
 export interface SqliteStatements {
