@@ -186,6 +186,13 @@ describe('PostgreSQL goes away and comes back', () => {
           'no store read after the restart',
         );
         const recoveredMs = performance.now() - restarted;
+        // The load loop is served again too: waited for, since the checks above can all pass before
+        // any worker's next store read is answered.
+        await waitFor(
+          async () => seen.some((s) => s.phase === 'after' && s.path === '/v1/clients' && s.status === 200),
+          BOUND_MS,
+          'the load loop was not served after the restart',
+        );
         loading = false;
         await workers;
 
