@@ -31,6 +31,15 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
         await server.close();
       });
 
+      /**
+       * Chooses a client and waits for the playground script to have shown its facts: the script is a
+       * module, so it runs after the page is parsed, and until then the choice has no effect.
+       */
+      async function chooseClient(page: Page, clientId: string): Promise<void> {
+        await page.getByLabel('Client', { exact: true }).selectOption(clientId);
+        await page.locator('#client-facts', { hasText: 'client · grants:' }).waitFor();
+      }
+
       /** The newest entry of the playground's log, once it is there. */
       async function newestEntry(page: Page, title: string): Promise<string> {
         const entry = page.locator('#log article.exchange').first();
@@ -59,7 +68,7 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
         await signIn(page, user.username, password);
         await page.getByRole('heading', { name: 'OAuth playground' }).waitFor();
         assert.equal(new URL(page.url()).pathname, '/playground');
-        await page.getByLabel('Client', { exact: true }).selectOption(client.id);
+        await chooseClient(page, client.id);
         await page.getByLabel('Client secret').fill(secret);
         assert.equal(await page.getByLabel('Scope').inputValue(), 'profile');
         assert.equal(await page.locator('#callback-url').innerText(), callback);
@@ -82,7 +91,7 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
         // Implicit: the token goes straight to the redirect, so the consent page is shown every time
         // (RFC 8252 §8.6), then back with the token in the fragment.
         await page.getByRole('link', { name: 'Back to the playground' }).click();
-        await page.getByLabel('Client', { exact: true }).selectOption(client.id);
+        await chooseClient(page, client.id);
         await page.getByRole('button', { name: 'Implicit' }).click();
         await expectConsentPage(page, 'Playground Client');
         await page.getByRole('button', { name: 'Allow' }).click();
@@ -98,7 +107,7 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
 
         // Password, client credentials and refresh run as fetches from the playground page.
         await page.getByRole('link', { name: 'Back to the playground' }).click();
-        await page.getByLabel('Client', { exact: true }).selectOption(client.id);
+        await chooseClient(page, client.id);
         await page.getByLabel('Client secret').fill(secret);
         await page.getByLabel('User name for the password grant').fill(user.username);
         await page.getByLabel('Password for the password grant').fill(password);

@@ -33,6 +33,8 @@ function jsonDataBlock(id: string, value: unknown): SafeHtml {
 }
 
 export function playgroundPage(frame: PageFrame, clients: PlaygroundClient[]): string {
+  // The grant buttons are rendered disabled: they only work through the playground script, which
+  // enables each one that the chosen client may use once it has run (a module script runs after parsing).
   const body = html` <h1>OAuth playground</h1>
     <p class="lead">
       Run every grant against this server from your browser and see each request and response, with the claims
@@ -76,10 +78,10 @@ export function playgroundPage(frame: PageFrame, clients: PlaygroundClient[]): s
         </div>
         <h2 class="spaced">Run a grant</h2>
         <div class="grants">
-          <button type="button" class="primary" data-grant="authorization_code">
+          <button type="button" class="primary" data-grant="authorization_code" disabled>
             Authorization code with PKCE
           </button>
-          <button type="button" data-grant="implicit">Implicit</button>
+          <button type="button" data-grant="implicit" disabled>Implicit</button>
           <fieldset class="stack">
             <legend>Resource owner password</legend>
             <div class="field">
@@ -90,14 +92,14 @@ export function playgroundPage(frame: PageFrame, clients: PlaygroundClient[]): s
               <label for="pg-password">Password for the password grant</label>
               <input id="pg-password" type="password" autocomplete="off" />
             </div>
-            <button type="button" data-grant="password">Password</button>
+            <button type="button" data-grant="password" disabled>Password</button>
           </fieldset>
-          <button type="button" data-grant="client_credentials">Client credentials</button>
+          <button type="button" data-grant="client_credentials" disabled>Client credentials</button>
           <div class="field">
             <label for="refresh-token">Refresh token</label>
             <input id="refresh-token" spellcheck="false" autocomplete="off" />
           </div>
-          <button type="button" data-grant="refresh_token">Refresh</button>
+          <button type="button" data-grant="refresh_token" disabled>Refresh</button>
         </div>
       </section>
       <section aria-labelledby="log-heading">
