@@ -15,7 +15,7 @@ import type {
   User,
 } from '../../src/core/model.js';
 import type { Storage } from '../../src/core/ports.js';
-import type { SqlStorage } from '../../src/storage/sql/index.js';
+import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
 import { inTransaction, runSql } from '../helpers/store-sql.js';
@@ -487,6 +487,68 @@ for (const backend of backends()) {
         });
         assert.equal(await storage.codes.getWithGrant(sha256('unknown')), undefined);
       });
+
+      it(
+        'reads on beside a newer version adding a column and taking it away, and through a pooler that loses its prepared statements (PostgreSQL)',
+        {
+          skip:
+            backend !== 'postgres' &&
+            'PostgreSQL only: SQLite prepares each statement against the schema it runs on',
+        },
+        async () => {
+          // One connection, so that its prepared statements can be listed (they are per session).
+          const single = createSqlStorage({
+            databaseUrl: store.databaseUrl,
+            dataDir: store.dataDir,
+            schema: store.schema,
+            poolSize: 1,
+          });
+          const prepared = async () =>
+            (
+              await runSql(
+                single,
+                sql<{
+                  name: string;
+                }>`SELECT name FROM pg_prepared_statements WHERE name LIKE 'gatehouse%' ORDER BY name`,
+              )
+            ).map((row) => row.name.replace(/^gatehouse_[0-9a-f]+_/, 'generation '));
+          try {
+            const { grant } = await seedGrant();
+            const [first, second] = [makeCode(grant), makeCode(grant)];
+            await storage.codes.insert(first!);
+            await storage.codes.insert(second!);
+            // Its `c.*` is the statement's result type, fixed when it was prepared.
+            assert.deepEqual(await single.codes.getWithGrant(first!.hash), { code: first, grant });
+            assert.deepEqual(await prepared(), ['generation 0']);
+            // What `gatehouse migrate` of a newer version does while this one serves (docs/deployment.md).
+            await runSql(store.storage, sql`ALTER TABLE authorization_codes ADD COLUMN added_later integer`);
+            assert.deepEqual(await single.codes.getWithGrant(first!.hash), { code: first, grant });
+            // Prepared again under its next name (whatever became of the refused one).
+            assert.ok((await prepared()).includes('generation 1'));
+            // A write returning every column, refused the same way, runs once, then again: once in all.
+            await runSql(store.storage, sql`ALTER TABLE authorization_codes DROP COLUMN added_later`);
+            assert.deepEqual(await single.codes.consume(second!.hash, NOW + 1), {
+              ...second,
+              consumedAt: NOW + 1,
+            });
+            assert.equal(await single.codes.consume(second!.hash, NOW + 2), undefined);
+            assert.deepEqual(await single.codes.getWithGrant(first!.hash), { code: first, grant });
+            // A pooler in transaction mode that does not track prepared statements hands a statement
+            // a server connection that never prepared it: what DEALLOCATE makes of this one.
+            await runSql(single, sql`DEALLOCATE ALL`);
+            assert.deepEqual(await single.codes.getWithGrant(first!.hash), { code: first, grant });
+            // From then on this store sends its statements unnamed: none is prepared again.
+            assert.deepEqual(
+              await single.clients.get(grant.clientId),
+              await storage.clients.get(grant.clientId),
+            );
+            assert.deepEqual(await single.grants.listByUser(grant.userId), [grant]);
+            assert.deepEqual(await prepared(), []);
+          } finally {
+            await single.close();
+          }
+        },
+      );
 
       it('answers the same while a transaction is open (by Kysely) as otherwise (SQLite: by prepared queries)', async () => {
         const { client, user, grant } = await seedGrant();

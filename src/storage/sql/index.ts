@@ -25,7 +25,8 @@ import { createUserRepository } from './repositories/users.js';
 import { createSigningKeyRepository } from './repositories/signing-keys.js';
 import { createThrottleRepository } from './repositories/throttle.js';
 import type { Database } from './schema.js';
-import type { SqliteStatements } from './prepared-query.js';
+import type { RequestStatements } from './prepared-query.js';
+import { createPostgresStatements } from './dialects/postgres-statements.js';
 
 export interface SqlStorageOptions {
   /** `postgres://…` selects PostgreSQL; anything else (or nothing) the SQLite file in `dataDir`. */
@@ -91,7 +92,7 @@ export function storeOpensFromOtherProcesses(databaseUrl: string | undefined, da
 
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
   let db: Kysely<Database>;
-  let statements: SqliteStatements | undefined;
+  let statements: RequestStatements | undefined;
   let afterPurgeDeletes: (() => void) | undefined;
   let stopCheckpointer: () => Promise<void> = async () => undefined;
   let kind: 'sqlite' | 'postgres';
@@ -101,7 +102,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     if (options.schema !== undefined && !SCHEMA_NAME.test(options.schema)) {
       throw new Error('schema name must be a lower-case SQL identifier');
     }
-    const { dialect } = createPostgresDialect({
+    const { dialect, pool } = createPostgresDialect({
       connectionString: options.databaseUrl as string,
       schema: options.schema,
       poolSize: options.poolSize,
@@ -109,6 +110,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
         for (const listener of connectionErrorListeners) listener(error);
       },
     });
+    statements = createPostgresStatements(pool, queries.emit);
     db = new Kysely<Database>({ dialect, log: queries.log });
     kind = 'postgres';
   } else {
@@ -122,6 +124,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     if (options.purgeProcessStore === true) afterPurgeDeletes = checkpointsAfterPurges(raw);
     stopCheckpointer = sqlite.stopCheckpointer;
     statements = {
+      kind: 'sqlite',
       get usable() {
         return !raw.inTransaction;
       },

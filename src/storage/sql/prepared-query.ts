@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable } from 'kysely';
 import { operationOf, type QueryEvent } from './query-observer.js';
@@ -10,6 +11,7 @@ import { operationOf, type QueryEvent } from './query-observer.js';
  * better-sqlite3 prepared once.
  */
 export interface SqliteStatements {
+  readonly kind: 'sqlite';
   /**
    * False while a Kysely transaction is open on the connection (it spans awaits): a statement run
    * now would join that transaction, see its uncommitted rows and be undone by its rollback. Queries
@@ -21,6 +23,24 @@ export interface SqliteStatements {
   /** Reports a statement run outside Kysely, so that metrics count it as Kysely's own. */
   emit(event: QueryEvent): void;
 }
+
+/**
+ * PostgreSQL's pool, for the same statements: each runs as a named prepared statement (node-postgres
+ * prepares a name once per connection), so neither Gatehouse (Kysely's build and compile) nor
+ * PostgreSQL (parse and plan) repeats per call what is the same every call (issue 17: the code flow
+ * on PostgreSQL, docs/benchmarks.md). A pooled query runs outside any transaction, as Kysely's own
+ * queries on the pool do: no `usable` to wait for.
+ */
+export interface PostgresStatements {
+  readonly kind: 'postgres';
+  /** Runs `text` as the prepared statement `name` on a pooled connection. */
+  query(name: string, text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  /** Reports a statement run outside Kysely, so that metrics count it as Kysely's own. */
+  emit(event: QueryEvent): void;
+}
+
+/** The request path's statements of one store. */
+export type RequestStatements = SqliteStatements | PostgresStatements;
 
 /** A Kysely query, as a repository builds it. */
 interface KyselyQuery<O> extends Compilable<O> {
@@ -49,14 +69,40 @@ interface KyselyWriteResult {
 const PLACEHOLDER = '\u0000gatehouse-parameter:';
 
 interface Prepared {
-  statement: BetterSqlite3.Statement;
+  /** The SQL Kysely compiled, with its dialect's placeholders. */
+  sql: string;
   /** The parameters it was compiled for: those given, less any undefined. */
   keys: readonly string[];
-  /** For each `?` of the SQL, the parameter whose value goes there, or undefined for a constant. */
+  /** For each placeholder of the SQL, the parameter whose value goes there, or undefined for a constant. */
   slots: readonly (string | undefined)[];
-  /** The values bound to the `?`s: the constants in place, the parameters filled in per call. */
+  /** The values bound to the placeholders: the constants in place, the parameters filled in per call. */
   bound: unknown[];
   operation: string;
+  /** SQLite: the statement, prepared on first use. */
+  statement?: BetterSqlite3.Statement;
+  /** PostgreSQL: the prepared statement's name, one per SQL text and generation. */
+  name?: string;
+  /** PostgreSQL: how many times the table changed under the statement (isStalePlan). */
+  generation?: number;
+}
+
+/** A prepared statement's name on PostgreSQL: from its SQL, so that no two texts share one. */
+function statementName(sql: string, generation: number): string {
+  return `gatehouse_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}_${generation}`;
+}
+
+/**
+ * PostgreSQL's refusal of a prepared statement whose result columns changed since it was prepared
+ * (SQLSTATE 0A000, "cached plan must not change result type"): a column added to a table it selects
+ * with `*`.
+ */
+function isStalePlan(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { code?: unknown }).code === '0A000' &&
+    /cached plan must not change result type/.test(String((error as { message?: unknown }).message))
+  );
 }
 
 /** Whether `values` has exactly `keys` defined (no array made: this runs on every call). */
@@ -70,16 +116,16 @@ function hasExactly(values: Record<string, unknown>, keys: readonly string[]): b
 
 /**
  * One query, defined once by `build`: on SQLite's request connection (`statements`, while usable) as
- * the SQL Kysely compiled from it once, prepared once; everywhere else (PostgreSQL, or SQLite inside
- * a Kysely transaction) as the Kysely query itself. The storage contract tests hold both paths to the
- * same behaviour.
+ * the SQL Kysely compiled from it once, prepared once; on PostgreSQL's pool as that SQL, a named
+ * prepared statement; everywhere else (no `statements`, or SQLite inside a Kysely transaction) as the
+ * Kysely query itself. The storage contract tests hold every path to the same behaviour.
  *
  * `build` must pass each parameter to Kysely unchanged and must not branch on the values: it is
  * compiled once with placeholders in their place, and each call's values are bound where the
  * placeholders landed.
  */
 export function preparedQuery<P extends object, O>(
-  statements: SqliteStatements | undefined,
+  statements: RequestStatements | undefined,
   build: (params: P) => KyselyQuery<O>,
 ): PreparedQuery<P, O> {
   // By the parameters given (an undefined value leaves its column out of an insert): one entry, and
@@ -87,15 +133,15 @@ export function preparedQuery<P extends object, O>(
   const prepared = new Map<string, Prepared>();
   let last: Prepared | undefined;
 
-  function prepare(on: SqliteStatements, values: Record<string, unknown>): Prepared {
+  function compiled(values: Record<string, unknown>): Prepared {
     if (last !== undefined && hasExactly(values, last.keys)) return last;
     const keys = Object.keys(values).filter((key) => values[key] !== undefined);
     const signature = keys.join(',');
     let entry = prepared.get(signature);
     if (entry === undefined) {
       const placeholders = Object.fromEntries(keys.map((key) => [key, PLACEHOLDER + key])) as P;
-      const compiled = build(placeholders).compile();
-      const slots = compiled.parameters.map((value) => {
+      const query = build(placeholders).compile();
+      const slots = query.parameters.map((value) => {
         if (typeof value !== 'string' || !value.startsWith(PLACEHOLDER)) return undefined;
         const key = value.slice(PLACEHOLDER.length);
         if (!keys.includes(key))
@@ -103,11 +149,11 @@ export function preparedQuery<P extends object, O>(
         return key;
       });
       entry = {
-        statement: on.prepare(compiled.sql),
+        sql: query.sql,
         keys,
         slots,
-        bound: [...compiled.parameters],
-        operation: operationOf(compiled.query),
+        bound: [...query.parameters],
+        operation: operationOf(query.query),
       };
       prepared.set(signature, entry);
     }
@@ -115,14 +161,16 @@ export function preparedQuery<P extends object, O>(
     return entry;
   }
 
-  /** Runs the prepared statement, timed and reported like Kysely's statements. */
-  function execute<T>(
+  /** Runs the prepared statement on SQLite, timed and reported like Kysely's statements. */
+  function onSqlite<T>(
     on: SqliteStatements,
     params: P,
     run: (s: BetterSqlite3.Statement, v: unknown[]) => T,
   ): T {
     const values = params as Record<string, unknown>;
-    const { statement, slots, bound, operation } = prepare(on, values);
+    const entry = compiled(values);
+    const { slots, bound, operation } = entry;
+    entry.statement ??= on.prepare(entry.sql);
     // Filled in place: better-sqlite3 runs the statement before this returns, so no call overlaps.
     for (let i = 0; i < slots.length; i++) {
       const key = slots[i];
@@ -131,7 +179,7 @@ export function preparedQuery<P extends object, O>(
     const started = performance.now();
     let failed = true;
     try {
-      const result = run(statement, bound);
+      const result = run(entry.statement, bound);
       failed = false;
       return result;
     } finally {
@@ -139,24 +187,66 @@ export function preparedQuery<P extends object, O>(
     }
   }
 
+  /** Runs the prepared statement on PostgreSQL, timed and reported like Kysely's statements. */
+  async function onPostgres(
+    on: PostgresStatements,
+    params: P,
+  ): Promise<{ rows: unknown[]; rowCount: number | null }> {
+    const values = params as Record<string, unknown>;
+    const entry = compiled(values);
+    // The name says which SQL it is: node-postgres refuses one name for two texts on a connection.
+    entry.name ??= statementName(entry.sql, 0);
+    // A new array per call: the query may wait for a connection while other calls are made.
+    const bound = entry.slots.map((key, i) => (key === undefined ? entry.bound[i] : values[key]));
+    const started = performance.now();
+    let failed = true;
+    try {
+      let result: { rows: unknown[]; rowCount: number | null };
+      try {
+        result = await on.query(entry.name, entry.sql, bound);
+      } catch (error) {
+        if (!isStalePlan(error)) throw error;
+        // A migration run by a newer Gatehouse beside this one added a column to a table this
+        // statement reads with `*` (docs/deployment.md, "Migrations": older processes keep working).
+        // PostgreSQL refuses the statement before running it, so it runs again, under a new name
+        // that each connection prepares afresh.
+        entry.generation = (entry.generation ?? 0) + 1;
+        entry.name = statementName(entry.sql, entry.generation);
+        result = await on.query(entry.name, entry.sql, bound);
+      }
+      failed = false;
+      return result;
+    } finally {
+      on.emit({ operation: entry.operation, durationMs: performance.now() - started, failed });
+    }
+  }
+
   return {
     async first(params) {
-      if (statements?.usable) return execute(statements, params, (s, v) => s.get(...v) as O | undefined);
+      if (statements?.kind === 'postgres')
+        return (await onPostgres(statements, params)).rows[0] as O | undefined;
+      if (statements?.usable) return onSqlite(statements, params, (s, v) => s.get(...v) as O | undefined);
       return (await build(params).executeTakeFirst()) as O | undefined;
     },
     async all(params) {
-      if (statements?.usable) return execute(statements, params, (s, v) => s.all(...v) as O[]);
+      if (statements?.kind === 'postgres') return (await onPostgres(statements, params)).rows as O[];
+      if (statements?.usable) return onSqlite(statements, params, (s, v) => s.all(...v) as O[]);
       return (await build(params).execute()) as O[];
     },
     async run(params) {
+      if (statements?.kind === 'postgres') {
+        await onPostgres(statements, params);
+        return;
+      }
       if (statements?.usable) {
-        execute(statements, params, (s, v) => s.run(...v));
+        onSqlite(statements, params, (s, v) => s.run(...v));
         return;
       }
       await build(params).execute();
     },
     async changes(params) {
-      if (statements?.usable) return execute(statements, params, (s, v) => s.run(...v).changes);
+      if (statements?.kind === 'postgres') return (await onPostgres(statements, params)).rowCount ?? 0;
+      if (statements?.usable) return onSqlite(statements, params, (s, v) => s.run(...v).changes);
       const result = (await build(params).executeTakeFirst()) as KyselyWriteResult | undefined;
       return Number(
         result?.numInsertedOrUpdatedRows ?? result?.numUpdatedRows ?? result?.numDeletedRows ?? 0n,

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { AuthorizationCode } from '../../../core/model.js';
 import type { AuthorizationCodeStore } from '../../../core/ports.js';
 import type { AuthorizationCodesTable, Database } from '../schema.js';
-import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
+import { preparedQuery, type RequestStatements } from '../prepared-query.js';
 import { codeFromRow, codeToRow, codeWithGrantFromRow } from './mappers.js';
 
 /** The grant's columns read with a code (`CodeWithGrantRow`). */
@@ -15,10 +15,10 @@ const GRANT_COLUMNS_OF_CODE = [
   'g.revoked_at as grant_revoked_at',
 ] as const;
 
-/** `statements`, on SQLite: the code flow's statements as prepared queries (every /authorize and /token). */
+/** `statements`: the code flow's statements as prepared queries (every /authorize and /token). */
 export function createAuthorizationCodeRepository(
   db: Kysely<Database>,
-  statements?: SqliteStatements,
+  statements?: RequestStatements,
 ): AuthorizationCodeStore {
   const insert = preparedQuery(statements, (row: AuthorizationCodesTable) =>
     db.insertInto('authorization_codes').values(row),

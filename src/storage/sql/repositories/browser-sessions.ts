@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { BrowserSession, Grant } from '../../../core/model.js';
 import type { BrowserSessionStore } from '../../../core/ports.js';
 import type { BrowserSessionsTable, Database, UsersTable } from '../schema.js';
-import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
+import { preparedQuery, type RequestStatements } from '../prepared-query.js';
 import { grantFromRow, userFromRow } from './mappers.js';
 
 const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
@@ -27,7 +27,7 @@ const signedInFromRow = (hash: string, row: SignedInRow) => ({
 
 export function createBrowserSessionRepository(
   db: Kysely<Database>,
-  statements?: SqliteStatements,
+  statements?: RequestStatements,
 ): BrowserSessionStore {
   // Every /authorize asks who is signed in, and an OpenID Connect one since when: one read for both.
   const signedIn = preparedQuery(statements, ({ hash, at }: { hash: string; at: number }) =>

@@ -2,14 +2,14 @@ import type { Kysely } from 'kysely';
 import type { Client } from '../../../core/model.js';
 import type { ClientFilter, ClientStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
-import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
+import { preparedQuery, type RequestStatements } from '../prepared-query.js';
 import { clientFromRow, clientToRow } from './mappers.js';
 import { isLookupKey } from './lookup-key.js';
 
-/** `statements`, on SQLite, read one client by id as a prepared query: every token request does. */
+/** `statements`: read one client by id as a prepared query: every token request does. */
 export function createClientRepository(
   db: Kysely<Database>,
-  statements?: SqliteStatements,
+  statements?: RequestStatements,
   /**
    * How long a client read stays in this process's memory. Client authentication runs on every token
    * request; a change made through this store is seen at once, one made by another process within

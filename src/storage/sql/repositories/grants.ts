@@ -4,9 +4,9 @@ import type { GrantStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
 import { grantFromRow, grantToRow } from './mappers.js';
 import { isLookupKey } from './lookup-key.js';
-import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
+import { preparedQuery, type RequestStatements } from '../prepared-query.js';
 
-export function createGrantRepository(db: Kysely<Database>, statements?: SqliteStatements): GrantStore {
+export function createGrantRepository(db: Kysely<Database>, statements?: RequestStatements): GrantStore {
   // Every /authorize reads the user's grants (remembered consent).
   const byUser = preparedQuery(statements, ({ userId }: { userId: string }) =>
     db.selectFrom('grants').selectAll().where('user_id', '=', userId).orderBy('created_at', 'desc'),

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { MacNonceStore } from '../../../core/ports.js';
-import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
+import { preparedQuery, type RequestStatements } from '../prepared-query.js';
 import type { Database } from '../schema.js';
 
 interface RememberParams {
@@ -12,9 +12,12 @@ interface RememberParams {
 
 /**
  * Expired nonces are deleted by the automatic purge (repositories/purge.ts, docs/decisions.md, decision 5).
- * `statements`, on SQLite: the statement as a prepared query, since every MAC-signed request runs it.
+ * `statements`: the statement as a prepared query, since every MAC-signed request runs it.
  */
-export function createMacNonceRepository(db: Kysely<Database>, statements?: SqliteStatements): MacNonceStore {
+export function createMacNonceRepository(
+  db: Kysely<Database>,
+  statements?: RequestStatements,
+): MacNonceStore {
   // One statement decides, atomically in the shared store: a new (jti, nonce) is inserted; a seen one
   // is refused unless its row outlived its window (then it is taken over).
   const remember = preparedQuery(statements, ({ jti, nonce, expiresAt, now }: RememberParams) =>

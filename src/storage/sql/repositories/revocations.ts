@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { RevocationStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
-import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
+import { preparedQuery, type RequestStatements } from '../prepared-query.js';
 
 export function createRevocationRepository(
   db: Kysely<Database>,
-  statements?: SqliteStatements,
+  statements?: RequestStatements,
 ): RevocationStore {
   // Every check of an access token asks this (exact revocation: /introspect, /v1, /userinfo).
   const revoked = preparedQuery(statements, ({ jti }: { jti: string }) =>

@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { UsedJtiStore } from '../../../core/ports.js';
-import { preparedQuery, type SqliteStatements } from '../prepared-query.js';
+import { preparedQuery, type RequestStatements } from '../prepared-query.js';
 import type { Database } from '../schema.js';
 
 interface UseParams {
@@ -12,10 +12,10 @@ interface UseParams {
 
 /**
  * Expired rows are deleted by the automatic purge (repositories/purge.ts, docs/decisions.md, decision 5).
- * `statements`, on SQLite: the statement as a prepared query, since every DPoP proof and client
+ * `statements`: the statement as a prepared query, since every DPoP proof and client
  * assertion runs it.
  */
-export function createUsedJtiRepository(db: Kysely<Database>, statements?: SqliteStatements): UsedJtiStore {
+export function createUsedJtiRepository(db: Kysely<Database>, statements?: RequestStatements): UsedJtiStore {
   // One statement decides, atomically in the shared store: a new (namespace, jti) is inserted; a seen
   // one is refused unless its row outlived its expiry (then it is taken over).
   const use = preparedQuery(statements, ({ namespace, jti, expiresAt, now }: UseParams) =>
