@@ -29,7 +29,7 @@ export function operationOf(query: RootOperationNode): string {
  */
 export function createQueryObserver(): {
   log: (event: LogEvent) => void;
-  /** Reports a statement run outside Kysely (a prepared query on SQLite). */
+  /** Reports a statement run outside Kysely (a prepared query, prepared-query.ts). */
   emit: (event: QueryEvent) => void;
   observe: (listener: QueryListener) => () => void;
 } {
