@@ -4,6 +4,7 @@ import type { Clock } from '../shared/clock.js';
 import type { SigningKeyRecord } from './model.js';
 import type { SigningKeyStore } from './ports.js';
 import { open, seal } from './sealed-box.js';
+import { TurnBatch } from './turn-batch.js';
 
 export type SigningAlgorithm = SigningKeyRecord['alg'];
 
@@ -82,6 +83,8 @@ export class KeyRing {
   private timer: NodeJS.Timeout | undefined;
   private onRefreshError: (error: unknown) => void = () => undefined;
   private closed = false;
+  /** sign() and signWith() sign in batches, one per event-loop turn (decision 28). */
+  private readonly signatures = new TurnBatch();
 
   constructor(private readonly options: KeyRingOptions) {
     this.algorithms = ringAlgorithms(options.algorithm);
@@ -208,9 +211,10 @@ export class KeyRing {
    * when this process's view is stale.
    */
   async sign(claims: Record<string, unknown>): Promise<string> {
-    // The test alone, before awaiting anything: a fresh view (nearly every token) signs at once.
+    // The test alone, before awaiting anything: a fresh view (nearly every token) is signed in this
+    // turn's batch of signatures (decision 28).
     if (this.stale()) await this.fresh();
-    return this.signJwt(claims);
+    return this.signatures.run(() => this.signJwt(claims));
   }
 
   /**
@@ -219,7 +223,7 @@ export class KeyRing {
    */
   async signWith(alg: SigningAlgorithm, claims: Record<string, unknown>, typ: string): Promise<string> {
     if (this.stale()) await this.fresh();
-    return this.signJwt(claims, alg, typ);
+    return this.signatures.run(() => this.signJwt(claims, alg, typ));
   }
 
   /**
