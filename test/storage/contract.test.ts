@@ -488,14 +488,9 @@ for (const backend of backends()) {
         assert.equal(await storage.codes.getWithGrant(sha256('unknown')), undefined);
       });
 
-      it(
-        'reads on beside a newer version adding a column and taking it away, and through a pooler that loses its prepared statements (PostgreSQL)',
-        {
-          skip:
-            backend !== 'postgres' &&
-            'PostgreSQL only: SQLite prepares each statement against the schema it runs on',
-        },
-        async () => {
+      // PostgreSQL's only: a SQLite connection is the process's own, and its statements follow the schema.
+      if (backend === 'postgres')
+        it('reads on beside a newer version adding a column and taking it away, and through a pooler that loses its prepared statements', async () => {
           // One connection, so that its prepared statements can be listed (they are per session).
           const single = createSqlStorage({
             databaseUrl: store.databaseUrl,
@@ -547,8 +542,7 @@ for (const backend of backends()) {
           } finally {
             await single.close();
           }
-        },
-      );
+        });
 
       it('answers the same while a transaction is open (by Kysely) as otherwise (SQLite: by prepared queries)', async () => {
         const { client, user, grant } = await seedGrant();
