@@ -2,9 +2,9 @@
  * Runs work queued during one turn of the event loop together, one piece after the other, once that
  * turn's I/O callbacks are done (setImmediate). Under load one turn reads many requests; signing their
  * tokens back to back keeps OpenSSL's tables and code in the CPU's caches, where a signature made
- * between two requests' parsing, logging and TLS finds them evicted and costs two to three times as
- * much (docs/decisions.md, decision 28; docs/benchmarks.md, History). A lone request waits only for
- * the end of its own turn.
+ * between two requests' parsing, logging and TLS finds them evicted, and evicts theirs in turn
+ * (docs/decisions.md, decision 28; docs/benchmarks.md, History). A lone request waits only for the end
+ * of its own turn.
  */
 export class TurnBatch {
   private queue: (() => void)[] = [];
