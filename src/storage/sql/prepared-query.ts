@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { Compilable } from 'kysely';
 import { operationOf, type QueryEvent } from './query-observer.js';
@@ -33,8 +32,8 @@ export interface SqliteStatements {
  */
 export interface PostgresStatements {
   readonly kind: 'postgres';
-  /** Runs `text` as the prepared statement `name` on a pooled connection. */
-  query(name: string, text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  /** Runs `text` on a pooled connection, as a prepared statement (dialects/postgres-statements.ts). */
+  query(text: string, values: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
   /** Reports a statement run outside Kysely, so that metrics count it as Kysely's own. */
   emit(event: QueryEvent): void;
 }
@@ -80,29 +79,6 @@ interface Prepared {
   operation: string;
   /** SQLite: the statement, prepared on first use. */
   statement?: BetterSqlite3.Statement;
-  /** PostgreSQL: the prepared statement's name, one per SQL text and generation. */
-  name?: string;
-  /** PostgreSQL: how many times the table changed under the statement (isStalePlan). */
-  generation?: number;
-}
-
-/** A prepared statement's name on PostgreSQL: from its SQL, so that no two texts share one. */
-function statementName(sql: string, generation: number): string {
-  return `gatehouse_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}_${generation}`;
-}
-
-/**
- * PostgreSQL's refusal of a prepared statement whose result columns changed since it was prepared
- * (SQLSTATE 0A000, "cached plan must not change result type"): a column added to a table it selects
- * with `*`.
- */
-function isStalePlan(error: unknown): boolean {
-  return (
-    typeof error === 'object' &&
-    error !== null &&
-    (error as { code?: unknown }).code === '0A000' &&
-    /cached plan must not change result type/.test(String((error as { message?: unknown }).message))
-  );
 }
 
 /** Whether `values` has exactly `keys` defined (no array made: this runs on every call). */
@@ -194,26 +170,12 @@ export function preparedQuery<P extends object, O>(
   ): Promise<{ rows: unknown[]; rowCount: number | null }> {
     const values = params as Record<string, unknown>;
     const entry = compiled(values);
-    // The name says which SQL it is: node-postgres refuses one name for two texts on a connection.
-    entry.name ??= statementName(entry.sql, 0);
     // A new array per call: the query may wait for a connection while other calls are made.
     const bound = entry.slots.map((key, i) => (key === undefined ? entry.bound[i] : values[key]));
     const started = performance.now();
     let failed = true;
     try {
-      let result: { rows: unknown[]; rowCount: number | null };
-      try {
-        result = await on.query(entry.name, entry.sql, bound);
-      } catch (error) {
-        if (!isStalePlan(error)) throw error;
-        // A migration run by a newer Gatehouse beside this one added a column to a table this
-        // statement reads with `*` (docs/deployment.md, "Migrations": older processes keep working).
-        // PostgreSQL refuses the statement before running it, so it runs again, under a new name
-        // that each connection prepares afresh.
-        entry.generation = (entry.generation ?? 0) + 1;
-        entry.name = statementName(entry.sql, entry.generation);
-        result = await on.query(entry.name, entry.sql, bound);
-      }
+      const result = await on.query(entry.sql, bound);
       failed = false;
       return result;
     } finally {
