@@ -100,13 +100,15 @@ export class AccessTokenValidator {
   }
 
   private async verifySignature(token: string): Promise<AccessTokenClaims> {
+    const { keyRing } = this.options;
+    const jwks = await keyRing.verificationJwks();
+    // Only tokens that verified are cached, so a hit needs no check of the token's shape (a scan of
+    // the whole token, about as long as the look-up).
+    const cached = this.verified.get(token, jwks);
+    if (cached !== undefined) return this.stillCurrent(token, cached);
     if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token)) {
       throw new InvalidAccessTokenError('the access token is malformed');
     }
-    const { keyRing } = this.options;
-    const jwks = await keyRing.verificationJwks();
-    const cached = this.verified.get(token, jwks);
-    if (cached !== undefined) return this.stillCurrent(token, cached);
     const first = this.verifyWith(token, jwks);
     if (first.valid || first.reason !== 'unknown-key') return this.remember(token, claimsOf(first), jwks);
     // A kid this process has not seen: another process may have rotated the key moments ago. Concurrent

@@ -1,12 +1,16 @@
 import type { Clock } from '../shared/clock.js';
 import { sha256 } from '../shared/crypto.js';
-import { AccessTokenValidator, InvalidAccessTokenError } from './access-token-validation.js';
+import {
+  AccessTokenValidator,
+  InvalidAccessTokenError,
+  type ValidAccessToken,
+} from './access-token-validation.js';
 import { isGrantLive } from './grants/liveness.js';
 import { deriveMacKey, type MacAlgorithm } from './mac.js';
 import type { Client } from './model.js';
 import type { Storage } from './ports.js';
 import { formatScope } from './scopes.js';
-import type { ActorClaim } from './token-issuer.js';
+import type { AccessTokenClaims, ActorClaim } from './token-issuer.js';
 
 /**
  * The client scope that lets a confidential client (a resource server) receive the MAC key of MAC
@@ -49,6 +53,9 @@ export interface TokenIntrospectorOptions {
 const INACTIVE: IntrospectionResponse = Object.freeze({ active: false });
 
 export class TokenIntrospector {
+  /** Answers that depend on the token's claims alone, by claims object (see accessToken). */
+  private readonly claimsOnly = new WeakMap<AccessTokenClaims, IntrospectionResponse>();
+
   constructor(private readonly options: TokenIntrospectorOptions) {}
 
   /**
@@ -72,21 +79,17 @@ export class TokenIntrospector {
     try {
       // Resource servers introspect the tokens issued for them: any audience is answered.
       const { claims, tokenType } = await this.options.validator.validate(token, 'any');
-      const response: IntrospectionResponse = {
-        active: true,
-        scope: claims.scope,
-        client_id: claims.client_id,
-        token_type: tokenType === 'dpop' ? 'DPoP' : tokenType,
-        exp: claims.exp,
-        iat: claims.iat,
-        sub: claims.sub,
-        aud: claims.aud,
-        iss: claims.iss,
-        jti: claims.jti,
-      };
-      // RFC 9449 §6.2: a resource server learns the key to check the request's proof against.
-      if (claims.cnf !== undefined) response.cnf = { jkt: claims.cnf.jkt };
-      if (claims.act !== undefined) response.act = claims.act;
+      // Without a user to name or a MAC key to hand out, the answer is the claims' alone: made once
+      // per verified claims object, which the validator's cache hands out again for the same token.
+      if (claims.gid === undefined && tokenType !== 'mac') {
+        let shared = this.claimsOnly.get(claims);
+        if (shared === undefined) {
+          shared = Object.freeze(describe(claims, tokenType));
+          this.claimsOnly.set(claims, shared);
+        }
+        return shared;
+      }
+      const response = describe(claims, tokenType);
       if (claims.gid !== undefined) {
         const user = await this.options.storage.users.get(claims.sub);
         if (user !== undefined) response.username = user.username;
@@ -131,4 +134,41 @@ export class TokenIntrospector {
     if (user !== undefined) response.username = user.username;
     return response;
   }
+}
+
+/** RFC 7662 §2.2: what an active access token's claims say. */
+function describe(
+  claims: AccessTokenClaims,
+  tokenType: ValidAccessToken['tokenType'],
+): IntrospectionResponse {
+  const response: IntrospectionResponse = {
+    active: true,
+    scope: claims.scope,
+    client_id: claims.client_id,
+    token_type: tokenType === 'dpop' ? 'DPoP' : tokenType,
+    exp: claims.exp,
+    iat: claims.iat,
+    sub: claims.sub,
+    aud: claims.aud,
+    iss: claims.iss,
+    jti: claims.jti,
+  };
+  // RFC 9449 §6.2: a resource server learns the key to check the request's proof against.
+  if (claims.cnf !== undefined) response.cnf = { jkt: claims.cnf.jkt };
+  if (claims.act !== undefined) response.act = claims.act;
+  return response;
+}
+
+/** Serialised answers, by answer object: a shared one (INACTIVE, a claims-only one) is written once. */
+const serialised = new WeakMap<IntrospectionResponse, string>();
+
+/** The response body: `response` as JSON (RFC 7662 §2.2). */
+export function introspectionJson(response: IntrospectionResponse): string {
+  if (!Object.isFrozen(response)) return JSON.stringify(response);
+  let json = serialised.get(response);
+  if (json === undefined) {
+    json = JSON.stringify(response);
+    serialised.set(response, json);
+  }
+  return json;
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../core/engine.js';
 import { invalidClient, invalidRequest } from '../../core/errors.js';
+import { introspectionJson } from '../../core/token-introspection.js';
 import { readClientFormRequest } from './client-form-request.js';
 
 /** POST /introspect (RFC 7662). */
@@ -21,6 +22,6 @@ export function registerIntrospectRoute(
     reply.header('content-type', 'application/json;charset=UTF-8');
     reply.header('cache-control', 'no-store');
     reply.header('pragma', 'no-cache');
-    return JSON.stringify(response);
+    return introspectionJson(response);
   });
 }
