@@ -43,19 +43,53 @@ import { createBenchUsers } from './lib/users.js';
 import { RATE_LIMITS_COUNTED } from './lib/rate-limits.js';
 import { gatehouseMemory } from './lib/memory.js';
 
-const { values: args } = parseArgs({
-  options: {
-    only: { type: 'string' },
-    duration: { type: 'string', default: '10' },
-    warmup: { type: 'string', default: '3' },
-    connections: { type: 'string', default: '50' },
-    'probe-rate': { type: 'string', default: '100' },
-    'leak-minutes': { type: 'string', default: '10' },
-    'leak-rate': { type: 'string', default: '2000' },
-    'no-write': { type: 'boolean', default: false },
-    profile: { type: 'boolean', default: false },
-  },
-});
+const USAGE = `usage: npm run bench -- [--only ID,...] [--duration S] [--warmup S] [--connections N]
+                     [--probe-rate N] [--leak-minutes M] [--leak-rate N] [--no-write] [--profile]
+Scenario ids and what each measures: docs/benchmarks.md ("How to run").
+`;
+
+let parsed: ReturnType<typeof parseOptions>;
+try {
+  parsed = parseOptions();
+} catch (err) {
+  // An unknown or malformed option: one line and the usage, never a stack trace.
+  process.stderr.write(`bench: ${(err as Error).message}\n${USAGE}`);
+  process.exit(2);
+}
+if (parsed.values.help === true) {
+  process.stdout.write(USAGE);
+  process.exit(0);
+}
+const args = parsed.values;
+
+function parseOptions() {
+  const result = parseArgs({
+    options: {
+      only: { type: 'string' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '3' },
+      connections: { type: 'string', default: '50' },
+      'probe-rate': { type: 'string', default: '100' },
+      'leak-minutes': { type: 'string', default: '10' },
+      'leak-rate': { type: 'string', default: '2000' },
+      'no-write': { type: 'boolean', default: false },
+      profile: { type: 'boolean', default: false },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  for (const name of [
+    'duration',
+    'warmup',
+    'connections',
+    'probe-rate',
+    'leak-minutes',
+    'leak-rate',
+  ] as const) {
+    const value = Number(result.values[name]);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`--${name} must be a number of at least 0`);
+  }
+  return result;
+}
 
 const options: BenchOptions = {
   duration: Number(args.duration),
