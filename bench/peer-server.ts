@@ -3,11 +3,11 @@
  * with a fixed token-shaped JSON, on the same certificate and keep-alive defaults as Gatehouse.
  * Usage: node peer-server.js --port N --cert FILE --key FILE
  */
-import formBody from '@fastify/formbody';
 import Fastify from 'fastify';
 import { generateKeyPairSync, randomUUID, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { registerPeerRoute } from './lib/peer-route.js';
 
 const { values } = parseArgs({
   options: { port: { type: 'string' }, cert: { type: 'string' }, key: { type: 'string' } },
@@ -47,14 +47,7 @@ const app = Fastify({
   https: { cert: readFileSync(values.cert, 'utf8'), key: readFileSync(values.key, 'utf8') },
   logger: false,
 });
-// The form parser Gatehouse uses, so the peer parses the same request body.
-await app.register(formBody);
-app.post('/token', async function token(_request, reply) {
-  reply.header('content-type', 'application/json;charset=UTF-8');
-  reply.header('cache-control', 'no-store');
-  reply.header('pragma', 'no-cache');
-  return body;
-});
+await registerPeerRoute(app, body);
 app.get('/healthz', async () => ({ status: 'ok' }));
 await app.listen({ port: Number(values.port), host: '127.0.0.1' });
 process.stdout.write(`peer listening on https://127.0.0.1:${values.port}\n`);

@@ -11,13 +11,13 @@
  * worktree of an older commit); by default, this one. SQLite in a temporary directory; rate limits on,
  * raised out of reach (as the bench's "counted"). Prints one line.
  */
-import formBody from '@fastify/formbody';
 import Fastify, { type LightMyRequestResponse } from 'fastify';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { registerPeerRoute } from './lib/peer-route.js';
 import { RATE_LIMITS_COUNTED } from './lib/rate-limits.js';
 
 type Compose = typeof import('../src/compose/gatehouse.js');
@@ -83,15 +83,9 @@ const issued = await app.inject({
 if (issued.statusCode !== 200) throw new Error(`POST /token answered ${issued.statusCode}`);
 const token = (JSON.parse(issued.body) as { access_token: string }).access_token;
 
-// The bench's peer (peer-server.ts), in process: the same form parser, a fixed body of the token's size.
+// The bench's peer (peer-server.ts) in process, answering with a real token of this run.
 const bare = Fastify({ logger: false });
-await bare.register(formBody);
-bare.post('/token', async function token(_request, reply) {
-  reply.header('content-type', 'application/json;charset=UTF-8');
-  reply.header('cache-control', 'no-store');
-  reply.header('pragma', 'no-cache');
-  return issued.body;
-});
+await registerPeerRoute(bare, issued.body);
 await bare.ready();
 
 const cases: Record<string, () => Promise<LightMyRequestResponse>> = {

@@ -162,7 +162,10 @@ function describe(
 /** Serialised answers, by answer object: a shared one (INACTIVE, a claims-only one) is written once. */
 const serialised = new WeakMap<IntrospectionResponse, string>();
 
-/** The response body: `response` as JSON (RFC 7662 §2.2). */
+/**
+ * The response body: `response` as JSON (RFC 7662 §2.2). Only a frozen answer's JSON is kept: it cannot
+ * change after it is written, and the shared answers are exactly the frozen ones.
+ */
 export function introspectionJson(response: IntrospectionResponse): string {
   if (!Object.isFrozen(response)) return JSON.stringify(response);
   let json = serialised.get(response);
