@@ -98,14 +98,18 @@ const server = new library.ResourceServer({
   },
 });
 
-/** The bare signature check of a compact JWS, with synchronous node:crypto on pre-decoded parts. */
+/** A signature check with synchronous node:crypto: PKCS #1 v1.5 for RSA, r || s for ECDSA. */
+const checkSignature = (input: Buffer, signature: Buffer, key: KeyObject, rsa: boolean) =>
+  rsa
+    ? verify('sha256', input, key, signature)
+    : verify('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+
+/** The bare signature check of a compact JWS, on parts decoded once, before the rounds. */
 function bareCheck(jws: string, key: KeyObject, rsa: boolean): () => boolean {
   const dot = jws.lastIndexOf('.');
   const input = Buffer.from(jws.slice(0, dot));
   const signature = Buffer.from(jws.slice(dot + 1), 'base64url');
-  return rsa
-    ? () => verify('sha256', input, key, signature)
-    : () => verify('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+  return () => checkSignature(input, signature, key, rsa);
 }
 /** The bare check on parts decoded from the token on every call, with its claims parsed. */
 function decodedCheck(jws: string, key: KeyObject, rsa: boolean): () => boolean {
@@ -116,20 +120,17 @@ function decodedCheck(jws: string, key: KeyObject, rsa: boolean): () => boolean 
     const signature = Buffer.from(jws.slice(dot + 1), 'base64url');
     const claims: unknown = JSON.parse(Buffer.from(jws.slice(first + 1, dot), 'base64url').toString('utf8'));
     if (typeof claims !== 'object' || claims === null) return false;
-    return rsa
-      ? verify('sha256', input, key, signature)
-      : verify('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
+    return checkSignature(input, signature, key, rsa);
   };
 }
-const tokenSignature = bareCheck(bearerToken, createPublicKey({ key: jwk, format: 'jwk' }), alg === 'RS256');
-const proofSignature = bareCheck(makeProof(), createPublicKey({ key: proofJwk, format: 'jwk' }), false);
-const tokenDecoded = decodedCheck(bearerToken, createPublicKey({ key: jwk, format: 'jwk' }), alg === 'RS256');
-const dpopTokenDecoded = decodedCheck(
-  dpopToken,
-  createPublicKey({ key: jwk, format: 'jwk' }),
-  alg === 'RS256',
-);
-const proofDecoded = decodedCheck(makeProof(), createPublicKey({ key: proofJwk, format: 'jwk' }), false);
+const rsa = alg === 'RS256';
+const tokenKey = createPublicKey({ key: jwk, format: 'jwk' });
+const proofKey = createPublicKey({ key: proofJwk, format: 'jwk' });
+const tokenSignature = bareCheck(bearerToken, tokenKey, rsa);
+const proofSignature = bareCheck(makeProof(), proofKey, false);
+const tokenDecoded = decodedCheck(bearerToken, tokenKey, rsa);
+const dpopTokenDecoded = decodedCheck(dpopToken, tokenKey, rsa);
+const proofDecoded = decodedCheck(makeProof(), proofKey, false);
 /** Both decoded checks and the proof's `ath`, the hash of the token (RFC 9449 §4.3 item 11). */
 const boundDecoded = () =>
   dpopTokenDecoded() && proofDecoded() && createHash('sha256').update(dpopToken).digest('base64url') === ath;
