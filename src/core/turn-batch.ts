@@ -3,8 +3,9 @@
  * turn's I/O callbacks are done (setImmediate). Under load one turn reads many requests; signing their
  * tokens back to back keeps OpenSSL's tables and code in the CPU's caches, where a signature made
  * between two requests' parsing, logging and TLS finds them evicted, and evicts theirs in turn
- * (docs/decisions.md, decision 28; docs/benchmarks.md, History). A lone request waits only for the end
- * of its own turn.
+ * (docs/decisions.md, decision 28; docs/benchmarks.md, History). Introspection makes its answers in
+ * one too, so that a turn's answers are written back to back and their reader is woken once for them
+ * all. A lone request waits only for the end of its own turn.
  */
 export class TurnBatch {
   private queue: (() => void)[] = [];
@@ -37,32 +38,4 @@ export class TurnBatch {
     this.queue = [];
     for (const item of batch) item();
   };
-}
-
-/**
- * A promise that every caller in one turn of the event loop shares, resolved once that turn's I/O
- * callbacks are done (setImmediate): whatever awaits it resumes together, one after the other. The
- * introspection endpoint waits on one before it answers, so that a turn's answers are written back to
- * back, as the token endpoint's are after their batch of signatures (decision 28). A lone request
- * waits only for the end of its own turn.
- */
-export class TurnBarrier {
-  private pending: Promise<void> | undefined;
-
-  /** `schedule` runs its callback once the current turn's I/O is done; setImmediate but in tests. */
-  constructor(
-    private readonly schedule: (release: () => void) => void = (release) => setImmediate(release),
-  ) {}
-
-  /** Settles at the end of the current turn; every call before then gets the same promise. */
-  wait(): Promise<void> {
-    this.pending ??= new Promise<void>((resolve) => {
-      this.schedule(() => {
-        // A wait made by code the release resumes belongs to the next turn.
-        this.pending = undefined;
-        resolve();
-      });
-    });
-    return this.pending;
-  }
 }

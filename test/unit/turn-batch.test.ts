@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TurnBarrier, TurnBatch } from '../../src/core/turn-batch.js';
+import { TurnBatch } from '../../src/core/turn-batch.js';
 
 /** A scheduler the test runs by hand: the batch's flushes, in the order they were asked for. */
 function manualTurns() {
@@ -69,45 +69,5 @@ describe('signatures made in batches, one per event-loop turn (core/turn-batch.t
   it('flushes on its own with the default scheduler (setImmediate)', async () => {
     const batch = new TurnBatch();
     assert.deepEqual(await Promise.all([batch.run(() => 'x'), batch.run(() => 'y')]), ['x', 'y']);
-  });
-});
-
-describe('answers written together at the end of a turn (TurnBarrier, decision 28)', () => {
-  it('holds every wait of a turn until the turn ends, with one release for all', async () => {
-    const turns = manualTurns();
-    const barrier = new TurnBarrier(turns.schedule);
-    const released: number[] = [];
-    const waits = [1, 2, 3].map((n) => barrier.wait().then(() => released.push(n)));
-    assert.equal(turns.scheduled, 1, 'one release for the three');
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(released, [], 'nothing resumes before the turn ends');
-    await turns.end();
-    await Promise.all(waits);
-    assert.deepEqual(released, [1, 2, 3], 'resumed in the order they waited');
-  });
-
-  it('puts a wait made after the release into the next turn', async () => {
-    const turns = manualTurns();
-    const barrier = new TurnBarrier(turns.schedule);
-    const order: string[] = [];
-    const chained = barrier
-      .wait()
-      .then(() => order.push('first'))
-      .then(() => barrier.wait())
-      .then(() => order.push('second'));
-    await turns.end();
-    assert.deepEqual(order, ['first']);
-    assert.equal(turns.scheduled, 1, 'the next turn’s release is asked for');
-    await turns.end();
-    await chained;
-    assert.deepEqual(order, ['first', 'second']);
-  });
-
-  it('releases on its own with the default scheduler (setImmediate)', async () => {
-    const barrier = new TurnBarrier();
-    const first = barrier.wait();
-    assert.equal(barrier.wait(), first, 'the same promise within one turn');
-    await first;
-    assert.notEqual(barrier.wait(), first, 'a new one in the next turn');
   });
 });

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../core/engine.js';
 import { invalidClient, invalidRequest } from '../../core/errors.js';
 import { introspectionJson } from '../../core/token-introspection.js';
-import { TurnBarrier } from '../../core/turn-batch.js';
+import { TurnBatch } from '../../core/turn-batch.js';
 import { readClientFormRequest } from './client-form-request.js';
 
 /** POST /introspect (RFC 7662). */
@@ -12,9 +12,9 @@ export function registerIntrospectRoute(
   /** This endpoint's URL under the issuer (a client assertion's possible audience). */
   endpointUrl: string,
 ): void {
-  // Decision 28: the answers of one turn are written together, after every request of that turn is
-  // checked, not each between the reading of the next ones.
-  const answers = new TurnBarrier();
+  // Decision 28: the answers of one turn are made and written together, once every request read in
+  // that turn is checked, not each between the reading of the next ones.
+  const answers = new TurnBatch();
   app.post('/introspect', async function introspect(request, reply) {
     const { client, params } = await readClientFormRequest(request, engine, endpointUrl);
     // RFC 7662 §2.1 requires the caller to be authorized; a public client proves nothing about itself,
@@ -23,10 +23,10 @@ export function registerIntrospectRoute(
     const token = params.token;
     if (token === undefined) throw invalidRequest('token is required');
     const response = await engine.tokens.introspector.introspect(token, params.token_type_hint, client);
-    await answers.wait();
+    const body = await answers.run(() => introspectionJson(response));
     reply.header('content-type', 'application/json;charset=UTF-8');
     reply.header('cache-control', 'no-store');
     reply.header('pragma', 'no-cache');
-    return introspectionJson(response);
+    return body;
   });
 }
