@@ -1,18 +1,20 @@
 /**
  * The rs-dpop benchmark's loop: the resource-server library validating a DPoP-bound token from the
  * running Gatehouse, each time with a new proof (RFC 9449 §7: the proof is single use), next to a
- * bearer token of the same client, to the proof-making alone, and to the floor: the two signature
- * checks of synchronous node:crypto (the token's and the proof's). In interleaved rounds,
+ * bearer token of the same client, to the proof-making alone, to the floor: the two signature
+ * checks of synchronous node:crypto (the token's and the proof's), and to the decoded floor: those
+ * checks on parts taken from the token and each new proof, claims parsed, and `ath` (bench/lib/jws-floor.ts). In interleaved rounds,
  * `--concurrency` validations in flight, the validated-token cache off. The proofs a round validates
  * are made before it starts (its CPU time is the validations'), as many as it can use. Run pinned to
  * one core; prints one JSON line.
  */
-import { createHash, createPrivateKey, createPublicKey, verify, type JsonWebKey } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { MemoryDpopReplayStore, ResourceServer, type RequestInfo } from 'gatehouse-oauth-resource-server';
 import { syncProof, type SyncProofKey } from './lib/dpop-proofs.js';
 import { httpsRequest } from './lib/https.js';
+import { bareCheck, decodedCheck, decodedDpopCheck } from './lib/jws-floor.js';
 
 const { values } = parseArgs({
   options: {
@@ -40,8 +42,8 @@ const secrets = JSON.parse(readFileSync(required('secrets-file'), 'utf8')) as {
 };
 const rounds = Number(values.rounds);
 const concurrency = Number(values.concurrency);
-// Per round: DPoP and bearer a slice each, the proof-making and the floor half of one.
-const slice = Number(values.seconds) / rounds / 3;
+// Per round: DPoP and bearer a slice each, the proof-making and the two floors half of one each.
+const slice = Number(values.seconds) / rounds / 3.5;
 
 const { privateJwk } = secrets;
 const jwk = { kty: 'EC', crv: privateJwk.crv, x: privateJwk.x, y: privateJwk.y };
@@ -100,16 +102,22 @@ const tokenJwk = (JSON.parse(jwksResponse.body) as { keys: Array<JsonWebKey & { 
   (candidate) => candidate.kid === tokenKid,
 );
 if (tokenJwk === undefined) throw new Error('the DPoP token is not under a JWKS key');
-const signed = (jws: string, publicKey: ReturnType<typeof createPublicKey>) => {
-  const dot = jws.lastIndexOf('.');
-  const input = Buffer.from(jws.slice(0, dot));
-  const signature = Buffer.from(jws.slice(dot + 1), 'base64url');
-  return () => verify('sha256', input, { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature);
-};
-const tokenSignature = signed(secrets.token, createPublicKey({ key: tokenJwk, format: 'jwk' }));
-const proofSignature = signed(makeProof(), createPublicKey({ key: jwk, format: 'jwk' }));
+const tokenKey = createPublicKey({ key: tokenJwk, format: 'jwk' });
+const proofKey = createPublicKey({ key: jwk, format: 'jwk' });
+const tokenSignature = bareCheck('ES256', secrets.token, tokenKey);
+const proofSignature = bareCheck('ES256', makeProof(), proofKey);
 const floor = async () => {
   if (!tokenSignature() || !proofSignature()) throw new Error('signature did not verify');
+};
+// The decoded floor: the token and each new proof taken apart and checked, claims parsed, and ath.
+const decodedRequest = decodedDpopCheck(
+  secrets.token,
+  decodedCheck('ES256', tokenKey),
+  decodedCheck('ES256', proofKey),
+  createHash('sha256').update(secrets.token).digest('base64url'),
+);
+const decodedFloor = async () => {
+  if (!decodedRequest(proofs.pop() ?? makeProof())) throw new Error('signature did not verify');
 };
 
 interface Tally {
@@ -138,9 +146,9 @@ async function round(validate: () => Promise<void>, seconds: number, into: Tally
 
 // Enough proofs for a round at twice the rate the warm-up reached.
 let warmupRate = 0;
-async function dpopRound(seconds: number, into: Tally): Promise<void> {
+async function withProofs(validate: () => Promise<void>, seconds: number, into: Tally): Promise<void> {
   prepareProofs(Math.ceil(Math.max(warmupRate, 1000) * 2 * seconds));
-  await round(viaDpop, seconds, into);
+  await round(validate, seconds, into);
   proofs = [];
 }
 
@@ -153,12 +161,14 @@ warmupRate = warmup.count / warmup.wall;
 await round(viaBearer, 0.5, tally());
 await round(proofOnly, 0.25, tally());
 await round(floor, 0.25, tally());
-const tallies = { dpop: tally(), bearer: tally(), proofOnly: tally(), floor: tally() };
+await withProofs(decodedFloor, 0.25, tally());
+const tallies = { dpop: tally(), bearer: tally(), proofOnly: tally(), floor: tally(), decoded: tally() };
 for (let i = 0; i < rounds; i++) {
-  await dpopRound(slice, tallies.dpop);
+  await withProofs(viaDpop, slice, tallies.dpop);
   await round(viaBearer, slice, tallies.bearer);
   await round(proofOnly, slice / 2, tallies.proofOnly);
   await round(floor, slice / 2, tallies.floor);
+  await withProofs(decodedFloor, slice / 2, tallies.decoded);
 }
 library.close();
 const summary = (t: Tally) => ({
@@ -174,6 +184,7 @@ process.stdout.write(
     bearer: summary(tallies.bearer),
     proofOnly: summary(tallies.proofOnly),
     floor: summary(tallies.floor),
+    decoded: summary(tallies.decoded),
     concurrency,
   }) + '\n',
 );

@@ -2,15 +2,17 @@
  * The resource-server benchmark's loop (target: JWT validation in the library, per core). For each
  * algorithm Gatehouse signs with, validates one token again and again with the library's
  * ResourceServer (validated-token cache off: every validation verifies the signature), with jose's
- * `jwtVerify` alone on the same token and key (the peer), and with the bare signature check of
- * synchronous node:crypto (the floor), in interleaved rounds, `--concurrency` validations in flight.
+ * `jwtVerify` alone on the same token and key (the peer), with the bare signature check of
+ * synchronous node:crypto (the floor), and with that check on parts taken from the token on every call,
+ * its claims parsed (the decoded floor, bench/lib/jws-floor.ts), in interleaved rounds,
+ * `--concurrency` validations in flight.
  *
  * ES256 (Gatehouse's default, the one judged): a real token from the running Gatehouse, its JWKS
  * fetched over HTTPS. RS256 and EdDSA: the same claims signed by Gatehouse's own KeyRing with a fresh
  * key of that algorithm (2048-bit RSA, Ed25519), its JWKS handed to the library in-process. Run pinned
  * to one core; prints one JSON line with validations per wall second and per CPU second of each path.
  */
-import { createPublicKey, verify, type JsonWebKey } from 'node:crypto';
+import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
@@ -19,6 +21,7 @@ import type { SigningKeyRecord } from '../src/core/model.js';
 import { ResourceServer, type FetchLike, type RequestInfo } from 'gatehouse-oauth-resource-server';
 import { systemClock } from '../src/shared/clock.js';
 import { httpsRequest } from './lib/https.js';
+import { bareCheck, decodedCheck } from './lib/jws-floor.js';
 
 const { values } = parseArgs({
   options: {
@@ -44,9 +47,9 @@ const gatehouseToken = readFileSync(required('token-file'), 'utf8').trim();
 const rounds = Number(values.rounds);
 const concurrency = Number(values.concurrency);
 const ALGORITHMS = ['ES256', 'RS256', 'EdDSA'] as const satisfies readonly SigningAlgorithm[];
-// Per round and algorithm: library and jose get a slice each, the floor half of one; plus half a slice
-// for the cached library (ES256).
-const slice = Number(values.seconds) / rounds / (ALGORITHMS.length * 2.5 + 0.5);
+// Per round and algorithm: library and jose get a slice each, the bare and the decoded floor half of
+// one each; plus half a slice for the cached library (ES256).
+const slice = Number(values.seconds) / rounds / (ALGORITHMS.length * 3 + 0.5);
 
 const request = (token: string): RequestInfo => ({
   method: 'GET',
@@ -102,6 +105,7 @@ interface Case {
   library: () => Promise<void>;
   jose: () => Promise<void>;
   nodeCrypto: () => Promise<void>;
+  decoded: () => Promise<void>;
   close(): void;
 }
 
@@ -119,15 +123,9 @@ function makeCase(alg: SigningAlgorithm, subject: Subject): Case {
   const jwk = jwks.keys.find((key) => key.kid === kid);
   if (jwk === undefined || jwk.alg !== alg) throw new Error(`the ${alg} token is not under a JWKS key`);
   const publicKey = createPublicKey({ key: jwk as JsonWebKey, format: 'jwk' });
-  const dot = token.lastIndexOf('.');
-  const signingInput = Buffer.from(token.slice(0, dot));
-  const signature = Buffer.from(token.slice(dot + 1), 'base64url');
-  const check =
-    alg === 'ES256'
-      ? () => verify('sha256', signingInput, { key: publicKey, dsaEncoding: 'ieee-p1363' }, signature)
-      : alg === 'RS256'
-        ? () => verify('sha256', signingInput, publicKey, signature)
-        : () => verify(null, signingInput, publicKey, signature);
+  const check = bareCheck(alg, token, publicKey);
+  // The least any validator does per token: the floor on parts taken from the token, claims parsed.
+  const decoded = decodedCheck(alg, publicKey);
   return {
     alg,
     async library() {
@@ -144,6 +142,9 @@ function makeCase(alg: SigningAlgorithm, subject: Subject): Case {
     },
     async nodeCrypto() {
       if (!check()) throw new Error('signature did not verify');
+    },
+    async decoded() {
+      if (!decoded(token)) throw new Error('signature did not verify');
     },
     close: () => library.close(),
   };
@@ -190,10 +191,13 @@ for (const one of cases) {
   await round(one.library, 0.5, tally());
   await round(one.jose, 0.5, tally());
   await round(one.nodeCrypto, 0.5, tally());
+  await round(one.decoded, 0.5, tally());
 }
 await round(viaCachedLibrary, 0.5, tally());
 const tallies = new Map(
-  cases.map((one) => [one.alg, { library: tally(), jose: tally(), nodeCrypto: tally() }] as const),
+  cases.map(
+    (one) => [one.alg, { library: tally(), jose: tally(), nodeCrypto: tally(), decoded: tally() }] as const,
+  ),
 );
 const cachedTally = tally();
 for (let i = 0; i < rounds; i++) {
@@ -204,6 +208,7 @@ for (let i = 0; i < rounds; i++) {
     await round(one.jose, slice, into.jose);
     // A shorter slice: only a reference, not what is judged.
     await round(one.nodeCrypto, slice / 2, into.nodeCrypto);
+    await round(one.decoded, slice / 2, into.decoded);
   }
   await round(viaCachedLibrary, slice / 2, cachedTally);
 }
@@ -221,7 +226,12 @@ process.stdout.write(
     algorithms: Object.fromEntries(
       [...tallies].map(([alg, t]) => [
         alg,
-        { library: summary(t.library), jose: summary(t.jose), nodeCrypto: summary(t.nodeCrypto) },
+        {
+          library: summary(t.library),
+          jose: summary(t.jose),
+          nodeCrypto: summary(t.nodeCrypto),
+          decoded: summary(t.decoded),
+        },
       ]),
     ),
     cachedLibrary: summary(cachedTally),

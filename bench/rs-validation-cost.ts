@@ -19,12 +19,12 @@ import {
   generateKeyPairSync,
   randomUUID,
   sign,
-  verify,
   type KeyObject,
 } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { bareCheck, decodedCheck, decodedDpopCheck } from './lib/jws-floor.js';
 
 type Library = typeof import('gatehouse-oauth-resource-server');
 
@@ -98,42 +98,14 @@ const server = new library.ResourceServer({
   },
 });
 
-/** A signature check with synchronous node:crypto: PKCS #1 v1.5 for RSA, r || s for ECDSA. */
-const checkSignature = (input: Buffer, signature: Buffer, key: KeyObject, rsa: boolean) =>
-  rsa
-    ? verify('sha256', input, key, signature)
-    : verify('sha256', input, { key, dsaEncoding: 'ieee-p1363' }, signature);
-
-/** The bare signature check of a compact JWS, on parts decoded once, before the rounds. */
-function bareCheck(jws: string, key: KeyObject, rsa: boolean): () => boolean {
-  const dot = jws.lastIndexOf('.');
-  const input = Buffer.from(jws.slice(0, dot));
-  const signature = Buffer.from(jws.slice(dot + 1), 'base64url');
-  return () => checkSignature(input, signature, key, rsa);
-}
-/** The bare check on parts decoded from the token on every call, with its claims parsed. */
-function decodedCheck(jws: string, key: KeyObject, rsa: boolean): () => boolean {
-  return () => {
-    const first = jws.indexOf('.');
-    const dot = jws.lastIndexOf('.');
-    const input = Buffer.from(jws.slice(0, dot), 'latin1');
-    const signature = Buffer.from(jws.slice(dot + 1), 'base64url');
-    const claims: unknown = JSON.parse(Buffer.from(jws.slice(first + 1, dot), 'base64url').toString('utf8'));
-    if (typeof claims !== 'object' || claims === null) return false;
-    return checkSignature(input, signature, key, rsa);
-  };
-}
-const rsa = alg === 'RS256';
 const tokenKey = createPublicKey({ key: jwk, format: 'jwk' });
 const proofKey = createPublicKey({ key: proofJwk, format: 'jwk' });
-const tokenSignature = bareCheck(bearerToken, tokenKey, rsa);
-const proofSignature = bareCheck(makeProof(), proofKey, false);
-const tokenDecoded = decodedCheck(bearerToken, tokenKey, rsa);
-const dpopTokenDecoded = decodedCheck(dpopToken, tokenKey, rsa);
-const proofDecoded = decodedCheck(makeProof(), proofKey, false);
-/** Both decoded checks and the proof's `ath`, the hash of the token (RFC 9449 §4.3 item 11). */
-const boundDecoded = () =>
-  dpopTokenDecoded() && proofDecoded() && createHash('sha256').update(dpopToken).digest('base64url') === ath;
+const tokenSignature = bareCheck(alg, bearerToken, tokenKey);
+const proofSignature = bareCheck('ES256', makeProof(), proofKey);
+const tokenDecoded = decodedCheck(alg, tokenKey);
+const proofDecoded = decodedCheck('ES256', proofKey);
+const boundProof = makeProof();
+const boundDecoded = decodedDpopCheck(dpopToken, tokenDecoded, proofDecoded, ath);
 
 let proofs: string[] = [];
 const request = (authorization: string, dpop?: string) => ({
@@ -146,10 +118,10 @@ const request = (authorization: string, dpop?: string) => ({
 });
 const paths: Record<string, { run: () => Promise<unknown>; proofs?: true }> = {
   floor: { run: async () => tokenSignature() || Promise.reject(new Error('no')) },
-  decoded: { run: async () => tokenDecoded() || Promise.reject(new Error('no')) },
+  decoded: { run: async () => tokenDecoded(bearerToken) || Promise.reject(new Error('no')) },
   bearer: { run: () => server.authorize(request(`Bearer ${bearerToken}`)) },
   floor2: { run: async () => (tokenSignature() && proofSignature()) || Promise.reject(new Error('no')) },
-  decoded2: { run: async () => boundDecoded() || Promise.reject(new Error('no')) },
+  decoded2: { run: async () => boundDecoded(boundProof) || Promise.reject(new Error('no')) },
   dpop: { run: () => server.authorize(request(`DPoP ${dpopToken}`, proofs.pop())), proofs: true },
 };
 
