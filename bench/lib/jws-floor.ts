@@ -1,4 +1,4 @@
-import { createHash, verify, type KeyObject } from 'node:crypto';
+import { hash, verify, type KeyObject } from 'node:crypto';
 
 /**
  * The floors the resource-server library is measured against (issue 17 point 4), shared by the rs-jwt
@@ -62,6 +62,5 @@ export function decodedDpopCheck(
   proofCheck: (jws: string) => boolean,
   ath: string,
 ): (proof: string) => boolean {
-  return (proof) =>
-    tokenCheck(token) && proofCheck(proof) && createHash('sha256').update(token).digest('base64url') === ath;
+  return (proof) => tokenCheck(token) && proofCheck(proof) && hash('sha256', token, 'base64url') === ath;
 }

@@ -1,7 +1,8 @@
-import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeCanonical, parseObject } from './compact-jws.js';
 import { jwsAlgorithm, type JwsAlgorithm } from './jws-algorithms.js';
 import { Lru } from './lru.js';
+import { sha256Base64url } from './sha256.js';
 
 /**
  * The synchronous path of the DPoP proof check (dpop-proof.ts): for a proof of the shape clients send
@@ -90,7 +91,7 @@ export class DpopProofFastPath {
     if (members === undefined) return undefined;
     // RFC 7638 §3: the required members in lexicographic order, no whitespace, hashed. They are known
     // names and base64url values, which JSON.stringify writes without escapes.
-    const jkt = createHash('sha256').update(JSON.stringify(members)).digest('base64url');
+    const jkt = sha256Base64url(JSON.stringify(members));
     let key = this.keys.get(jkt);
     if (key === undefined) {
       key = importPublicKey(members, algorithm);

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import {
   calculateJwkThumbprint,
   decodeProtectedHeader,
@@ -10,6 +10,7 @@ import {
 } from 'jose';
 import { DpopProofFastPath } from './dpop-proof-fast-path.js';
 import { Lru } from './lru.js';
+import { sha256Base64url } from './sha256.js';
 
 /**
  * `gatehouse-oauth-resource-server/dpop-proof`: the RFC 9449 proof check, the one copy of it
@@ -295,7 +296,7 @@ export function normalisedUrl(value: string): string | undefined {
 
 /** The `ath` of a token (RFC 9449 §4.2): base64url(SHA-256(token)). */
 export function accessTokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return sha256Base64url(token);
 }
 
 /** A JWK thumbprint as a token's `cnf.jkt` holds it (RFC 9449 §6.1): base64url SHA-256, 43 characters. */

@@ -53,9 +53,16 @@ export class MemoryDpopReplayStore implements DpopReplayStore {
   }
 
   remember(key: string, expiresAt: number): Promise<boolean> {
-    return this.seen.remember(key, '', expiresAt, this.now()).catch((error: unknown) => {
-      throw error instanceof NonceStoreFullError ? new DpopReplayStoreFullError(error.maxEntries) : error;
-    });
+    // Answered in this call (one settled promise, no chained one): a DPoP request spends a jti each time.
+    try {
+      return Promise.resolve(this.seen.rememberNow(key, '', expiresAt, this.now()));
+    } catch (error) {
+      return Promise.reject(
+        error instanceof NonceStoreFullError
+          ? new DpopReplayStoreFullError(error.maxEntries)
+          : (error as Error),
+      );
+    }
   }
 }
 

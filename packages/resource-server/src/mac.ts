@@ -230,18 +230,27 @@ export class MemoryNonceStore implements NonceStore {
   }
 
   remember(tokenId: string, nonce: string, expiresAt: number, now: number): Promise<boolean> {
+    try {
+      return Promise.resolve(this.rememberNow(tokenId, nonce, expiresAt, now));
+    } catch (error) {
+      return Promise.reject(error as Error);
+    }
+  }
+
+  /** `remember`, answered at once: true the first time, false for a replay; throws NonceStoreFullError. */
+  rememberNow(tokenId: string, nonce: string, expiresAt: number, now: number): boolean {
     this.expire(now);
     const key = `${tokenId}\n${nonce}`;
     // Whatever is still here has not expired: expire() removed the rest.
-    if (this.seen.has(key)) return Promise.resolve(false);
-    if (this.seen.size >= this.maxEntries) return Promise.reject(new NonceStoreFullError(this.maxEntries));
+    if (this.seen.has(key)) return false;
+    if (this.seen.size >= this.maxEntries) throw new NonceStoreFullError(this.maxEntries);
     // Never filed in a bucket already swept, where it would stay for ever.
     const second = Math.max(Math.ceil(expiresAt), this.swept + 1);
     this.seen.set(key, second);
     const bucket = this.buckets.get(second);
     if (bucket === undefined) this.buckets.set(second, [key]);
     else bucket.push(key);
-    return Promise.resolve(true);
+    return true;
   }
 
   private expire(now: number): void {

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { nodeFetch, type FetchLike } from './node-fetch.js';
+import { sha256Base64url } from './sha256.js';
 
 /** RFC 8693 §2.1 and §3: the grant type, and the one token type exchanged. */
 export const TOKEN_EXCHANGE_GRANT_TYPE = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -145,12 +145,7 @@ export class TokenExchanger {
     const resources = list(options.resource);
     const audiences = list(options.audience);
     const scope = scopeOf(options.scope);
-    const key = JSON.stringify([
-      createHash('sha256').update(incomingToken).digest('base64url'),
-      resources,
-      audiences,
-      scope ?? null,
-    ]);
+    const key = JSON.stringify([sha256Base64url(incomingToken), resources, audiences, scope ?? null]);
     const cached = this.cache.get(key);
     if (cached !== undefined) {
       this.cache.delete(key);
