@@ -3,10 +3,10 @@
  * running Gatehouse, each time with a new proof (RFC 9449 §7: the proof is single use), next to a
  * bearer token of the same client, to the proof-making alone, to the floor: the two signature
  * checks of synchronous node:crypto (the token's and the proof's), and to the decoded floor: those
- * checks on parts taken from the token and each new proof, claims parsed, and `ath` (bench/lib/jws-floor.ts). In interleaved rounds,
- * `--concurrency` validations in flight, the validated-token cache off. The proofs a round validates
- * are made before it starts (its CPU time is the validations'), as many as it can use. Run pinned to
- * one core; prints one JSON line.
+ * checks on parts taken from the token and each new proof, claims parsed, and `ath`
+ * (bench/lib/jws-floor.ts). In interleaved rounds, `--concurrency` validations in flight, the
+ * validated-token cache off. The proofs a round validates are made before it starts (its CPU time is
+ * the validations'), as many as it can use. Run pinned to one core; prints one JSON line.
  */
 import { createHash, createPrivateKey, createPublicKey, type JsonWebKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
