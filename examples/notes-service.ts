@@ -13,8 +13,8 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { pathToFileURL } from 'node:url';
 import express from 'express';
-// The library is its own package (npm install gatehouse-oauth-resource-server); in this repository,
-// an npm workspace under packages/resource-server.
+// The library is its own package, gatehouse-oauth-resource-server (installed from its tarball until it is
+// on the npm registry: README, Installing); in this repository, an npm workspace under packages/resource-server.
 import { expressResourceServer, type ResourceServerOptions } from 'gatehouse-oauth-resource-server';
 
 export interface NotesServiceOptions {

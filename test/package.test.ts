@@ -138,6 +138,7 @@ describe('the published tarballs', { timeout: 240_000 }, () => {
       'dist/src/resource-server.d.ts',
       'dist/src/cli/main.js',
       'package.json',
+      'LICENSE',
     ]) {
       assert.ok(paths.includes(needed), `${needed} is packed`);
     }
@@ -158,15 +159,16 @@ describe('the published tarballs', { timeout: 240_000 }, () => {
       'dist/mac.d.ts',
       'dist/rfc6750.d.ts',
       'README.md',
+      'LICENSE',
     ]) {
       assert.ok(paths.includes(needed), `${needed} is packed`);
     }
     const stray = paths.filter(
       (path) =>
-        !['package.json', 'README.md'].includes(path) &&
+        !['package.json', 'README.md', 'LICENSE'].includes(path) &&
         !(path.startsWith('dist/') && /\.(js|d\.ts|js\.map)$/.test(path)),
     );
-    assert.deepEqual(stray, [], 'only dist, the manifest and the README');
+    assert.deepEqual(stray, [], 'only dist, the manifest, the README and the licence');
     const manifest = readJson(join(LIBRARY_DIR, 'package.json'));
     assert.deepEqual(Object.keys(manifest.dependencies ?? {}), ['jose']);
     // Fastify's types only, for the plugin: never installed on the library's account.

@@ -1,4 +1,4 @@
-export const MAIN_HELP = `gatehouse: OAuth 2.0 authorization server
+export const MAIN_HELP = `gatehouse: OpenID Provider and OAuth 2.0 authorization server
 
 Usage: gatehouse [options] <command> [options]
 

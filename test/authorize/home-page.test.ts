@@ -32,12 +32,22 @@ for (const backend of backends()) {
         assert.equal(link(res.text, 'Connected apps'), `${basePath}/account/apps`);
         assert.equal(link(res.text, 'Playground'), `${basePath}/playground`);
         assert.equal(link(res.text, 'API reference'), `${basePath}/v1/openapi`);
+        // An OpenID Provider first: relying parties start from its configuration (OpenID Connect Discovery 1.0 §4).
+        assert.match(res.text, /OpenID Connect/);
         assert.equal(
-          link(res.text, 'Discovery document'),
+          link(res.text, 'OpenID Provider configuration'),
+          `${basePath}/.well-known/openid-configuration`,
+        );
+        assert.equal(
+          link(res.text, 'Authorization server metadata'),
           `${basePath}/.well-known/oauth-authorization-server`,
         );
         // Every link leads somewhere that answers.
-        for (const path of ['/sign-in', '/.well-known/oauth-authorization-server']) {
+        for (const path of [
+          '/sign-in',
+          '/.well-known/openid-configuration',
+          '/.well-known/oauth-authorization-server',
+        ]) {
           assert.equal((await server.http.request(path)).status, 200, path);
         }
       });
