@@ -392,9 +392,17 @@ export async function validateAuthorizationRequest(
     : [];
 
   // 5. The scope: only scopes the client was registered with (§3.3). Core §11: offline_access is
-  // ignored unless the response type returns a code and the prompt asks for consent. Core §3.1.2.1:
-  // the standard scope values for claims Gatehouse does not keep are ignored, not refused.
-  const keepOffline = !openid || (parts.code && promptValues.includes('consent'));
+  // ignored unless the response type returns a code and consent is asked: by prompt=consent, or by
+  // the consent page itself, which lists it for the user to allow or untick (docs/decisions.md,
+  // decision 17). Without prompt=consent it is kept only where it can be honoured (the client may
+  // have the scope and the refresh_token grant) and a page can be shown (not prompt=none); elsewhere
+  // it is ignored, as before, rather than refused. Core §3.1.2.1: the standard scope values for
+  // claims Gatehouse does not keep are ignored, not refused.
+  const offlineAllowed =
+    client.scopes.includes(OFFLINE_ACCESS_SCOPE) && client.grantTypes.includes('refresh_token');
+  const keepOffline =
+    !openid ||
+    (parts.code && (promptValues.includes('consent') || (offlineAllowed && !promptValues.includes('none'))));
   const ignored = (name: string) =>
     (name === OFFLINE_ACCESS_SCOPE && !keepOffline) ||
     (openid && UNSERVED_STANDARD_SCOPES.includes(name) && !client.scopes.includes(name));
