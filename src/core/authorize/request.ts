@@ -1,7 +1,7 @@
 import type { OAuthErrorCode } from '../errors.js';
 import { OAuthError } from '../errors.js';
 import type { IdTokenHint } from '../id-token-hint.js';
-import type { Client, GrantType } from '../model.js';
+import type { Client, GrantType, ResourceServer } from '../model.js';
 import { isJwkThumbprint } from '../dpop.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import { canonicalRedirectUri, isRegisteredRedirectUri } from '../redirect-uri.js';
@@ -81,6 +81,11 @@ export interface AuthorizationRequest {
    * when the request named none (tokens for the issuer's own API).
    */
   resources: string[];
+  /**
+   * The same resources as registered: their URIs and the names operators gave them (null when none),
+   * for the consent page to say which server the access is for.
+   */
+  resourceNames: Pick<ResourceServer, 'uri' | 'name'>[];
   state: string | undefined;
   codeChallenge: string | null;
   codeChallengeMethod: 'S256' | 'plain' | null;
@@ -411,6 +416,7 @@ export async function validateAuthorizationRequest(
   // and the default scope what they offer; invalid_target otherwise.
   let scope: string[];
   let resources: string[];
+  let resourceNames: Pick<ResourceServer, 'uri' | 'name'>[];
   try {
     const requested = parseScope(scopeParam.value);
     const values = params.getAll('resource');
@@ -426,6 +432,7 @@ export async function validateAuthorizationRequest(
       ),
     );
     resources = urisOf(targets);
+    resourceNames = targets.map(({ uri, name }) => ({ uri, name }));
   } catch (error) {
     if (error instanceof OAuthError) return fail(error.code, error.description);
     throw error;
@@ -503,6 +510,7 @@ export async function validateAuthorizationRequest(
       redirectUri,
       scope,
       resources,
+      resourceNames,
       state: stateValue,
       codeChallenge,
       codeChallengeMethod,
