@@ -11,6 +11,15 @@ export const BUILT_IN_SCOPES: ReadonlyArray<Omit<Scope, 'createdAt'>> = [
   // OpenID Connect Core §3.1.2.1, §5.4 and §11: the scope values the provider gives meaning to.
   { name: 'openid', description: 'Sign you in with your Gatehouse account' },
   { name: 'email', description: 'Your email address' },
+  { name: 'offline_access', description: 'Keep access while you are away' },
+];
+
+/**
+ * Descriptions a built-in scope had by default before: a store that still holds one is given today's
+ * at start (ScopeRegistry.ensureBuiltIns), since nobody chose it; a description an operator wrote
+ * stays. `offline_access` is listed on the consent page in the words of docs/decisions.md, decision 17.
+ */
+const FORMER_DEFAULTS: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'offline_access', description: 'Keep access while you are signed out' },
 ];
 
@@ -94,9 +103,19 @@ export class ScopeRegistry {
     return deleteScope(this.storage, name);
   }
 
-  /** Adds the built-in scopes a store lacks; descriptions an operator changed are kept. */
+  /**
+   * Adds the built-in scopes a store lacks; descriptions an operator changed are kept, and a former
+   * default (FORMER_DEFAULTS) becomes today's.
+   */
   async ensureBuiltIns(): Promise<void> {
     const now = this.clock.now();
     await this.storage.scopes.ensure(BUILT_IN_SCOPES.map((scope) => ({ ...scope, createdAt: now })));
+    for (const former of FORMER_DEFAULTS) {
+      const stored = await this.storage.scopes.get(former.name);
+      const today = BUILT_IN_SCOPES.find((scope) => scope.name === former.name);
+      if (stored?.description === former.description && today !== undefined) {
+        await this.storage.scopes.upsert({ ...stored, description: today.description });
+      }
+    }
   }
 }

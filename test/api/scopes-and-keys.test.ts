@@ -42,6 +42,25 @@ for (const backend of backends()) {
       assert.ok(names.some((scope) => scope.name === 'admin'));
     });
 
+    it('offline_access: a store left with the former default description gets today’s at start; an operator’s stays', async () => {
+      const scopes = server.store.storage.scopes;
+      const stored = async () => (await scopes.get('offline_access'))?.description;
+      assert.equal(
+        await stored(),
+        'Keep access while you are away',
+        'what the consent page lists (decision 17)',
+      );
+      const put = (description: string) =>
+        scopes.upsert({ name: 'offline_access', description, createdAt: server.clock.now() });
+      await put('Keep access while you are signed out');
+      await server.gatehouse.engine.scopes.ensureBuiltIns();
+      assert.equal(await stored(), 'Keep access while you are away');
+      await put('Stay connected');
+      await server.gatehouse.engine.scopes.ensureBuiltIns();
+      assert.equal(await stored(), 'Stay connected');
+      await put('Keep access while you are away');
+    });
+
     it('creates (201, Location), reads, replaces, patches and deletes a scope', async () => {
       const created = await api.post('/scopes', { name: 'calendar:read', description: 'Read your calendar' });
       expectStatus(created, 201);

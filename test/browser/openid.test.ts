@@ -202,7 +202,12 @@ describe('OpenID Connect in Chromium', { skip: browserSkip }, () => {
         await page.goto(`${server.url}/logout?${logout.toString()}`);
         await page.getByRole('heading', { name: 'Sign out of Gatehouse?' }).waitFor();
         await page.getByText('Relying Party asks you to sign out.').waitFor();
-        await page.locator('main').getByRole('button', { name: 'Sign out' }).click();
+        // One "Sign out" on the page: the header's, which would not return to the application, is not
+        // there to be mistaken for the confirmation's (by sight or by a screen reader's button list).
+        const signOut = page.getByRole('button', { name: 'Sign out' });
+        assert.equal(await signOut.count(), 1);
+        assert.equal(await page.locator('main').getByRole('button', { name: 'Sign out' }).count(), 1);
+        await signOut.click();
         const back = await landedAtClient(page);
         assert.equal(back.origin + back.pathname, SIGNED_OUT);
         assert.equal(back.searchParams.get('state'), 'out/1');

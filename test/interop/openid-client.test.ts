@@ -98,6 +98,7 @@ describe('interop: openid-client as the relying party, sign-in in Chromium', { s
         clientName: string,
         site: ClientSite,
         extra: Record<string, string> = {},
+        onConsent: (page: ClientSite['page']) => Promise<void> = async () => {},
       ) {
         const verifier = oidc.randomPKCECodeVerifier();
         const nonce = oidc.randomNonce();
@@ -114,6 +115,7 @@ describe('interop: openid-client as the relying party, sign-in in Chromium', { s
         await site.page.goto(request.href);
         await signIn(site.page, alice.user.username, alice.password);
         await expectConsentPage(site.page, clientName);
+        await onConsent(site.page);
         await site.page.getByRole('button', { name: 'Allow' }).click();
         const landed = await landedAtClient(site.page);
         const tokens = await oidc.authorizationCodeGrant(config, landed, {
@@ -184,6 +186,34 @@ describe('interop: openid-client as the relying party, sign-in in Chromium', { s
         assert.notEqual(refreshed.refresh_token, tokens.refresh_token, 'rotated');
         const userinfo = await oidc.fetchUserInfo(config, refreshed.access_token, claims.sub);
         assert.equal(userinfo.email, 'alice@example.com');
+      });
+
+      // Core §11 lets other conditions than prompt=consent permit offline access: here the consent page
+      // lists it, and the user's answer there decides (docs/decisions.md, decision 17).
+      it('offline_access without prompt=consent: listed on the consent page; allowed there, a refresh token', async () => {
+        const { client, config } = await relyingParty('RS256');
+        const offline = (page: ClientSite['page']) =>
+          page.getByRole('checkbox', { name: 'Keep access while you are away' });
+        const { tokens } = await inBrowser((site) =>
+          codeFlow(config, client.name, site, { scope: `${SCOPE} offline_access` }, async (page) => {
+            assert.equal(await offline(page).isChecked(), true, 'listed, ticked like every scope');
+          }),
+        );
+        assert.deepEqual(tokens.scope?.split(' ').sort(), ['email', 'offline_access', 'openid', 'profile']);
+        assert.ok(tokens.refresh_token, 'offline_access was allowed on the consent page');
+        const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token);
+        assert.equal(refreshed.claims()?.sub, alice.user.id);
+      });
+
+      it('offline_access without prompt=consent, unticked on the consent page: no refresh token', async () => {
+        const { client, config } = await relyingParty('RS256');
+        const { tokens } = await inBrowser((site) =>
+          codeFlow(config, client.name, site, { scope: `${SCOPE} offline_access` }, async (page) => {
+            await page.getByRole('checkbox', { name: 'Keep access while you are away' }).uncheck();
+          }),
+        );
+        assert.deepEqual(tokens.scope?.split(' ').sort(), ['email', 'openid', 'profile']);
+        assert.equal(tokens.refresh_token, undefined, 'the user unticked offline access');
       });
 
       it('a client registered for ES256 ID tokens (client_secret_post), then RP-initiated logout', async () => {

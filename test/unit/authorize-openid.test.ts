@@ -208,6 +208,26 @@ const ROWS: Row[] = [
     expected: { valid: { scope: ['openid'] } },
   },
   {
+    name: '5. offline_access without prompt=consent, for a client that may have it: kept, for the consent page to list (decision 17)',
+    query: { ...OIDC, response_type: 'code', scope: 'openid offline_access' },
+    expected: { valid: { scope: ['openid', 'offline_access'], forceConsent: false } },
+  },
+  {
+    name: '5. offline_access with prompt=none: ignored, no page can ask (Core §11)',
+    query: { ...OIDC, response_type: 'code', scope: 'openid offline_access', prompt: 'none' },
+    expected: { valid: { scope: ['openid'] } },
+  },
+  {
+    name: '5. offline_access without prompt=consent, the client not registered for refresh_token: ignored',
+    query: {
+      client_id: 'rp-no-refresh',
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      scope: 'openid offline_access',
+    },
+    expected: { valid: { scope: ['openid'] } },
+  },
+  {
     name: '5. offline_access with prompt=consent and a code is kept',
     query: { ...OIDC, response_type: 'code', scope: 'openid offline_access', prompt: 'consent' },
     expected: { valid: { scope: ['openid', 'offline_access'], forceConsent: true } },
@@ -443,6 +463,11 @@ async function fixture(): Promise<Fixture> {
     id: 'rp-code',
     grantTypes: ['authorization_code'],
     scopes: ['openid', 'profile'],
+  });
+  await addClient(engine, {
+    id: 'rp-no-refresh',
+    grantTypes: ['authorization_code'],
+    scopes: ['openid', 'offline_access'],
   });
   await addClient(engine, { id: 'rp-implicit', grantTypes: ['implicit'], scopes: ['openid', 'profile'] });
   await addClient(engine, {

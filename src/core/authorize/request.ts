@@ -1,7 +1,7 @@
 import type { OAuthErrorCode } from '../errors.js';
 import { OAuthError } from '../errors.js';
 import type { IdTokenHint } from '../id-token-hint.js';
-import type { Client, GrantType } from '../model.js';
+import type { Client, GrantType, ResourceServer } from '../model.js';
 import { isJwkThumbprint } from '../dpop.js';
 import { isValidCodeChallenge } from '../pkce.js';
 import { canonicalRedirectUri, isRegisteredRedirectUri } from '../redirect-uri.js';
@@ -81,6 +81,11 @@ export interface AuthorizationRequest {
    * when the request named none (tokens for the issuer's own API).
    */
   resources: string[];
+  /**
+   * The same resources as registered: their URIs and the names operators gave them (null when none),
+   * for the consent page to say which server the access is for.
+   */
+  resourceNames: Pick<ResourceServer, 'uri' | 'name'>[];
   state: string | undefined;
   codeChallenge: string | null;
   codeChallengeMethod: 'S256' | 'plain' | null;
@@ -392,9 +397,17 @@ export async function validateAuthorizationRequest(
     : [];
 
   // 5. The scope: only scopes the client was registered with (§3.3). Core §11: offline_access is
-  // ignored unless the response type returns a code and the prompt asks for consent. Core §3.1.2.1:
-  // the standard scope values for claims Gatehouse does not keep are ignored, not refused.
-  const keepOffline = !openid || (parts.code && promptValues.includes('consent'));
+  // ignored unless the response type returns a code and consent is asked: by prompt=consent, or by
+  // the consent page itself, which lists it for the user to allow or untick (docs/decisions.md,
+  // decision 17). Without prompt=consent it is kept only where it can be honoured (the client may
+  // have the scope and the refresh_token grant) and a page can be shown (not prompt=none); elsewhere
+  // it is ignored, as before, rather than refused. Core §3.1.2.1: the standard scope values for
+  // claims Gatehouse does not keep are ignored, not refused.
+  const offlineAllowed =
+    client.scopes.includes(OFFLINE_ACCESS_SCOPE) && client.grantTypes.includes('refresh_token');
+  const keepOffline =
+    !openid ||
+    (parts.code && (promptValues.includes('consent') || (offlineAllowed && !promptValues.includes('none'))));
   const ignored = (name: string) =>
     (name === OFFLINE_ACCESS_SCOPE && !keepOffline) ||
     (openid && UNSERVED_STANDARD_SCOPES.includes(name) && !client.scopes.includes(name));
@@ -403,6 +416,7 @@ export async function validateAuthorizationRequest(
   // and the default scope what they offer; invalid_target otherwise.
   let scope: string[];
   let resources: string[];
+  let resourceNames: Pick<ResourceServer, 'uri' | 'name'>[];
   try {
     const requested = parseScope(scopeParam.value);
     const values = params.getAll('resource');
@@ -418,6 +432,7 @@ export async function validateAuthorizationRequest(
       ),
     );
     resources = urisOf(targets);
+    resourceNames = targets.map(({ uri, name }) => ({ uri, name }));
   } catch (error) {
     if (error instanceof OAuthError) return fail(error.code, error.description);
     throw error;
@@ -495,6 +510,7 @@ export async function validateAuthorizationRequest(
       redirectUri,
       scope,
       resources,
+      resourceNames,
       state: stateValue,
       codeChallenge,
       codeChallengeMethod,

@@ -5,8 +5,9 @@ import { isOpenIdScope, OFFLINE_ACCESS_SCOPE } from './claims.js';
  * Whether the token endpoint issues a refresh token for a grant of `scope` (docs/decisions.md,
  * decision 17). Plain OAuth is unchanged: a client registered for the refresh_token grant gets one.
  * An OpenID Connect grant (`openid` in the scope) gets one only when `offline_access` was granted too
- * (Core §11: a refresh token that outlives the user's presence is what that scope asks for; the
- * authorization endpoint keeps it only under prompt=consent).
+ * (Core §11: a refresh token that outlives the user's presence is what that scope asks for). The
+ * authorization endpoint keeps it only where the user is asked (prompt=consent, or the consent page,
+ * which lists it to be allowed or unticked), so a grant holds it only when the user allowed it.
  */
 export function issuesRefreshToken(client: Client, scope: readonly string[]): boolean {
   if (!client.grantTypes.includes('refresh_token')) return false;

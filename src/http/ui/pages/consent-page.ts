@@ -1,4 +1,4 @@
-import { html } from '../html.js';
+import { html, type SafeHtml } from '../html.js';
 import { descriptionNamesScope } from './format.js';
 import { layout, type PageFrame } from './layout.js';
 
@@ -21,6 +21,11 @@ export interface ConsentPageInput {
    */
   fixed?: { name: string; description: string }[];
   scopes: { name: string; description: string; checked: boolean }[];
+  /**
+   * The resource servers the access is for (RFC 8707 `resource`), each by the name it was registered
+   * with, and its URI; the URI alone when it has no name. Absent or empty: the request named none.
+   */
+  resources?: { uri: string; name: string | null }[];
   lifetime: string;
   /**
    * The client registered itself (RFC 7591): its name is its own claim, which nobody checked
@@ -36,6 +41,16 @@ export const LIFETIME_OPTIONS: readonly { value: string; label: string }[] = [
   { value: '2592000', label: '30 days' },
   { value: 'forever', label: 'Until I revoke it' },
 ];
+
+/** "A (uri)", "A (uri) and uri", "A (uri), B (uri) and C (uri)": the resources in plain words. */
+function resourceList(resources: readonly { uri: string; name: string | null }[]): SafeHtml[] {
+  return resources.map((resource, index) => {
+    const separator = index === 0 ? '' : index === resources.length - 1 ? ' and ' : ', ';
+    return resource.name === null
+      ? html`${separator}<strong>${resource.uri}</strong>`
+      : html`${separator}<strong>${resource.name}</strong> (${resource.uri})`;
+  });
+}
 
 export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
   const fixed = input.fixed ?? [];
@@ -64,6 +79,11 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
               have with you. If someone sent you this code or link, choose Deny.
             </p>
           </div>`
+        : ''
+    }
+    ${
+      input.resources !== undefined && input.resources.length > 0
+        ? html`<p class="resources">This access is for ${resourceList(input.resources)}.</p>`
         : ''
     }
     <form

@@ -19,6 +19,12 @@ export interface PageOptions {
   scripts?: string[];
   /** Wider layout for the playground. */
   wide?: boolean;
+  /**
+   * The page is itself the sign-out (RP-Initiated Logout's confirmation): the header's "Sign out",
+   * which would end the session without returning to the application, is left out, so the page has
+   * one button of that name (WCAG 2.4.6, 3.2.4).
+   */
+  signOutInPage?: boolean;
 }
 
 const current = (isCurrent: boolean) => new SafeHtml(isCurrent ? 'aria-current="page"' : '');
@@ -51,10 +57,14 @@ export function layout(frame: PageFrame, page: PageOptions): string {
                   <a href="${base}/account/apps" ${current(page.name === 'apps')}>Connected apps</a>
                   <a href="${base}/playground" ${current(page.name === 'playground')}>Playground</a>
                   <span class="who" title="Signed in as ${frame.username}">${frame.username}</span>
-                  <form method="post" action="${base}/sign-out" class="inline">
-                    <input type="hidden" name="csrf_token" value="${frame.csrfToken}" />
-                    <button type="submit" class="link">Sign out</button>
-                  </form>
+                  ${
+                    page.signOutInPage === true
+                      ? ''
+                      : html`<form method="post" action="${base}/sign-out" class="inline">
+                          <input type="hidden" name="csrf_token" value="${frame.csrfToken}" />
+                          <button type="submit" class="link">Sign out</button>
+                        </form>`
+                  }
                 </nav>`
               : ''
           }

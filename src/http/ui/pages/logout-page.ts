@@ -30,7 +30,7 @@ export function logoutPage(frame: PageFrame, input: LogoutPageInput): string {
       Signing out ends your session in this browser. Applications you allowed keep the access you gave them
       until it expires or you revoke it under Connected apps.
     </p>`;
-  return layout(frame, { title: 'Sign out?', name: 'logout', body });
+  return layout(frame, { title: 'Sign out?', name: 'logout', body, signOutInPage: true });
 }
 
 /** After signing out, when the application named no address to return to (or nobody was signed in). */

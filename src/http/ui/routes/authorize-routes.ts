@@ -126,6 +126,8 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
         returnTo: returnTarget(request.redirectUri),
         request: request.query,
         ...lines,
+        // RFC 8707: which server the token is for, as the operator registered it.
+        resources: request.resourceNames,
         selfRegistered: request.client.registration !== 'operator',
       }),
     );

@@ -1,0 +1,198 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { browserSkip, clientContext, launchChromium, signIn, type TestBrowser } from '../browser/support.js';
+import { backends, TEST_DATABASE_URL } from '../helpers/backends.js';
+import {
+  CLI,
+  createDatabase,
+  freePort,
+  runCli,
+  serverEnv,
+  spawnServer,
+  type SpawnedServer,
+  type SpawnOptions,
+} from '../ops/support/spawned-server.js';
+
+// examples/mcp-client.ts as examples/README.md runs it: `gatehouse serve` open to dynamic registration
+// for mcp:tools, the MCP server registered as a resource, examples/mcp-server.js in a second process and
+// examples/mcp-client.js in a third, given only the MCP server's URL. A person in Chromium opens the
+// address the client prints, signs in and allows; the client calls whoami with its token. Nothing waits
+// on the wall clock: the test waits for the processes' output and their exit.
+
+const SERVER_EXAMPLE = fileURLToPath(new URL('../../examples/mcp-server.js', import.meta.url));
+const CLIENT_EXAMPLE = fileURLToPath(new URL('../../examples/mcp-client.js', import.meta.url));
+const PASSWORD = 'a long mcp password';
+
+/** A child's output as it arrives, with a wait for a pattern to appear in it. */
+function watch(stream: NodeJS.ReadableStream | null) {
+  let text = '';
+  const waiters: Array<() => void> = [];
+  stream?.on('data', (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const wake of waiters.splice(0)) wake();
+  });
+  return {
+    text: () => text,
+    async until(pattern: RegExp): Promise<RegExpMatchArray> {
+      for (;;) {
+        const match = text.match(pattern);
+        if (match) return match;
+        await new Promise<void>((wake) => waiters.push(wake));
+      }
+    },
+  };
+}
+
+/** A spawned example, its output watched; `exited` settles with its exit code. */
+function run(args: string[], env: Record<string, string>) {
+  const child: ChildProcess = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+  return { child, exited, stdout: watch(child.stdout), stderr: watch(child.stderr) };
+}
+
+async function createUser(options: SpawnOptions): Promise<string> {
+  const child = spawn(
+    process.execPath,
+    [CLI, 'users', 'create', '--username', 'mona', '--password-stdin', '--json'],
+    { env: serverEnv(options) },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(`${PASSWORD}\n`);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  assert.equal(code, 0, stderr);
+  return (JSON.parse(stdout) as { id: string }).id;
+}
+
+describe(
+  'examples/mcp-client.js signs in through Gatehouse and calls the example MCP server',
+  { skip: browserSkip },
+  () => {
+    let browser: TestBrowser;
+    before(async () => {
+      browser = await launchChromium();
+    });
+    after(async () => {
+      await browser?.close();
+    });
+
+    for (const backend of backends()) {
+      describe(backend, () => {
+        let dataDir: string;
+        let database: { url: string; drop(): Promise<void> } | undefined;
+        let gatehouse: SpawnedServer;
+        let options: SpawnOptions;
+        let issuer: string;
+        let mcpServer: ReturnType<typeof run>;
+        let resource: string;
+        let userId: string;
+        before(async () => {
+          dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-mcp-client-'));
+          if (backend === 'postgres') database = await createDatabase(TEST_DATABASE_URL ?? '');
+          const port = await freePort();
+          issuer = `https://localhost:${port}`;
+          options = {
+            dataDir,
+            port,
+            ...(database ? { databaseUrl: database.url } : {}),
+            // As examples/README.md starts Gatehouse: MCP clients may register themselves for mcp:tools.
+            env: {
+              GATEHOUSE_ISSUER: issuer,
+              GATEHOUSE_DYNAMIC_REGISTRATION: 'open',
+              GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES: 'mcp:tools',
+            },
+          };
+          const migrated = await runCli(['migrate'], options);
+          assert.equal(migrated.code, 0, migrated.stderr);
+          gatehouse = await spawnServer(options);
+
+          const mcpPort = await freePort();
+          resource = `http://127.0.0.1:${mcpPort}/mcp`;
+          const created = await runCli(
+            [
+              'resources',
+              'create',
+              '--uri',
+              resource,
+              '--name',
+              'Example MCP server',
+              '--scopes',
+              'mcp:tools',
+            ],
+            options,
+          );
+          assert.equal(created.code, 0, created.stderr);
+          userId = await createUser(options);
+
+          mcpServer = run([SERVER_EXAMPLE, '--issuer', issuer, '--port', String(mcpPort)], {
+            GATEHOUSE_CA_FILE: join(dataDir, 'tls', 'cert.pem'),
+          });
+          await mcpServer.stdout.until(/^MCP server at /m);
+        });
+        after(async () => {
+          mcpServer?.child.kill();
+          await mcpServer?.exited;
+          await gatehouse?.stop();
+          await database?.drop();
+          rmSync(dataDir, { recursive: true, force: true });
+        });
+
+        it('prints the address to sign in at; once allowed in the browser, whoami answers for the user', async () => {
+          const client = run([CLIENT_EXAMPLE, resource], {
+            NODE_EXTRA_CA_CERTS: join(dataDir, 'tls', 'cert.pem'),
+          });
+          try {
+            const [, shown] = (await client.stdout.until(/open this address in your browser:\s+(\S+)/)) ?? [];
+            assert.ok(shown);
+            const authorization = new URL(shown);
+            assert.equal(authorization.origin + authorization.pathname, `${issuer}/authorize`);
+            // The SDK found Gatehouse from the server's 401 and metadata, registered, and asks for the
+            // server's scope and for a token addressed to it (RFC 8707), with PKCE.
+            const params = authorization.searchParams;
+            assert.equal(params.get('resource'), resource);
+            assert.equal(params.get('scope'), 'mcp:tools');
+            assert.equal(params.get('code_challenge_method'), 'S256');
+            assert.match(params.get('redirect_uri') ?? '', /^http:\/\/127\.0\.0\.1:\d+\/callback$/);
+
+            const { context, page } = await clientContext(browser);
+            try {
+              await page.goto(authorization.href);
+              await signIn(page, 'mona', PASSWORD);
+              await page
+                .getByRole('heading', { name: 'Allow Gatehouse example MCP client to access your account?' })
+                .waitFor();
+              // The consent page names the MCP server the token is for, as the operator registered it.
+              await page.getByText(`This access is for Example MCP server (${resource}).`).waitFor();
+              await page.getByRole('button', { name: 'Allow' }).click();
+              // Back at the client's loopback listener.
+              await page.getByRole('heading', { name: 'Signed in' }).waitFor();
+              assert.equal(new URL(page.url()).origin, new URL(params.get('redirect_uri') ?? '').origin);
+            } finally {
+              await context.close();
+            }
+
+            assert.equal(await client.exited, 0, client.stderr.text());
+            const [, answer] = client.stdout.text().match(/^whoami answered: (.+)$/m) ?? [];
+            const whoami = JSON.parse(answer ?? '{}') as Record<string, unknown>;
+            assert.equal(whoami.subject, userId);
+            assert.equal(whoami.client_id, params.get('client_id'));
+            assert.deepEqual(whoami.scopes, ['mcp:tools']);
+            assert.equal(whoami.audience, resource);
+          } finally {
+            client.child.kill();
+          }
+        });
+      });
+    }
+  },
+);
