@@ -18,6 +18,7 @@ Commands:
   keys rotate|list|revoke    Manage token signing keys
   initial-access-tokens create|list|delete
                              Tokens that let clients register themselves (RFC 7591)
+  completion bash            Print a bash completion script: source <(gatehouse completion bash)
   version                    Print the version (also --version)
 
 Only serve, init and migrate create or migrate a store; every other command needs an existing,
@@ -212,4 +213,13 @@ one registered. Deleting a token leaves the clients it registered (gatehouse cli
 
 Clients that register themselves get only the code flow (authorization_code, refresh_token), as a
 public client with PKCE or a confidential one with a secret.
+`;
+
+export const COMPLETION_HELP = `Usage: gatehouse completion bash
+
+Prints a bash completion script for gatehouse: its commands, their actions and each action's flags
+(after a flag that takes a value, file names). Load it in the current shell with
+  source <(gatehouse completion bash)
+or install it for every shell with
+  gatehouse completion bash > ~/.local/share/bash-completion/completions/gatehouse
 `;
