@@ -56,22 +56,22 @@ const CLIENT_SETTINGS = {
 const none = { flags: {}, positionals: 0 } as const;
 const byId = { flags: {}, positionals: 1 } as const;
 
+/** How serve is reached: check takes the same flags, so it checks what serve would run with. */
+const SERVER_SETTINGS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  issuer: { type: 'string' },
+  'base-path': { type: 'string' },
+  'tls-cert': { type: 'string' },
+  'tls-key': { type: 'string' },
+  'trust-proxy': { type: 'boolean' },
+} as const satisfies Flags;
+
 export const COMMANDS = {
-  serve: {
-    flags: {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      issuer: { type: 'string' },
-      'base-path': { type: 'string' },
-      'tls-cert': { type: 'string' },
-      'tls-key': { type: 'string' },
-      'trust-proxy': { type: 'boolean' },
-      workers: { type: 'string' },
-    },
-  },
+  serve: { flags: { ...SERVER_SETTINGS, workers: { type: 'string' } } },
   init: { flags: {} },
   migrate: { flags: {} },
-  check: { flags: {} },
+  check: { flags: SERVER_SETTINGS },
   clients: {
     actions: {
       create: {
