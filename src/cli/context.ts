@@ -1,7 +1,13 @@
 import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
 import { StoreStateError } from '../compose/store-errors.js';
-import { loadConfig, storeLocation, unknownVariableWarnings, type ConfigInput, type GatehouseConfig } from '../config.js';
+import {
+  loadConfig,
+  storeLocation,
+  unknownVariableWarnings,
+  type ConfigInput,
+  type GatehouseConfig,
+} from '../config.js';
 import type { Engine } from '../core/engine.js';
 import { NotFoundError } from '../core/validation.js';
 

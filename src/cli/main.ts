@@ -6,7 +6,13 @@ import { ConfigError } from '../config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../core/validation.js';
 import { didYouMean } from '../shared/did-you-mean.js';
 import { UsageError, isHelpFlag } from './args.js';
-import { COMMANDS, COMMAND_NAMES, isCommandName, type CommandName, type CommandSpec } from './command-table.js';
+import {
+  COMMANDS,
+  COMMAND_NAMES,
+  isCommandName,
+  type CommandName,
+  type CommandSpec,
+} from './command-table.js';
 import { isJsonOutput, setJsonOutput, withEngine } from './context.js';
 import { MAIN_HELP } from './help.js';
 

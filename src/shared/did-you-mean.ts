@@ -19,11 +19,7 @@ export function editDistance(a: string, b: string): number {
  * The candidate nearest to `name`, when one is within `maxDistance` edits; the first of equals wins.
  * Used for mistyped environment variables, commands and flags alike.
  */
-export function closestName(
-  name: string,
-  candidates: Iterable<string>,
-  maxDistance = 3,
-): string | undefined {
+export function closestName(name: string, candidates: Iterable<string>, maxDistance = 3): string | undefined {
   let best: string | undefined;
   let bestDistance = Infinity;
   for (const candidate of candidates) {

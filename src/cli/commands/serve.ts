@@ -77,11 +77,6 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   }
   const gatehouse = await createGatehouse(config, { processMetrics: true });
   const url = await gatehouse.listen();
-  if (cluster.isPrimary) {
-    process.stderr.write(
-      startLine({ url, issuer: config.issuer, workers: 1, certPath: gatehouse.tls?.certPath }),
-    );
-  }
   let closing = false;
   const shutdown = (signal: string) => {
     if (closing) return;
@@ -97,5 +92,11 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));
   process.once('SIGINT', () => shutdown('SIGINT'));
+  // Printed once a signal would be handled: whoever waits for the line may stop the server at once.
+  if (cluster.isPrimary) {
+    process.stderr.write(
+      startLine({ url, issuer: config.issuer, workers: 1, certPath: gatehouse.tls?.certPath }),
+    );
+  }
   return -1;
 }
