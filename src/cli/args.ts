@@ -117,8 +117,9 @@ export function parseCommandArgs<T extends Options>(
 function withoutRequired(options: Options): Options {
   const plain: Options = {};
   for (const [name, option] of Object.entries(options)) {
-    const { required: _required, ...rest } = option as FlagSpec;
-    plain[name] = rest;
+    const copy: FlagSpec = { ...option };
+    delete copy.required;
+    plain[name] = copy;
   }
   return plain;
 }

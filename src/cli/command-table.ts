@@ -171,18 +171,3 @@ export function specOf(name: string): ActionSpec | undefined {
   if (spec.actions === undefined) return { flags: spec.flags ?? {}, positionals: 0 };
   return action === undefined ? undefined : spec.actions[action];
 }
-
-/** One parser for a command's actions: every flag any of its actions takes (actionOf refuses the rest). */
-export function flagsOfCommand(command: CommandName): Flags {
-  const spec: CommandSpec = COMMANDS[command];
-  const flags: Flags = { ...spec.flags };
-  for (const action of Object.values(spec.actions ?? {})) {
-    for (const [name, flag] of Object.entries(action.flags)) {
-      // A flag required by one action is optional to the shared parser; parseCommandArgs checks it
-      // against the action actually run.
-      const { required: _required, ...plain } = flag;
-      flags[name] ??= plain;
-    }
-  }
-  return flags;
-}
