@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SigningAlgorithm } from './core/key-ring.js';
+import { didYouMean } from './shared/did-you-mean.js';
 import type { RegistrationPolicy } from './core/dynamic-registration.js';
 
 /** Endpoints with request rate limits (docs/limits.md). */
@@ -449,23 +450,6 @@ const KNOWN_VARIABLES: readonly string[] = [
   'GATEHOUSE_CA_FILE',
 ];
 
-/** Levenshtein distance, for "did you mean" (names are short: the quadratic cost does not matter). */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(
-        (previous[j] ?? 0) + 1,
-        (current[j - 1] ?? 0) + 1,
-        (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
 /**
  * One warning per GATEHOUSE_* variable that nothing reads, with the closest known name when one is
  * near. `alsoKnown`: names read by code outside this list (loadConfig records what it reads).
@@ -478,16 +462,7 @@ export function unknownVariableWarnings(
   const warnings: string[] = [];
   for (const name of Object.keys(env).sort()) {
     if (!name.startsWith('GATEHOUSE_') || known.has(name)) continue;
-    let best: string | undefined;
-    let bestDistance = Infinity;
-    for (const candidate of known) {
-      const distance = editDistance(name, candidate);
-      if (distance < bestDistance) {
-        best = candidate;
-        bestDistance = distance;
-      }
-    }
-    const hint = best !== undefined && bestDistance <= 3 ? ` (did you mean ${best}?)` : '';
+    const hint = didYouMean(name, known);
     warnings.push(`unknown environment variable ${name} is ignored${hint}`);
   }
   return warnings;

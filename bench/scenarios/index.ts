@@ -1,4 +1,5 @@
 import type { Scenario } from '../lib/types.js';
+import { cliStartScenario } from './cli-start.js';
 import { clientCredentialsPostgresScenario, clientCredentialsScenario } from './client-credentials.js';
 import {
   codeFlowOpenIdPostgresScenario,
@@ -37,6 +38,8 @@ export const SCENARIOS: Scenario[] = [
   rsDpopScenario,
   purgeScenario,
   purgePostgresScenario,
+  // Issue 26: no server load, only process starts.
+  cliStartScenario,
   // Last: the longest (--leak-minutes, 10 by default).
   leakScenario,
 ];

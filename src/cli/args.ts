@@ -1,16 +1,13 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { didYouMean } from '../shared/did-you-mean.js';
+import { GLOBAL_FLAGS, specOf, type FlagSpec } from './command-table.js';
+
+const GLOBAL_OPTIONS = GLOBAL_FLAGS;
 
 /** A usage error: printed with the command's help hint, exit code 2. */
 export class UsageError extends Error {
   override name = 'UsageError';
 }
-
-const GLOBAL_OPTIONS = {
-  'data-dir': { type: 'string' },
-  'database-url': { type: 'string' },
-  json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const satisfies ParseArgsConfig['options'];
 
 export type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -23,13 +20,16 @@ type Parsed<T extends Options> = ReturnType<
   }>
 >;
 
-/** node's parser messages, in the words of this command line. */
-function plainUsageError(error: unknown, command: string): UsageError {
+/** node's parser messages, in the words of this command line; a mistyped flag gets the nearest one. */
+function plainUsageError(error: unknown, command: string, options: Options): UsageError {
   const { code, message } = error as { code?: string; message?: string };
   const option = /'(-[^' ]+)/.exec(message ?? '')?.[1] ?? 'an option';
   switch (code) {
-    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION':
-      return new UsageError(`${command} has no option ${option}`);
+    case 'ERR_PARSE_ARGS_UNKNOWN_OPTION': {
+      const known = Object.keys(options).map((name) => `--${name}`);
+      const typed = option.includes('=') ? option.slice(0, option.indexOf('=')) : option;
+      return new UsageError(`${command} has no option ${option}${didYouMean(typed, known, 2)}`);
+    }
     case 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE':
       return /does not take an argument/.test(message ?? '')
         ? new UsageError(`${option} takes no value (${command})`)
@@ -90,21 +90,50 @@ export function parseCommandArgs<T extends Options>(
   maxPositionals = Infinity,
 ): Parsed<T> {
   let parsed: Parsed<T>;
+  const all: Options = { ...GLOBAL_OPTIONS, ...withoutRequired(options) };
   try {
     parsed = parseArgs({
-      args: dashedIdsAsPositionals(argv, { ...GLOBAL_OPTIONS, ...options }),
-      options: { ...GLOBAL_OPTIONS, ...options },
+      args: dashedIdsAsPositionals(argv, all),
+      options: all as typeof GLOBAL_OPTIONS & T,
       allowPositionals: true,
       strict: true,
     });
   } catch (err) {
-    throw plainUsageError(err, command);
+    throw plainUsageError(err, command, all);
   }
+  if ((parsed.values as { help?: boolean }).help === true) return parsed;
   const extra = parsed.positionals[maxPositionals];
-  if (extra !== undefined && (parsed.values as { help?: boolean }).help !== true) {
-    throw new UsageError(`${command}: unexpected argument "${extra}"`);
+  if (extra !== undefined) throw new UsageError(`${command}: unexpected argument "${extra}"`);
+  const values = parsed.values as Record<string, unknown>;
+  for (const flag of requiredFlags(command, options)) {
+    if (values[flag] === undefined) {
+      throw new UsageError(`${command} needs --${flag} (see gatehouse ${command.split(' ')[0]} --help)`);
+    }
   }
   return parsed;
+}
+
+/** parseArgs' own declaration of each option: `required` is ours. */
+function withoutRequired(options: Options): Options {
+  const plain: Options = {};
+  for (const [name, option] of Object.entries(options)) {
+    const copy: FlagSpec = { ...option };
+    delete copy.required;
+    plain[name] = copy;
+  }
+  return plain;
+}
+
+/**
+ * The flags `command` ("scopes create") cannot run without: those its entry in the command table
+ * marks required, and any its caller's options mark so.
+ */
+function requiredFlags(command: string, options: Options): string[] {
+  const required = new Set<string>();
+  for (const flags of [specOf(command)?.flags ?? {}, options as Record<string, FlagSpec>]) {
+    for (const [name, flag] of Object.entries(flags)) if (flag.required === true) required.add(name);
+  }
+  return [...required];
 }
 
 /** `gatehouse clients --help`: the flag stands where the action would, so parseArgs never sees it. */

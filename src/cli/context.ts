@@ -1,4 +1,13 @@
-import type { GatehouseConfig } from '../config.js';
+import cluster from 'node:cluster';
+import { existsSync } from 'node:fs';
+import { StoreStateError } from '../compose/store-errors.js';
+import {
+  loadConfig,
+  storeLocation,
+  unknownVariableWarnings,
+  type ConfigInput,
+  type GatehouseConfig,
+} from '../config.js';
 import type { Engine } from '../core/engine.js';
 import { NotFoundError } from '../core/validation.js';
 
@@ -24,3 +33,68 @@ export function printJson(context: CommandContext, value: unknown): void {
 export function notFound(what: string): NotFoundError {
   return new NotFoundError(what, `no ${what}`);
 }
+
+let jsonOutput = false;
+
+/** --json anywhere on the command line: warnings and errors on stderr are JSON too. */
+export function setJsonOutput(on: boolean): void {
+  jsonOutput = on;
+}
+
+export function isJsonOutput(): boolean {
+  return jsonOutput;
+}
+
+export function warn(message: string): void {
+  process.stderr.write(
+    jsonOutput ? JSON.stringify({ warning: message }) + '\n' : `gatehouse: warning: ${message}\n`,
+  );
+}
+
+/** --data-dir and --database-url, which every command takes. */
+export function globalConfigInput(values: Record<string, unknown>): ConfigInput {
+  const input: ConfigInput = {};
+  if (typeof values['data-dir'] === 'string') input.dataDir = values['data-dir'];
+  if (typeof values['database-url'] === 'string') input.databaseUrl = values['database-url'];
+  return input;
+}
+
+/**
+ * The configuration of a command. `mayCreate`: serve, init and migrate, which may create a SQLite
+ * store and, with it, its development secret; every other command needs both to exist already.
+ */
+export async function cliConfig(input: ConfigInput, mayCreate: boolean): Promise<GatehouseConfig> {
+  const { sqliteFileOf } = await import('../compose/store-admin.js');
+  const file = sqliteFileOf(storeLocation(input));
+  if (!mayCreate && file !== undefined && !existsSync(file)) {
+    throw new StoreStateError(
+      'store_missing',
+      `no Gatehouse store at ${file}: run "gatehouse init" to create one, or point --data-dir ` +
+        '(GATEHOUSE_DATA_DIR) or --database-url (DATABASE_URL) at the existing one',
+    );
+  }
+  const config = loadConfig(input, process.env, {
+    // A secret is generated only with the store it will seal, never beside an existing one.
+    createSecret: mayCreate && file !== undefined && !existsSync(file),
+  });
+  // Once per start: cluster workers run this again with the same environment.
+  if (cluster.isPrimary) for (const warning of unknownVariableWarnings()) warn(warning);
+  return config;
+}
+
+/**
+ * Runs a command on an engine over an existing, current store whose secret is the configured one
+ * (compose's openEngine); never creates or migrates one (only serve, init and migrate do). The
+ * store and the engine are loaded only here, when a command needs them (a cold start pays for what
+ * it uses: docs/benchmarks.md, cli-start).
+ */
+export const withEngine: WithEngine = async (values, run) => {
+  const config = await cliConfig(globalConfigInput(values), false);
+  const { openEngine } = await import('../compose/gatehouse.js');
+  const opened = await openEngine(config);
+  try {
+    return await run({ config, engine: opened.engine, json: values.json === true, out: process.stdout });
+  } finally {
+    await opened.close();
+  }
+};

@@ -18,6 +18,7 @@ Commands:
   keys rotate|list|revoke    Manage token signing keys
   initial-access-tokens create|list|delete
                              Tokens that let clients register themselves (RFC 7591)
+  completion bash            Print a bash completion script: source <(gatehouse completion bash)
   version                    Print the version (also --version)
 
 Only serve, init and migrate create or migrate a store; every other command needs an existing,
@@ -61,10 +62,16 @@ With SQLite and no GATEHOUSE_SECRET(_FILE), a secret is generated into <data-dir
 `;
 
 export const CHECK_HELP = `Usage: gatehouse check [--data-dir DIR | --database-url URL] [--json]
+                       [serve's --port, --host, --issuer, --base-path, --tls-cert, --tls-key,
+                        --trust-proxy]
 
 Checks, one line each: the configuration is valid; the store is reachable; its migrations are
 current; the secret opens the signing keys; the TLS certificate is valid (and when it expires); the
-issuer is https. Changes nothing. Exit 1 when any check fails.
+issuer is https. Give it the flags serve is started with, so it checks that configuration. Changes
+nothing. Exit 1 when any check fails.
+
+A "warn" line is not a failure: the development certificate (localhost only) would serve an issuer
+of another name, which its clients refuse (give --tls-cert and --tls-key, or --trust-proxy).
 `;
 
 export const CLIENTS_HELP = `Usage:
@@ -72,7 +79,8 @@ export const CLIENTS_HELP = `Usage:
                            [--scopes "a b"] [--public] [--token-type bearer|mac]
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD [--jwks-uri URL | --jwks-file FILE]]
-                           [--require-par] [--require-dpop] [--json]
+                           [--require-par | --no-require-par]
+                           [--require-dpop | --no-require-dpop] [--json]
   gatehouse clients list [--registration operator|token|open] [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
@@ -212,4 +220,13 @@ one registered. Deleting a token leaves the clients it registered (gatehouse cli
 
 Clients that register themselves get only the code flow (authorization_code, refresh_token), as a
 public client with PKCE or a confidential one with a secret.
+`;
+
+export const COMPLETION_HELP = `Usage: gatehouse completion bash
+
+Prints a bash completion script for gatehouse: its commands, their actions and each action's flags
+(after a flag that takes a value, file names). Load it in the current shell with
+  source <(gatehouse completion bash)
+or install it for every shell with
+  gatehouse completion bash > ~/.local/share/bash-completion/completions/gatehouse
 `;

@@ -1,194 +1,68 @@
-import cluster from 'node:cluster';
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serveClusterMetrics } from '../compose/cluster-metrics.js';
-import { createGatehouse, initStore, openEngine } from '../compose/gatehouse.js';
-import { SecretMismatchError, StoreStateError } from '../compose/secret-check.js';
-import { describeStore, migrateStore, sqliteFileOf } from '../compose/store-admin.js';
-import {
-  ConfigError,
-  loadConfig,
-  storeLocation,
-  unknownVariableWarnings,
-  type ConfigInput,
-  type GatehouseConfig,
-} from '../config.js';
+import { SecretMismatchError, StoreStateError } from '../compose/store-errors.js';
+import { ConfigError } from '../config.js';
 import { ConflictError, NotFoundError, ValidationError } from '../core/validation.js';
-import { UsageError, integerFlag, parseCommandArgs } from './args.js';
-import { runCheckCommand } from './commands/check.js';
-import { runClientsCommand } from './commands/clients.js';
-import { runGrantsCommand } from './commands/grants.js';
-import { runInitialAccessTokensCommand } from './commands/initial-access-tokens.js';
-import { runKeysCommand } from './commands/keys.js';
-import { runResourcesCommand } from './commands/resources.js';
-import { runScopesCommand } from './commands/scopes.js';
-import { runUsersCommand } from './commands/users.js';
-import { INIT_HELP, MAIN_HELP, MIGRATE_HELP, SERVE_HELP } from './help.js';
-import type { CommandContext } from './context.js';
+import { didYouMean } from '../shared/did-you-mean.js';
+import { UsageError, isHelpFlag } from './args.js';
+import {
+  COMMANDS,
+  COMMAND_NAMES,
+  isCommandName,
+  type CommandName,
+  type CommandSpec,
+} from './command-table.js';
+import { isJsonOutput, setJsonOutput, withEngine } from './context.js';
+import { MAIN_HELP } from './help.js';
 
-let jsonErrors = false;
+// This module loads only what every command needs: the argument parser, the command table and the
+// help texts. A command's module, and the store, engine or server it uses, are imported when that
+// command runs, so `gatehouse --version` costs about a bare node start (docs/benchmarks.md, cli-start).
 
-function globalConfigInput(values: Record<string, unknown>): ConfigInput {
-  const input: ConfigInput = {};
-  if (typeof values['data-dir'] === 'string') input.dataDir = values['data-dir'];
-  if (typeof values['database-url'] === 'string') input.databaseUrl = values['database-url'];
-  return input;
-}
+/** Runs one command on the arguments after its name; resolves to the exit code, -1 to keep running. */
+type Runner = (argv: string[]) => Promise<number>;
 
-function warn(message: string): void {
-  process.stderr.write(
-    jsonErrors ? JSON.stringify({ warning: message }) + '\n' : `gatehouse: warning: ${message}\n`,
-  );
-}
+const done = (run: Promise<void>) => run.then(() => 0);
 
-/**
- * The configuration of a command. `mayCreate`: serve, init and migrate, which may create a SQLite
- * store and, with it, its development secret; every other command needs both to exist already.
- */
-function cliConfig(input: ConfigInput, mayCreate: boolean): GatehouseConfig {
-  const file = sqliteFileOf(storeLocation(input));
-  if (!mayCreate && file !== undefined && !existsSync(file)) {
-    throw new StoreStateError(
-      'store_missing',
-      `no Gatehouse store at ${file}: run "gatehouse init" to create one, or point --data-dir ` +
-        '(GATEHOUSE_DATA_DIR) or --database-url (DATABASE_URL) at the existing one',
-    );
-  }
-  const config = loadConfig(input, process.env, {
-    // A secret is generated only with the store it will seal, never beside an existing one.
-    createSecret: mayCreate && file !== undefined && !existsSync(file),
-  });
-  // Once per start: cluster workers run this again with the same environment.
-  if (cluster.isPrimary) for (const warning of unknownVariableWarnings()) warn(warning);
-  return config;
-}
-
-/**
- * Runs a command on an engine over an existing, current store whose secret is the configured one
- * (compose's openEngine); never creates or migrates one (only serve, init and migrate do).
- */
-async function withEngine<T>(
-  values: Record<string, unknown>,
-  run: (context: CommandContext) => Promise<T>,
-): Promise<T> {
-  const config = cliConfig(globalConfigInput(values), false);
-  const opened = await openEngine(config);
-  try {
-    return await run({ config, engine: opened.engine, json: values.json === true, out: process.stdout });
-  } finally {
-    await opened.close();
-  }
-}
-
-async function serve(argv: string[]): Promise<void> {
-  const { values } = parseCommandArgs(
-    argv,
-    {
-      port: { type: 'string' },
-      host: { type: 'string' },
-      issuer: { type: 'string' },
-      'base-path': { type: 'string' },
-      'tls-cert': { type: 'string' },
-      'tls-key': { type: 'string' },
-      'trust-proxy': { type: 'boolean' },
-      workers: { type: 'string' },
-    },
-    'serve',
-    0,
-  );
-  if (values.help) {
-    process.stdout.write(SERVE_HELP);
-    return;
-  }
-  const port = integerFlag(values.port, '--port', 1, 65535);
-  const workers = integerFlag(values.workers, '--workers', 1, 256) ?? 1;
-  const config = cliConfig(
-    {
-      ...globalConfigInput(values),
-      port,
-      host: values.host,
-      issuer: values.issuer,
-      basePath: values['base-path'],
-      tlsCert: values['tls-cert'],
-      tlsKey: values['tls-key'],
-      trustProxy: values['trust-proxy'],
-    },
-    true,
-  );
-  if (workers > 1 && cluster.isPrimary) {
-    // Migrations, the first signing key and the dev certificate are made once, before the fork.
-    const gatehouse = await createGatehouse(config);
-    await gatehouse.close();
-    serveClusterMetrics();
-    for (let i = 0; i < workers; i++) cluster.fork();
+const RUNNERS: Record<CommandName, Runner> = {
+  serve: async (argv) => (await import('./commands/serve.js')).runServeCommand(argv),
+  init: async (argv) => (await import('./commands/store.js')).runInitCommand(argv),
+  migrate: async (argv) => (await import('./commands/store.js')).runMigrateCommand(argv),
+  check: async (argv) => (await import('./commands/check.js')).runCheckCommand(argv),
+  clients: async (argv) => done((await import('./commands/clients.js')).runClientsCommand(argv, withEngine)),
+  users: async (argv) => done((await import('./commands/users.js')).runUsersCommand(argv, withEngine)),
+  scopes: async (argv) => done((await import('./commands/scopes.js')).runScopesCommand(argv, withEngine)),
+  keys: async (argv) => done((await import('./commands/keys.js')).runKeysCommand(argv, withEngine)),
+  'initial-access-tokens': async (argv) =>
+    done(
+      (await import('./commands/initial-access-tokens.js')).runInitialAccessTokensCommand(argv, withEngine),
+    ),
+  resources: async (argv) =>
+    done((await import('./commands/resources.js')).runResourcesCommand(argv, withEngine)),
+  grants: async (argv) => done((await import('./commands/grants.js')).runGrantsCommand(argv, withEngine)),
+  completion: async (argv) => (await import('./commands/completion.js')).runCompletionCommand(argv),
+  version: async () => {
     process.stdout.write(
-      `Gatehouse (${workers} workers) on https://localhost:${config.port}${config.basePath}\n`,
+      isJsonOutput() ? JSON.stringify({ version: version() }) + '\n' : `gatehouse ${version()}\n`,
     );
-    const stop = () => {
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-    return;
-  }
-  const gatehouse = await createGatehouse(config, { processMetrics: true });
-  const url = await gatehouse.listen();
-  if (cluster.isPrimary) {
-    const certNote = gatehouse.tls ? `; TLS certificate: ${gatehouse.tls.certPath}` : '';
-    process.stdout.write(`Gatehouse listening on ${url} (issuer ${config.issuer})${certNote}\n`);
-  }
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    gatehouse.app.log.info({ signal }, 'shutting down: finishing requests in flight');
-    // A bounded drain: whatever is still open after 10 s is cut.
-    const timer = setTimeout(() => process.exit(1), 10_000);
-    timer.unref();
-    gatehouse.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
+    return 0;
+  },
+  help: async () => {
+    process.stdout.write(MAIN_HELP);
+    return 0;
+  },
+};
+
+/** A mistyped action is refused before its module loads, with the nearest action named. */
+function checkAction(command: CommandName, action: string | undefined): void {
+  const spec: CommandSpec = COMMANDS[command];
+  if (spec.actions === undefined || action === undefined || action.startsWith('-')) return;
+  if (!Object.hasOwn(spec.actions, action)) {
+    throw new UsageError(
+      `unknown ${command} action "${action}"${didYouMean(action, Object.keys(spec.actions), 2)}`,
     );
-  };
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
-  process.once('SIGINT', () => shutdown('SIGINT'));
-}
-
-async function migrate(argv: string[]): Promise<void> {
-  const { values } = parseCommandArgs(argv, {}, 'migrate', 0);
-  if (values.help) {
-    process.stdout.write(MIGRATE_HELP);
-    return;
   }
-  const config = cliConfig(globalConfigInput(values), true);
-  const applied = await migrateStore(config);
-  process.stdout.write(
-    values.json
-      ? JSON.stringify({ applied }) + '\n'
-      : applied.length > 0
-        ? `Applied: ${applied.join(', ')}\n`
-        : 'Database schema is already current.\n',
-  );
-}
-
-/** Creates a store: schema, secret check, built-in scopes, first signing key. Says so when it exists. */
-async function init(argv: string[]): Promise<void> {
-  const { values } = parseCommandArgs(argv, {}, 'init', 0);
-  if (values.help) {
-    process.stdout.write(INIT_HELP);
-    return;
-  }
-  const config = cliConfig(globalConfigInput(values), true);
-  const { created, applied, kid } = await initStore(config);
-  const where = describeStore(config);
-  process.stdout.write(
-    values.json
-      ? JSON.stringify({ created, store: where, applied, kid }) + '\n'
-      : created
-        ? `Created a Gatehouse store in ${where} (signing key ${kid}).\n`
-        : `A Gatehouse store already exists in ${where}; nothing to do.\n`,
-  );
 }
 
 /** The version in package.json: the nearest one upward named gatehouse-oauth (the npm package). */
@@ -207,6 +81,7 @@ function version(): string {
 }
 
 const VALUE_GLOBALS = new Set(['--data-dir', '--database-url']);
+const BEFORE_COMMAND = ['--data-dir', '--database-url', '--json', '--help', '--version'];
 
 /**
  * `gatehouse --data-dir X clients list`: options every command takes may stand before the command;
@@ -232,7 +107,8 @@ function splitGlobalOptions(argv: string[]): { command: string | undefined; rest
       }
     } else
       throw new UsageError(
-        `unknown option ${name} (options before the command: --data-dir, --database-url, --json)`,
+        `unknown option ${name}${didYouMean(name, BEFORE_COMMAND, 2)} (options before the command: ` +
+          '--data-dir, --database-url, --json)',
       );
   }
   return { command: argv[i], rest: [...hoistGlobalOptions(argv.slice(i + 1)), ...globals] };
@@ -267,58 +143,22 @@ function classify(err: unknown): { code: number; error: string } {
 }
 
 export async function main(argv: string[]): Promise<number> {
-  jsonErrors = argv.includes('--json');
+  setJsonOutput(argv.includes('--json'));
   try {
     const { command, rest } = splitGlobalOptions(argv);
-    switch (command) {
-      case 'serve':
-        await serve(rest);
-        return -1;
-      case 'init':
-        await init(rest);
-        return 0;
-      case 'migrate':
-        await migrate(rest);
-        return 0;
-      case 'check':
-        return await runCheckCommand(rest);
-      case 'clients':
-        await runClientsCommand(rest, withEngine);
-        return 0;
-      case 'users':
-        await runUsersCommand(rest, withEngine);
-        return 0;
-      case 'scopes':
-        await runScopesCommand(rest, withEngine);
-        return 0;
-      case 'keys':
-        await runKeysCommand(rest, withEngine);
-        return 0;
-      case 'initial-access-tokens':
-        await runInitialAccessTokensCommand(rest, withEngine);
-        return 0;
-      case 'resources':
-        await runResourcesCommand(rest, withEngine);
-        return 0;
-      case 'grants':
-        await runGrantsCommand(rest, withEngine);
-        return 0;
-      case 'version':
-        process.stdout.write(
-          jsonErrors ? JSON.stringify({ version: version() }) + '\n' : `gatehouse ${version()}\n`,
-        );
-        return 0;
-      case undefined:
-      case 'help':
-        process.stdout.write(MAIN_HELP);
-        return command === undefined ? 2 : 0;
-      default:
-        throw new UsageError(`unknown command "${command}"`);
+    if (command === undefined) {
+      process.stdout.write(MAIN_HELP);
+      return 2;
     }
+    if (!isCommandName(command)) {
+      throw new UsageError(`unknown command "${command}"${didYouMean(command, COMMAND_NAMES, 2)}`);
+    }
+    if (!isHelpFlag(rest[0])) checkAction(command, rest[0]);
+    return await RUNNERS[command](rest);
   } catch (err) {
     const { code, error } = classify(err);
     const message = (err as Error).message;
-    if (jsonErrors) process.stderr.write(JSON.stringify({ error, message }) + '\n');
+    if (isJsonOutput()) process.stderr.write(JSON.stringify({ error, message }) + '\n');
     else if (err instanceof UsageError) {
       process.stderr.write(`gatehouse: ${message}\nRun "gatehouse --help" for usage.\n`);
     } else process.stderr.write(`gatehouse: ${message}\n`);

@@ -5,9 +5,7 @@ import { createEngine, type Engine } from '../core/engine.js';
 import { deriveServerKeys, enginePolicy } from './engine-policy.js';
 import type { KeyRing } from '../core/key-ring.js';
 import { DEFAULT_PURGE_PACING, Purger, PurgeScheduler, type PurgePolicy } from '../core/purge.js';
-import { buildApp } from '../http/app.js';
-import { createMetrics, type GatehouseMetrics } from '../http/metrics.js';
-import { clusterMetrics, localMetrics } from './cluster-metrics.js';
+import type { GatehouseMetrics } from '../http/metrics.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import {
   createSqlStorage,
@@ -15,10 +13,9 @@ import {
   type SqlStorage,
   type SqlStorageOptions,
 } from '../storage/sql/index.js';
-import { createJwksFetcher } from '../outbound/jwks-fetcher.js';
-import { startPurgeProcess, type PurgeProcess } from './purge-process.js';
+import type { PurgeProcess } from './purge-process.js';
 import { migrateVerified, openExistingVerified, StoreStateError } from './secret-check.js';
-import { loadTls, type TlsFiles } from './dev-certificate.js';
+import type { TlsFiles } from './dev-certificate.js';
 
 export function openStorage(config: GatehouseConfig, extra: Partial<SqlStorageOptions> = {}): SqlStorage {
   return createSqlStorage({
@@ -92,6 +89,23 @@ export async function createGatehouse(
     if (options.storage === undefined) await storage.close();
     throw error;
   }
+  // The server's own modules (Fastify, metrics, TLS, the purge process) are loaded here, not when
+  // this module is: the command line opens engines through openEngine below and needs none of them.
+  const [
+    { buildApp },
+    { createMetrics },
+    { clusterMetrics, localMetrics },
+    { createJwksFetcher },
+    { startPurgeProcess },
+    { loadTls },
+  ] = await Promise.all([
+    import('../http/app.js'),
+    import('../http/metrics.js'),
+    import('./cluster-metrics.js'),
+    import('../outbound/jwks-fetcher.js'),
+    import('./purge-process.js'),
+    import('./dev-certificate.js'),
+  ]);
   const jwksFetcher = createJwksFetcher({
     allowPrivateAddresses: config.allowPrivateJwksUri,
     timeoutMs: config.jwksUriTimeoutMs,
@@ -209,13 +223,29 @@ export async function createGatehouse(
       );
       const address = app.server.address();
       const port = typeof address === 'object' && address !== null ? address.port : config.port;
-      return `${tls ? 'https' : 'http'}://${config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host}:${port}${config.basePath}`;
+      return listenUrl(config, tls !== undefined, port);
     },
     async close() {
       await app.close();
       await storage.close();
     },
   };
+}
+
+/**
+ * Where a server on `config` listens, as a URL: the host it is bound to (a wildcard address, which
+ * every interface answers, as localhost), the port and the base path. Not the issuer, which names the
+ * server as its clients reach it (a proxy, another host name).
+ */
+export function listenUrl(
+  config: Pick<GatehouseConfig, 'host' | 'basePath'>,
+  tls: boolean,
+  port: number,
+): string {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  // An IPv6 address is bracketed in a URL (RFC 3986 §3.2.2).
+  const authority = host.includes(':') ? `[${host}]` : host;
+  return `${tls ? 'https' : 'http'}://${authority}:${port}${config.basePath}`;
 }
 
 /** An engine over an existing store, for one command; close() closes the engine, then the store. */

@@ -3,6 +3,10 @@ import { opensSigningKey } from '../core/key-ring.js';
 import type { Clock } from '../shared/clock.js';
 import { deriveKey, safeEqual } from '../shared/crypto.js';
 import type { SqlStorage } from '../storage/sql/index.js';
+import { SecretMismatchError, StoreStateError } from './store-errors.js';
+
+// The errors live apart so the command line can name them without loading the key ring.
+export { SecretMismatchError, StoreStateError };
 
 /**
  * The server secret and the store must belong together: the signing keys are sealed under a key
@@ -12,29 +16,6 @@ import type { SqlStorage } from '../storage/sql/index.js';
  * to compare against; a store made before that value existed is checked by unsealing its active
  * signing key, and then gets the value.
  */
-
-const SECRET_MISMATCH_MESSAGE =
-  "the secret does not open this database's signing keys: set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE " +
-  'to the secret the deployment was created with';
-
-export class SecretMismatchError extends Error {
-  override name = 'SecretMismatchError';
-  readonly code = 'secret_mismatch';
-  constructor() {
-    super(SECRET_MISMATCH_MESSAGE);
-  }
-}
-
-/** The store is missing, or its schema is not current: the command says what to run. */
-export class StoreStateError extends Error {
-  override name = 'StoreStateError';
-  constructor(
-    readonly code: 'store_missing' | 'migrations_pending',
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 const CHECK_MIGRATION = '0006-server-secret-check';
 const FIRST_MIGRATION = '0001-initial';

@@ -115,14 +115,15 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Resolves with the first stdout line matching `pattern`; rejects if the process exits first. */
-function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): Promise<string> {
+/**
+ * Resolves with the first standard-error line matching `pattern` (serve's start line goes there;
+ * standard output is the JSON log's); rejects if the process exits first.
+ */
+function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 60_000): Promise<string> {
   return new Promise((resolve, reject) => {
     let buffered = '';
-    let stderr = '';
     const timer = setTimeout(() => reject(new Error(`no line ${pattern} within ${timeoutMs} ms`)), timeoutMs);
-    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       buffered += chunk;
       const line = buffered.split('\n').find((candidate) => pattern.test(candidate));
       if (line !== undefined) {
@@ -130,9 +131,10 @@ function waitForLine(child: ChildProcess, pattern: RegExp, timeoutMs = 30_000): 
         resolve(line);
       }
     });
+    child.stdout?.resume();
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`exited with ${code} before printing ${pattern}; stderr: ${stderr}`));
+      reject(new Error(`exited with ${code} before printing ${pattern}; stderr: ${buffered}`));
     });
   });
 }

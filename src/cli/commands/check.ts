@@ -4,13 +4,16 @@ import { join } from 'node:path';
 import { openStoreProbe, sqliteFileOf, type StoreProbe } from '../../compose/store-admin.js';
 import { loadConfig, storeLocation, unknownVariableWarnings, type GatehouseConfig } from '../../config.js';
 import { systemClock } from '../../shared/clock.js';
-import { isHelpFlag, parseCommandArgs } from '../args.js';
+import { integerFlag, isHelpFlag, parseCommandArgs } from '../args.js';
+import { COMMANDS } from '../command-table.js';
 import { CHECK_HELP } from '../help.js';
 
 interface CheckResult {
   check: string;
   ok: boolean;
   detail: string;
+  /** Not a failure (exit 0), but a setting that will not serve as meant: printed as "warn". */
+  warning?: true;
 }
 
 const DAY = 86_400;
@@ -57,6 +60,40 @@ function checkTls(config: GatehouseConfig): CheckResult {
   }
 }
 
+/** Names that only this machine answers to: a certificate for localhost serves them. */
+function isLoopbackHost(hostname: string): boolean {
+  return (
+    hostname === 'localhost' ||
+    hostname.endsWith('.localhost') ||
+    hostname === '[::1]' ||
+    /^127\.\d+\.\d+\.\d+$/.test(hostname)
+  );
+}
+
+/**
+ * The development certificate (dev-certificate.ts) names localhost, 127.0.0.1 and ::1 only, and is
+ * self-signed: clients that reach the issuer by another name refuse it. Serve would use it, and the
+ * issuer is another name: a deployment that forgot --tls-cert, or --trust-proxy behind its proxy.
+ */
+function devCertificateWarning(config: GatehouseConfig): CheckResult | undefined {
+  const usesDevCertificate = !config.trustProxy && config.tlsCert === undefined;
+  const host = URL.canParse(config.issuer) ? new URL(config.issuer).hostname : 'localhost';
+  if (!usesDevCertificate || isLoopbackHost(host)) return undefined;
+  const perServer =
+    config.databaseUrl !== undefined && /^postgres(ql)?:/.test(config.databaseUrl)
+      ? '; with PostgreSQL each server would also make a certificate of its own in its data directory'
+      : '';
+  return {
+    check: 'certificate matches the issuer',
+    ok: true,
+    warning: true,
+    detail:
+      `the development certificate (self-signed, for localhost only) would serve the issuer ${config.issuer}, ` +
+      `whose clients refuse it${perServer}: give --tls-cert and --tls-key (GATEHOUSE_TLS_CERT, ` +
+      'GATEHOUSE_TLS_KEY), or, behind a TLS-terminating proxy, --trust-proxy (GATEHOUSE_TRUST_PROXY)',
+  };
+}
+
 /**
  * `gatehouse check`: everything a start needs, reported one line each, without creating or changing
  * anything (the store is only read).
@@ -66,17 +103,26 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     process.stdout.write(CHECK_HELP);
     return 0;
   }
-  const { values } = parseCommandArgs(argv, {}, 'check', 0);
+  const { values } = parseCommandArgs(argv, COMMANDS.check.flags, 'check', 0);
   if (values.help) {
     process.stdout.write(CHECK_HELP);
     return 0;
   }
+  const port = integerFlag(values.port, '--port', 1, 65535);
   const results: CheckResult[] = [];
   const notChecked = (check: string, why: string) =>
     results.push({ check, ok: false, detail: `not checked: ${why}` });
   const input = {
     ...(typeof values['data-dir'] === 'string' ? { dataDir: values['data-dir'] } : {}),
     ...(typeof values['database-url'] === 'string' ? { databaseUrl: values['database-url'] } : {}),
+    // serve's own settings, so that what is checked is what `serve` with the same flags would run.
+    port,
+    host: values.host,
+    issuer: values.issuer,
+    basePath: values['base-path'],
+    tlsCert: values['tls-cert'],
+    tlsKey: values['tls-key'],
+    trustProxy: values['trust-proxy'],
   };
   let config: GatehouseConfig | undefined;
   try {
@@ -150,6 +196,8 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
 
   if (config !== undefined) {
     results.push(checkTls(config));
+    const warning = devCertificateWarning(config);
+    if (warning !== undefined) results.push(warning);
     results.push(
       config.issuer.startsWith('https://')
         ? { check: 'issuer is https', ok: true, detail: config.issuer }
@@ -168,7 +216,8 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   if (values.json) process.stdout.write(JSON.stringify({ ok, checks: results }, null, 2) + '\n');
   else {
     for (const result of results) {
-      process.stdout.write(`${result.ok ? 'ok  ' : 'FAIL'}  ${result.check}: ${result.detail}\n`);
+      const mark = !result.ok ? 'FAIL' : result.warning ? 'warn' : 'ok  ';
+      process.stdout.write(`${mark}  ${result.check}: ${result.detail}\n`);
     }
   }
   return ok ? 0 : 1;
