@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { OAuthError } from '../core/errors.js';
 import { safeEqual, sha256 } from '../shared/crypto.js';
+import { errorLabel } from './error-label.js';
 import type { GatehouseMetrics } from './metrics.js';
-import { toOAuthError } from './oauth/oauth-errors.js';
 import { wasRateLimited } from './rate-limit.js';
 
 // A caller's X-Request-Id is kept (so a trace spans the load balancer and Gatehouse) only when it is a
@@ -64,6 +63,8 @@ export function installObservability(app: FastifyInstance, options: Observabilit
     metrics.tokenIssued('implicit', tokenType === 'mac' ? 'mac' : 'bearer');
   };
   const responseHeaders = Object.entries(options.responseHeaders ?? {});
+  /** The error a request failed with, until its response is sent and counted. */
+  const failures = new WeakMap<FastifyRequest, Error>();
   // Callback-style hooks, one per stage: they run on every request, and each hook (a promise all the
   // more) is measurable there.
   app.addHook('onRequest', function responseHeadersAndId(request, reply, done) {
@@ -89,11 +90,15 @@ export function installObservability(app: FastifyInstance, options: Observabilit
     // Rate limits count themselves; any other 429 is a lockout after failed passwords.
     if (reply.statusCode === 429 && !wasRateLimited(request)) metrics.throttled(route, 'password_attempts');
     if (reply.statusCode === 302) countImplicitToken(reply.getHeader('location'));
+    const error = failures.get(request);
+    if (error !== undefined) metrics.oauthError(route, errorLabel(error, reply.statusCode));
     done();
   });
-  app.addHook('onError', async function countError(request, _reply, error) {
-    const code = error instanceof OAuthError ? error.code : (toOAuthError(error)?.code ?? 'server_error');
-    metrics.oauthError(request.routeOptions.url ?? 'unmatched', code);
+  // onError runs before the error handler decides the status, so the error is counted once the
+  // response is sent, by what it was answered with: server_error only for a 5xx.
+  app.addHook('onError', function noteError(request, _reply, error, done) {
+    failures.set(request, error);
+    done();
   });
 
   app.get(`${options.basePath}/metrics`, async function prometheusMetrics(request, reply) {

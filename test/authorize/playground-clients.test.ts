@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { request as httpsRequest } from 'node:https';
 import { after, before, describe, it } from 'node:test';
+import { createClient } from '../../src/core/client-registry.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { FormBrowser } from './form-browser.js';
@@ -14,17 +16,56 @@ for (const backend of backends()) {
       await server.close();
     });
 
-    it('shows clients with its callback as a redirect URI, and no other client', async () => {
+    /** A GET with the Host header given (TLS still names the certificate's localhost): the page's text. */
+    const withHost = (path: string, host: string, cookie: string) =>
+      new Promise<{ status: number; text: string }>((resolve, reject) => {
+        const listening = new URL(server.url);
+        const req = httpsRequest(
+          {
+            host: listening.hostname,
+            port: listening.port,
+            path,
+            servername: 'localhost',
+            ca: server.ca,
+            headers: { host, cookie },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => chunks.push(chunk));
+            res.on('end', () =>
+              resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+            );
+            res.on('error', reject);
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+
+    it('shows clients with its callback under the issuer as a redirect URI, and no other client', async () => {
       const underIssuer = await server.client({
         name: 'Playground under the issuer',
         redirect_uris: ['https://gatehouse.test/playground/callback'],
         scopes: ['profile'],
       });
-      const underPageOrigin = await server.client({
-        name: 'Playground here',
+      // The address the request came to is the caller's choice, not the operator's: never a callback.
+      const underRequestHost = await server.client({
+        name: 'Playground at the request host',
         redirect_uris: [`${server.http.baseUrl}/playground/callback`],
         scopes: ['profile'],
       });
+      const underForgedHost = await server.client({
+        name: 'Playground at a forged host',
+        redirect_uris: ['https://attacker.example/playground/callback'],
+        scopes: ['profile'],
+      });
+      // A client that registered itself (RFC 7591) is never listed, whatever its redirect URIs.
+      const selfRegistered = await createClient(
+        server.store.storage,
+        server.clock,
+        { name: 'Self-registered', redirect_uris: ['https://gatehouse.test/playground/callback'] },
+        { registration: 'open', registrationAccessTokenHash: null },
+      );
       const admin = await server.client({
         name: 'ops console',
         grant_types: ['client_credentials'],
@@ -40,11 +81,21 @@ for (const backend of backends()) {
       const browser = new FormBrowser(server);
       await browser.signIn(user.username, password, '/playground');
       const page = await browser.get('/playground');
-      assert.equal(page.status, 200);
-      assert.ok(page.text.includes(underIssuer.client.id));
-      assert.ok(page.text.includes(underPageOrigin.client.id));
-      for (const hidden of [admin.client.id, 'ops console', unrelated.client.id, 'notes.example']) {
-        assert.ok(!page.text.includes(hidden), `${hidden} is not in the page`);
+      const forged = await withHost('/playground', 'attacker.example', browser.currentCookie ?? '');
+      for (const res of [page, forged]) {
+        assert.equal(res.status, 200);
+        assert.ok(res.text.includes(underIssuer.client.id));
+        for (const hidden of [
+          underRequestHost.client.id,
+          underForgedHost.client.id,
+          selfRegistered.client.id,
+          admin.client.id,
+          'ops console',
+          unrelated.client.id,
+          'notes.example',
+        ]) {
+          assert.ok(!res.text.includes(hidden), `${hidden} is not in the page`);
+        }
       }
     });
   });

@@ -69,7 +69,8 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
       secret: clientSecret,
     } = await server.client({
       name: 'Acme Notes for iPhone and Android',
-      redirect_uris: [CLIENT_REDIRECT, `${server.url}/playground/callback`],
+      // The playground lists clients with its callback under the issuer (the server's default).
+      redirect_uris: [CLIENT_REDIRECT, 'https://gatehouse.test/playground/callback'],
       scopes: ['profile', 'notes.read', 'notes.write'],
       grant_types: [
         'authorization_code',

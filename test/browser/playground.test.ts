@@ -12,23 +12,22 @@ import {
   type TestBrowser,
 } from './support.js';
 
-describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
-  let browser: TestBrowser;
-  before(async () => {
-    browser = await launchChromium();
-  });
-  after(async () => {
-    await browser?.close();
-  });
+/** The test server's issuer: the playground's callback is under it only, so the page is opened there. */
+const ISSUER = 'https://gatehouse.test';
 
+describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
   for (const backend of backends()) {
     describe(backend, () => {
       let server: TestServer;
+      let browser: TestBrowser;
       before(async () => {
-        server = await startTestServer(backend);
+        server = await startTestServer(backend, { issuer: ISSUER });
+        // The issuer's host resolves to this server in this Chromium.
+        browser = await launchChromium({ 'gatehouse.test': Number(new URL(server.url).port) });
       });
       after(async () => {
-        await server.close();
+        await browser?.close();
+        await server?.close();
       });
 
       /**
@@ -48,7 +47,7 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
       }
 
       it('runs all four grants and refresh from the browser, showing requests, responses and claims', async () => {
-        const callback = `${server.url}/playground/callback`;
+        const callback = `${ISSUER}/playground/callback`;
         const { client, secret } = await server.client({
           name: 'Playground Client',
           redirect_uris: [callback],
@@ -64,7 +63,7 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
         });
 
         // Signed in only: the page lists the registered clients.
-        await page.goto(`${server.url}/playground`);
+        await page.goto(`${ISSUER}/playground`);
         await signIn(page, user.username, password);
         await page.getByRole('heading', { name: 'OAuth playground' }).waitFor();
         assert.equal(new URL(page.url()).pathname, '/playground');
@@ -147,11 +146,11 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
 
       it('ignores a response whose state this tab did not send', async () => {
         const { context, page } = await clientContext(browser);
-        await page.goto(`${server.url}/playground/callback?code=ac_forged&state=forged`);
+        await page.goto(`${ISSUER}/playground/callback?code=ac_forged&state=forged`);
         await page
           .getByText('This response does not belong to a request this tab made; it was ignored.')
           .waitFor();
-        assert.equal(page.url(), `${server.url}/playground/callback`);
+        assert.equal(page.url(), `${ISSUER}/playground/callback`);
         await context.close();
       });
     });

@@ -42,10 +42,13 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
-/** Chromium, with client.test resolving to the client stub. */
-export async function launchChromium(): Promise<TestBrowser> {
+/**
+ * Chromium, with client.test resolving to the client stub, and each of `hosts` to its local port
+ * (say the issuer's host to the test server, for pages that must be opened at the issuer).
+ */
+export async function launchChromium(hosts: Record<string, number> = {}): Promise<TestBrowser> {
   const client = await startClientStub();
-  const browser = await launchTestChromium({ 'client.test': client.port });
+  const browser = await launchTestChromium({ 'client.test': client.port, ...hosts });
   return {
     browser,
     client,

@@ -103,8 +103,14 @@ for (const backend of backends()) {
           password: alice.password,
         });
         assert.equal(signedIn.status, 303);
-        assert.equal(signedIn.headers.location, target);
-        page = await browser.get(target);
+        // The same consent page, its ticket made again for the new browser id sign-in gives.
+        const after = String(signedIn.headers.location);
+        assert.match(after, /^\/device\/consent\?user_code=/);
+        assert.equal(
+          new URL(after, ISSUER).searchParams.get('user_code'),
+          new URL(target, ISSUER).searchParams.get('user_code'),
+        );
+        page = await browser.get(after);
       }
       return page;
     }

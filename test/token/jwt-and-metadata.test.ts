@@ -152,9 +152,15 @@ for (const backend of backends()) {
       for (const grantType of ['authorization_code', 'password', 'client_credentials', 'refresh_token']) {
         assert.ok(grantTypes.includes(grantType), `grant_types_supported lacks ${grantType}`);
       }
-      const scopes = metadata.scopes_supported as string[];
-      for (const scope of ['profile', 'admin', 'reports:read']) {
-        assert.ok(scopes.includes(scope), `scopes_supported lacks ${scope}`);
+      // What a client may ask for: the operator's scopes and the built-in ones, never admin (docs/api.md).
+      const discovery = (await server.http.request('/.well-known/openid-configuration')).json as {
+        scopes_supported: string[];
+      };
+      for (const scopes of [metadata.scopes_supported as string[], discovery.scopes_supported]) {
+        for (const scope of ['profile', 'openid', 'email', 'offline_access', 'reports:read']) {
+          assert.ok(scopes.includes(scope), `scopes_supported lacks ${scope}`);
+        }
+        assert.ok(!scopes.includes('admin'), 'admin is not advertised');
       }
       assert.deepEqual(metadata.code_challenge_methods_supported, ['S256']);
       assert.equal(metadata.authorization_response_iss_parameter_supported, true, 'RFC 9207 §3');

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/client-keys.js';
+import { NEVER_REGISTRABLE_SCOPES } from '../../core/dynamic-registration.js';
 import { CLIENT_AUTH_METHODS, type Scope } from '../../core/model.js';
 import { SUPPORTED_CLAIMS } from '../../core/oidc/claims.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../core/oidc/id-token.js';
@@ -66,7 +67,14 @@ export function registerMetadataRoute(
   scopes: { list(): Promise<Scope[]> },
   options: MetadataOptions,
 ): void {
-  const scopeNames = async () => (await scopes.list()).map((scope) => scope.name);
+  // RFC 8414 §2 lets a server leave supported scopes out of scopes_supported: `admin` (the /v1
+  // management API) is held only by clients an operator registers by hand and is never open to a
+  // client that registers itself (docs/decisions.md, decision 20), so it is not advertised; every other
+  // scope is one a client may ask for (docs/api.md).
+  const scopeNames = async () =>
+    (await scopes.list())
+      .map((scope) => scope.name)
+      .filter((name) => !NEVER_REGISTRABLE_SCOPES.includes(name));
   app.get('/.well-known/oauth-authorization-server', async function metadata(_request, reply) {
     reply.header('cache-control', 'public, max-age=60');
     return authorizationServerMetadata(options, await scopeNames());

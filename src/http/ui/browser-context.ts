@@ -113,15 +113,17 @@ export class BrowserContexts {
 
   /**
    * The ticket of a device's user code (in normal form) that passed the verification page's throttled
-   * check (RFC 8628 §5.1): a MAC, so only a code this server checked reaches the consent page, which
-   * reads it without counting.
+   * check (RFC 8628 §5.1), in this browser: a MAC, so only a code this server checked reaches the
+   * consent page, which reads it without counting. Bound to the browser id as the CSRF token is: a
+   * consent link made in one browser opens nothing in another, which must type the code itself (the
+   * device flow's defence against remote phishing, RFC 8628 §5.4). Browser ids hold no colon.
    */
-  deviceTicket(userCode: string): string {
-    return this.csrf.bound(DEVICE_CODE, userCode);
+  deviceTicket(browserId: string, userCode: string): string {
+    return this.csrf.bound(DEVICE_CODE, `${browserId}:${userCode}`);
   }
 
-  verifyDeviceTicket(userCode: string, ticket: unknown): boolean {
-    return this.csrf.verifyBound(DEVICE_CODE, userCode, ticket);
+  verifyDeviceTicket(browserId: string, userCode: string, ticket: unknown): boolean {
+    return this.csrf.verifyBound(DEVICE_CODE, `${browserId}:${userCode}`, ticket);
   }
 
   /** Whether a POST carries the CSRF token of this browser. */

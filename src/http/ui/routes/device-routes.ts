@@ -21,6 +21,48 @@ const REFUSALS: Record<Exclude<UserCodeCheck['outcome'], 'pending' | 'throttled'
   decided: 'That code has already been used. Start again on your device to get a new code.',
 };
 
+/** The consent page's address for a checked code (relative to the base path, as sign-in's `next`). */
+function consentTarget(ui: UiContext, browserId: string, userCode: string): string {
+  const normal = normaliseUserCode(userCode) ?? '';
+  const ticket = ui.browsers.deviceTicket(browserId, normal);
+  return `${DEVICE_CONSENT_PATH}?${new URLSearchParams({ user_code: userCode, ticket })}`;
+}
+
+/** Whether `ticket` is this server's for the code in this browser. */
+function ticketed(
+  ui: UiContext,
+  browserId: string | undefined,
+  userCode: string | undefined,
+  ticket: string | undefined,
+): userCode is string {
+  const normal = userCode === undefined ? undefined : normaliseUserCode(userCode);
+  if (browserId === undefined || normal === undefined) return false;
+  return ui.browsers.verifyDeviceTicket(browserId, normal, ticket);
+}
+
+/**
+ * A sign-in's `next` for the new browser id the sign-in gives (never the old one: session fixation).
+ * The ticket of a device's consent page is bound to the browser id it was made for, so one that was
+ * this browser's is made again for the new id; any other `next` stays as it is (a ticket of another
+ * browser is refused where it leads).
+ */
+export function deviceTargetAfterSignIn(
+  ui: UiContext,
+  next: string,
+  oldBrowserId: string | undefined,
+  newBrowserId: string,
+): string {
+  const prefix = `${DEVICE_CONSENT_PATH}?`;
+  if (!next.startsWith(prefix)) return next;
+  const query = new URLSearchParams(next.slice(prefix.length));
+  const codes = query.getAll('user_code');
+  const tickets = query.getAll('ticket');
+  if (codes.length !== 1 || tickets.length !== 1) return next;
+  const userCode = codes[0];
+  if (!ticketed(ui, oldBrowserId, userCode, tickets[0])) return next;
+  return consentTarget(ui, newBrowserId, userCode);
+}
+
 /**
  * The device authorization grant's pages (RFC 8628 §3.3): GET /device, where the user types the code
  * their device shows (verification_uri; a code in the link, verification_uri_complete, only fills
@@ -30,9 +72,10 @@ const REFUSALS: Record<Exclude<UserCodeCheck['outcome'], 'pending' | 'throttled'
  * to compare with the device's (§5.4). The answer ends on a page saying so; the device learns it by
  * polling the token endpoint.
  *
- * The consent page's address carries the code and a ticket, a MAC of the code that POST /device gives
- * once the code was checked: the pages after it read the request without counting a failure, and
- * only a code that passed the throttled check gets there.
+ * The consent page's address carries the code and a ticket, a MAC of the code and the browser id that
+ * POST /device gives once the code was checked: the pages after it read the request without counting
+ * a failure, only a code that passed the throttled check gets there, and only in the browser that
+ * typed it (a link to the page sent to someone else shows them the code page).
  */
 export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void {
   const base = ui.config.basePath;
@@ -51,17 +94,13 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     );
   }
 
-  /** The consent page's address for a checked code (relative to the base path, as sign-in's `next`). */
-  function consentTarget(userCode: string): string {
-    const normal = normaliseUserCode(userCode) ?? '';
-    return `${DEVICE_CONSENT_PATH}?${new URLSearchParams({ user_code: userCode, ticket: ui.browsers.deviceTicket(normal) })}`;
-  }
-
-  /** The code of a consent page's address or form, when its ticket is this server's for it. */
-  function ticketedCode(userCode: string | undefined, ticket: string | undefined): string | undefined {
-    const normal = userCode === undefined ? undefined : normaliseUserCode(userCode);
-    if (normal === undefined || !ui.browsers.verifyDeviceTicket(normal, ticket)) return undefined;
-    return userCode;
+  /** The code of a consent page's address or form, when its ticket is this server's for it and this browser. */
+  function ticketedCode(
+    browser: BrowserContext,
+    userCode: string | undefined,
+    ticket: string | undefined,
+  ): string | undefined {
+    return ticketed(ui, browser.browserId, userCode, ticket) ? userCode : undefined;
   }
 
   /**
@@ -90,7 +129,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
       status,
       signInPage(frameFor(ui), {
         csrfToken: browser.csrfToken,
-        next: consentTarget(pending.userCode),
+        next: consentTarget(ui, browser.browserId, pending.userCode),
         clientName: pending.client.name,
         ...(error !== undefined ? { error } : {}),
       }),
@@ -111,7 +150,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
       consentPage(frameFor(ui, browser), {
         csrfToken: browser.csrfToken,
         clientName: pending.client.name,
-        device: { userCode: pending.userCode, ticket: ui.browsers.deviceTicket(normal) },
+        device: { userCode: pending.userCode, ticket: ui.browsers.deviceTicket(browser.browserId, normal) },
         ...lines,
         // A device client may register itself (docs/decisions.md, decision 20): the page says so.
         selfRegistered: pending.client.registration !== 'operator',
@@ -135,7 +174,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     switch (check.outcome) {
       case 'pending':
         // Post/redirect/get: a reload of the consent page reads the request again, counting nothing.
-        return reply.redirect(base + consentTarget(check.request.userCode), 303);
+        return reply.redirect(base + consentTarget(ui, browser.browserId, check.request.userCode), 303);
       case 'throttled':
         reply.header('retry-after', String(check.retryAfter));
         return sendMessage(
@@ -151,19 +190,27 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     }
   });
 
-  /** The request of a ticketed code, or the code page saying why there is none. */
+  /**
+   * The request of a ticketed code; undefined once the code page saying why there is none is sent.
+   * Never the reply itself: a Fastify reply is thenable, so an async function's caller would await it
+   * (to undefined, once sent) instead of getting it back.
+   */
   async function pendingOrRefusal(
     reply: FastifyReply,
     browser: BrowserContext,
     userCode: string | undefined,
     ticket: string | undefined,
-  ): Promise<PendingDeviceRequest | FastifyReply> {
-    const code = ticketedCode(userCode, ticket);
+  ): Promise<PendingDeviceRequest | undefined> {
+    const code = ticketedCode(browser, userCode, ticket);
     if (code === undefined) {
-      return codePage(reply, browser, 400, { error: 'Enter the code your device shows.' });
+      codePage(reply, browser, 400, { error: 'Enter the code your device shows.' });
+      return undefined;
     }
     const found = await device.find(code);
-    if (found.outcome !== 'pending') return codePage(reply, browser, 400, { error: REFUSALS[found.outcome] });
+    if (found.outcome !== 'pending') {
+      codePage(reply, browser, 400, { error: REFUSALS[found.outcome] });
+      return undefined;
+    }
     return found.request;
   }
 
@@ -172,7 +219,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     const query = request.query as Record<string, unknown>;
     const text = (name: string) => (typeof query[name] === 'string' ? query[name] : undefined);
     const pending = await pendingOrRefusal(reply, browser, text('user_code'), text('ticket'));
-    if (!('userCode' in pending)) return pending;
+    if (pending === undefined) return reply;
     // Sign in first; the sign-in page comes back here, where the code is read again.
     if ((await signedIn(browser, pending)) === undefined) return signInFirst(reply, browser, pending, 200);
     return showConsent(reply, browser, pending);
@@ -187,7 +234,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
       field(request.body, 'user_code'),
       field(request.body, 'ticket'),
     );
-    if (!('userCode' in pending)) return pending;
+    if (pending === undefined) return reply;
     const session = await signedIn(browser, pending);
     if (browser.user === undefined || session === undefined) {
       // The session ended while the page was open: sign in again, then the consent page again.

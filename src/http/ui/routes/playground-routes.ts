@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Client } from '../../../core/model.js';
 import { playgroundCallbackPage, playgroundClient, playgroundPage } from '../pages/playground-page.js';
 import { frameFor, sendPage, type UiContext } from '../ui-context.js';
@@ -7,25 +7,32 @@ const MAX_LISTED_CLIENTS = 200;
 const PAGE_SIZE = 500;
 
 /**
- * The playground's callback URLs: under the issuer, and under the origin the page was opened at (its
- * script sends the browser back to that one).
+ * The playground's callback URL: under the issuer, and only there. Never one built from the request's
+ * Host header, which the caller chooses: a client registered with a callback at any host would be
+ * listed to whoever sends that host.
  */
-function callbackUrls(ui: UiContext, request: FastifyRequest): Set<string> {
-  const path = `${ui.config.basePath}/playground/callback`;
-  return new Set([`${ui.config.issuer}/playground/callback`, `${request.protocol}://${request.host}${path}`]);
+function callbackUrl(ui: UiContext): string {
+  return `${ui.config.issuer}/playground/callback`;
 }
 
 /**
  * The clients a signed-in user may try in the playground: only those an operator registered for it,
  * with the playground's callback as a redirect URI. Every other client stays out of the page, so it
- * does not show the registry (ids, redirect URIs, scopes) to anyone who can sign in.
+ * does not show the registry (ids, redirect URIs, scopes) to anyone who can sign in. A client that
+ * registered itself (RFC 7591) is never one, whatever its redirect URIs: the search reads the
+ * operator's clients only, by the store's index on how clients came (clients_by_registration), never
+ * the self-registered ones, which anyone may add to.
  */
-async function playgroundClients(ui: UiContext, callbacks: Set<string>): Promise<Client[]> {
+async function playgroundClients(ui: UiContext, callback: string): Promise<Client[]> {
   const listed: Client[] = [];
   for (let offset = 0; listed.length < MAX_LISTED_CLIENTS; offset += PAGE_SIZE) {
-    const { items, total } = await ui.engine.clients.list({ limit: PAGE_SIZE, offset });
+    const { items, total } = await ui.engine.clients.list({
+      registration: 'operator',
+      limit: PAGE_SIZE,
+      offset,
+    });
     for (const client of items) {
-      if (client.redirectUris.some((uri) => callbacks.has(uri))) listed.push(client);
+      if (client.redirectUris.includes(callback)) listed.push(client);
     }
     if (items.length === 0 || offset + PAGE_SIZE >= total) break;
   }
@@ -39,7 +46,7 @@ export function registerPlaygroundRoutes(app: FastifyInstance, ui: UiContext): v
     // Signed in only: the page lists the clients registered for the playground.
     if (browser.user === undefined)
       return reply.redirect(`${ui.config.basePath}/sign-in?next=/playground`, 303);
-    const clients = await playgroundClients(ui, callbackUrls(ui, request));
+    const clients = await playgroundClients(ui, callbackUrl(ui));
     return sendPage(reply, 200, playgroundPage(frameFor(ui, browser), clients.map(playgroundClient)));
   });
 

@@ -3,6 +3,7 @@ import { BrowserSessions } from '../../../core/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
+import { deviceTargetAfterSignIn } from './device-routes.js';
 import {
   field,
   forbiddenForm,
@@ -76,14 +77,15 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
       );
     }
     // A new id on every sign-in: an id planted before sign-in never becomes a session (fixation).
-    await ui.engine.browserSessions.end(ui.browsers.browserId(request));
+    const oldBrowserId = ui.browsers.browserId(request);
+    await ui.engine.browserSessions.end(oldBrowserId);
     const browserId = await ui.engine.browserSessions.start(result.user.id);
     ui.browsers.setCookie(reply, browserId);
     // The password was just entered for this authorization request: what it asked for is done.
     if (next.startsWith(AUTHORIZE)) {
       ui.browsers.markInteraction(reply, browserId, next.slice(AUTHORIZE.length));
     }
-    return reply.redirect(base + next, 303);
+    return reply.redirect(base + deviceTargetAfterSignIn(ui, next, oldBrowserId, browserId), 303);
   });
 
   // prompt=select_account (OpenID Connect Core §3.1.2.1): the user chose to continue as the account
