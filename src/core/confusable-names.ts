@@ -7,22 +7,31 @@ import unhomoglyph from 'unhomoglyph';
  */
 const INVISIBLE = /[\p{Default_Ignorable_Code_Point}\p{M}]/gu;
 
+/** Decomposed (NFD), without default-ignorables and combining marks. */
+const bare = (text: string): string => text.normalize('NFD').replace(INVISIBLE, '');
+
+/** Every character mapped to its prototype by UTS #39's confusables table, marks removed again. */
+const prototypes = (text: string): string => bare(unhomoglyph(bare(text)));
+
 /**
- * A name's skeleton, after Unicode UTS #39 §4 (confusable detection): compatibility forms folded
- * (NFKC: fullwidth "Ｇ" is "G"), decomposed (NFD), default-ignorables and combining marks removed, every
- * character mapped to its prototype by UTS #39's confusables table (Cyrillic "о" and the digit "0" to
- * "o", "1" and "I" to "l", …; the `unhomoglyph` package carries the table), and compared without case:
- * lowered, and mapped again, since a lowered prototype may have one of its own. Two names whose
- * skeletons are equal look alike. Not for display.
+ * A name's skeletons, after Unicode UTS #39 §4 (confusable detection), compared without case:
+ * compatibility forms folded first (NFKC: fullwidth "Ｇ" is "G"), then decomposed (NFD),
+ * default-ignorables and combining marks removed, and every character mapped to its prototype by the
+ * confusables table (Cyrillic "о" and the digit "0" to "o", "1" and "I" to "l", "m" to "rn", …; the
+ * `unhomoglyph` package carries the table). Case is folded two ways, since the table is case-sensitive:
+ * after the mapping (so "I" has become "l" first, and "lD" looks like "ID") and before it (so "acme id"
+ * looks like "Acme ID"), each lowered form mapped again. Two names that share a skeleton look alike.
+ * Not for display.
  */
-export function nameSkeleton(name: string): string {
-  const bare = (text: string) => text.normalize('NFD').replace(INVISIBLE, '');
-  const mapped = unhomoglyph(bare(name.normalize('NFKC')));
-  return bare(unhomoglyph(bare(mapped).toLowerCase()));
+export function nameSkeletons(name: string): string[] {
+  const folded = name.normalize('NFKC');
+  // A prototype may be a capital ("0" maps to "O"): lowered and mapped once more, every path ends alike.
+  const lowered = (text: string) => prototypes(prototypes(text).toLowerCase());
+  return [...new Set([lowered(folded), lowered(folded.toLowerCase())])];
 }
 
-/** Whether `name` looks like (has the skeleton of) one of `reserved`. */
+/** Whether `name` looks like one of `reserved`: they share a skeleton. */
 export function looksLikeAny(name: string, reserved: readonly string[]): boolean {
-  const skeleton = nameSkeleton(name);
-  return reserved.some((other) => nameSkeleton(other) === skeleton);
+  const skeletons = new Set(nameSkeletons(name));
+  return reserved.some((other) => nameSkeletons(other).some((skeleton) => skeletons.has(skeleton)));
 }
