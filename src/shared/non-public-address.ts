@@ -94,7 +94,10 @@ export function isNonPublicAddress(address: string): boolean {
  * the fetch, which resolves it, can see that (docs/decisions.md, decision 21).
  */
 export function isLiteralNonPublicHost(hostname: string): boolean {
-  const host = hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  const host = hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (isIP(host) !== 0) return isNonPublicAddress(host);
   return host === 'localhost' || host.endsWith('.localhost');
 }

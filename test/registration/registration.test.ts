@@ -653,7 +653,7 @@ for (const backend of backends()) {
       assert.match(consent.text, SELF_REGISTERED);
       assert.match(
         consent.text,
-        /it will redirect you to <strong class="redirect-host">evil\.example<\/strong>/,
+        /it will redirect you to\s+<strong class="redirect-host">evil\.example<\/strong>/,
       );
       const denied = await browser.post('/consent', {
         csrf_token: FormBrowser.hidden(consent, 'csrf_token'),

@@ -53,7 +53,8 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
             ${
               // Decision 20: its name is its own claim; where the answer goes is the fact to judge it by.
               input.returnTo !== undefined
-                ? html`Whatever you choose, it will redirect you to <strong class="redirect-host">${input.returnTo}</strong>.`
+                ? html`Whatever you choose, it will redirect you to
+                    <strong class="redirect-host">${input.returnTo}</strong>.`
                 : ''
             }
           </p>`
