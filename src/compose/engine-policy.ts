@@ -46,7 +46,13 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     },
     macSecret: keys.macSecret,
     macTimestampWindowSeconds: config.macTimestampWindowSeconds,
-    dynamicRegistration: { policy: config.dynamicRegistration, scopes: config.dynamicRegistrationScopes },
+    dynamicRegistration: {
+      policy: config.dynamicRegistration,
+      scopes: config.dynamicRegistrationScopes,
+      // Gatehouse, and the name the pages show for it (GATEHOUSE_PRODUCT_NAME) when the operator renamed it.
+      reservedNames: [...new Set(['Gatehouse', config.productName])],
+      allowPrivateJwksUri: config.allowPrivateJwksUri,
+    },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,
       algorithm: config.signingAlgorithm,

@@ -112,6 +112,7 @@ export type ClientSettings = Omit<
   | 'updatedAt'
   | 'registration'
   | 'registrationAccessTokenHash'
+  | 'registrationScopes'
   | 'firstGrantedAt'
 >;
 
@@ -439,9 +440,15 @@ export interface ClientOrigin {
   registration: ClientRegistration;
   /** SHA-256 of its RFC 7592 registration access token; null for an operator's client. */
   registrationAccessTokenHash: string | null;
+  /** The scopes the registration was made under (RFC 7591); null for an operator's client. */
+  registrationScopes: string[] | null;
 }
 
-const OPERATOR: ClientOrigin = { registration: 'operator', registrationAccessTokenHash: null };
+const OPERATOR: ClientOrigin = {
+  registration: 'operator',
+  registrationAccessTokenHash: null,
+  registrationScopes: null,
+};
 
 export async function createClient(
   storage: ClientStorage,
@@ -458,6 +465,7 @@ export async function createClient(
     secretHash: credentials?.hash ?? null,
     registration: origin.registration,
     registrationAccessTokenHash: origin.registrationAccessTokenHash,
+    registrationScopes: origin.registrationScopes,
     firstGrantedAt: null,
     createdAt: now,
     updatedAt: now,

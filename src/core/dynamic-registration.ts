@@ -18,6 +18,8 @@ import {
 import type { ClientStore, InitialAccessTokenStore, ScopeStore } from './ports.js';
 import { canonicalRedirectUri } from './redirect-uri.js';
 import { ValidationError } from './validation.js';
+import { isLiteralNonPublicHost } from '../shared/non-public-address.js';
+import { looksLikeAny } from './confusable-names.js';
 
 /** GATEHOUSE_DYNAMIC_REGISTRATION (docs/decisions.md, decision 20). */
 export const REGISTRATION_POLICIES = ['off', 'token', 'open'] as const;
@@ -87,6 +89,39 @@ export interface RegistrationLimits {
   scopes: readonly string[];
 }
 
+/** What no self-registered client may be, whatever its limits (docs/decisions.md, decision 20). */
+export interface RegistrationRules {
+  /** The issuer: no redirect URI of a self-registered client may be on its origin. */
+  issuer: string;
+  /** Names no self-registered client may take, nor any name that looks like one: the product's. */
+  reservedNames: readonly string[];
+  /** GATEHOUSE_ALLOW_PRIVATE_JWKS_URI: the same setting the jwks_uri fetcher obeys (decision 21). */
+  allowPrivateJwksUri: boolean;
+}
+
+/** A host compared as a browser reaches it: lower case, without the root's trailing dot. */
+function reachedOrigin(url: URL): string {
+  return `${url.protocol}//${url.hostname.replace(/\.$/, '')}${url.port === '' ? '' : `:${url.port}`}`;
+}
+
+/**
+ * Refuses a redirect URI (or post-logout one) on the issuer's own origin: a self-registered client
+ * sent there could land the user on one of the server's own pages with parameters it chose (the
+ * playground's callback among them), under the server's name. Malformed URIs are left to the
+ * client registry's rules, which say what is wrong with them.
+ */
+function refuseIssuerOrigin(field: string, uris: readonly string[], issuer: string): void {
+  const own = reachedOrigin(new URL(issuer));
+  for (const uri of uris) {
+    const canonical = canonicalRedirectUri(uri).uri;
+    if (canonical === undefined) continue;
+    const url = new URL(canonical);
+    if ((url.protocol === 'https:' || url.protocol === 'http:') && reachedOrigin(url) === own) {
+      throw invalidRedirectUri(`${field} must not be on the server's own origin (${own})`);
+    }
+  }
+}
+
 type Metadata = Record<string, unknown>;
 
 function isObject(value: unknown): value is Metadata {
@@ -132,7 +167,11 @@ export function authMethodOf(client: Pick<Client, 'tokenEndpointAuthMethod'>): R
  * does not know or use (client_uri, logo_uri, contacts, software_statement, …) are ignored, as §2
  * allows; the answer lists what was registered.
  */
-export function clientInputFromMetadata(metadata: unknown, limits: RegistrationLimits): ClientInput {
+export function clientInputFromMetadata(
+  metadata: unknown,
+  limits: RegistrationLimits,
+  rules: RegistrationRules,
+): ClientInput {
   if (!isObject(metadata)) throw invalidClientMetadata('the body must be a JSON object of client metadata');
 
   // §2: grant_types defaults to authorization_code (checked below; the redirect URIs depend on it).
@@ -148,6 +187,7 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
   if (redirectUris.length > MAX_REGISTERED_URIS) {
     throw invalidRedirectUri(`redirect_uris may list at most ${MAX_REGISTERED_URIS} URIs`);
   }
+  refuseIssuerOrigin('redirect_uris', redirectUris, rules.issuer);
 
   const authMethod = optionalString(metadata, 'token_endpoint_auth_method') ?? 'client_secret_basic';
   if (!(REGISTRABLE_AUTH_METHODS as readonly string[]).includes(authMethod)) {
@@ -210,9 +250,35 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
   if (postLogoutRedirectUris !== undefined && postLogoutRedirectUris.length > MAX_REGISTERED_URIS) {
     throw invalidClientMetadata(`post_logout_redirect_uris may list at most ${MAX_REGISTERED_URIS} URIs`);
   }
+  refuseIssuerOrigin('post_logout_redirect_uris', postLogoutRedirectUris ?? [], rules.issuer);
+
+  // The consent page shows the name as the application's own claim: never the product's, nor one
+  // that looks like it (Unicode UTS #39 skeletons; core/confusable-names.ts).
+  const clientName = optionalString(metadata, 'client_name');
+  if (clientName !== undefined && looksLikeAny(clientName.trim(), rules.reservedNames)) {
+    throw invalidClientMetadata('client_name is, or looks like, the name of this server');
+  }
+
+  // Decision 21: the fetch refuses non-public addresses; one literally in the URL (or a name that is
+  // loopback by definition) is refused now, without DNS: resolving names is the fetch's to do.
+  const jwksUri =
+    metadata.jwks_uri === undefined || metadata.jwks_uri === null
+      ? undefined
+      : optionalString(metadata, 'jwks_uri');
+  if (jwksUri !== undefined && !rules.allowPrivateJwksUri) {
+    let host: string | undefined;
+    try {
+      host = new URL(jwksUri).hostname;
+    } catch {
+      host = undefined; // Malformed: the client registry says what is wrong with it.
+    }
+    if (host !== undefined && isLiteralNonPublicHost(host)) {
+      throw invalidClientMetadata('jwks_uri must not name a loopback, private or other non-public address');
+    }
+  }
 
   return {
-    name: optionalString(metadata, 'client_name') ?? nameFromRedirect(redirectUris[0]),
+    name: clientName ?? nameFromRedirect(redirectUris[0]),
     redirect_uris: redirectUris,
     grant_types: grantTypes,
     scopes,
@@ -222,9 +288,7 @@ export function clientInputFromMetadata(metadata: unknown, limits: RegistrationL
     // RFC 7591 §2: jwks and jwks_uri are for private_key_jwt here; createClient checks them (one of
     // the two, public keys only) as it does for an operator's client.
     ...(metadata.jwks === undefined || metadata.jwks === null ? {} : { jwks: metadata.jwks }),
-    ...(metadata.jwks_uri === undefined || metadata.jwks_uri === null
-      ? {}
-      : { jwks_uri: optionalString(metadata, 'jwks_uri') }),
+    ...(jwksUri === undefined ? {} : { jwks_uri: jwksUri }),
     require_pushed_authorization_requests: requirePushed === true,
     dpop_bound_access_tokens: dpopBound === true,
     ...(postLogoutRedirectUris === undefined ? {} : { post_logout_redirect_uris: postLogoutRedirectUris }),
@@ -322,6 +386,10 @@ export interface DynamicRegistrationOptions {
   policy: RegistrationPolicy;
   /** The scopes open registration allows, and a token without scopes of its own. */
   scopes: readonly string[];
+  /** Names a self-registered client may not take, nor any that looks like one (decision 20). */
+  reservedNames: readonly string[];
+  /** GATEHOUSE_ALLOW_PRIVATE_JWKS_URI (decision 21). */
+  allowPrivateJwksUri: boolean;
 }
 
 /**
@@ -348,13 +416,16 @@ export class DynamicRegistration {
     else if (policy === 'token') {
       throw new RegistrationAuthError(undefined, 'an initial access token is required (RFC 7591 §3)');
     }
-    const input = clientInputFromMetadata(metadata, { scopes: token?.scopes ?? this.options.scopes });
+    const limits = { scopes: token?.scopes ?? this.options.scopes };
+    const input = clientInputFromMetadata(metadata, limits, this.rules());
     const registrationAccessToken = randomToken('rat_');
     const registration: ClientRegistration = token === undefined ? 'open' : 'token';
     const { client, secret } = await asRegistrationError(() =>
       createClient(storage, clock, input, {
         registration,
         registrationAccessTokenHash: sha256(registrationAccessToken),
+        // Kept with the client: every later update is held to them (decision 20).
+        registrationScopes: [...limits.scopes],
       }),
     );
     if (token !== undefined) await storage.initialAccessTokens.countRegistration(token.id);
@@ -370,8 +441,9 @@ export class DynamicRegistration {
   /**
    * PUT /register/:id (RFC 7592 §2.2): the metadata sent replaces the registration whole, a member
    * left out taking its default. `client_id` must be the client's; `client_secret`, when sent, must be
-   * its current secret (a client never chooses its secret). The scopes may be any the client has, or
-   * any open registration allows (docs/decisions.md, decision 20).
+   * its current secret (a client never chooses its secret). The scopes are held to the limits the
+   * registration was made under, its initial access token's or the open list as they were then; a
+   * client registered before those were recorded, to the scopes it has (docs/decisions.md, decision 20).
    */
   async update(
     clientId: string,
@@ -397,12 +469,17 @@ export class DynamicRegistration {
         'client_secret cannot be chosen: send the current secret, or none (RFC 7592 §2.2)',
       );
     }
-    const scopes = [...new Set([...client.scopes, ...this.options.scopes])];
-    const input = clientInputFromMetadata(metadata, { scopes });
+    const scopes = client.registrationScopes ?? client.scopes;
+    const input = clientInputFromMetadata(metadata, { scopes }, this.rules());
     const updated: ClientWithSecret = await asRegistrationError(() =>
       replaceClient(storage, clock, client, input),
     );
     return clientInformation(updated.client, issuer, { secret: updated.secret });
+  }
+
+  private rules(): RegistrationRules {
+    const { issuer, reservedNames, allowPrivateJwksUri } = this.options;
+    return { issuer, reservedNames, allowPrivateJwksUri };
   }
 
   /** DELETE /register/:id (RFC 7592 §2.3): the client, its grants and its tokens are gone. */

@@ -74,6 +74,10 @@ export interface EnginePolicy {
     policy: RegistrationPolicy;
     /** The scopes open registration allows, and an initial access token without scopes of its own. */
     scopes: readonly string[];
+    /** Names no self-registered client may take, nor any that looks like one: the product's. */
+    reservedNames: readonly string[];
+    /** GATEHOUSE_ALLOW_PRIVATE_JWKS_URI: a literal non-public jwks_uri is refused at registration. */
+    allowPrivateJwksUri: boolean;
   };
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
@@ -274,6 +278,8 @@ export function createEngine(deps: EngineDependencies): Engine {
       issuer: policy.issuer,
       policy: policy.dynamicRegistration.policy,
       scopes: policy.dynamicRegistration.scopes,
+      reservedNames: policy.dynamicRegistration.reservedNames,
+      allowPrivateJwksUri: policy.dynamicRegistration.allowPrivateJwksUri,
     }),
     initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
     users: new UserRegistry(storage, clock),

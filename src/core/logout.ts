@@ -32,7 +32,8 @@ const MAX_STATE_LENGTH = 2048;
  * The end-session endpoint's checks (RP-Initiated Logout 1.0 §2, §3): an `id_token_hint` must be an
  * ID token of this server (expired or not); `client_id`, when sent with it, must be one of its
  * audience; a `post_logout_redirect_uri` needs a known client, and must be exactly one the client
- * registered, else there is no redirect at all but an error page. `ui_locales` and every unknown
+ * registered, else there is no redirect at all but an error page; for a self-registered client it also
+ * needs an `id_token_hint` issued to that client (docs/decisions.md, decision 20). `ui_locales` and every unknown
  * parameter are ignored.
  */
 export async function validateLogoutRequest(
@@ -77,6 +78,14 @@ export async function validateLogoutRequest(
     }
     if (!isRegisteredRedirectUri(client.postLogoutRedirectUris, redirect)) {
       return fail('The return address (post_logout_redirect_uri) is not one the application registered.');
+    }
+    // A client that registered itself chose its URIs unchecked: without an ID token proving that a
+    // user signed in to it here, anyone could register one and use /logout as an open redirector
+    // (RFC 9700 §4.11; docs/decisions.md, decision 20).
+    if (client.registration !== 'operator' && !idTokenHint?.audience.includes(client.id)) {
+      return fail(
+        'This application registered itself, so it can be sent back to only with a sign-in token (id_token_hint) it was issued.',
+      );
     }
   }
 

@@ -74,6 +74,12 @@ export interface Client {
    */
   registrationAccessTokenHash: string | null;
   /**
+   * The scopes a self-registered client's registration was made under: its initial access token's, or
+   * the open list, when it registered. Every RFC 7592 update is held to them (docs/decisions.md,
+   * decision 20). Null for an operator's client, and for one registered before they were recorded.
+   */
+  registrationScopes: string[] | null;
+  /**
    * When a user first granted the client anything. Recorded for clients registered `open` only: the
    * purge deletes those that were never granted anything (core/purge.ts).
    */

@@ -191,6 +191,7 @@ for (const backend of backends()) {
           jwksUri: null,
           registration: 'operator',
           registrationAccessTokenHash: null,
+          registrationScopes: null,
           firstGrantedAt: null,
           requirePushedAuthorizationRequests: false,
           dpopBoundAccessTokens: false,

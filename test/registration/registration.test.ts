@@ -206,6 +206,28 @@ for (const backend of backends()) {
       );
     });
 
+    it('a client cannot widen its scopes past its initial access token’s with a PUT (RFC 7592)', async () => {
+      const { initial_access_token: token } = await createToken('--scopes', 'profile');
+      const client = await registered(server(), { redirect_uris: [CALLBACK] }, token);
+      assert.equal(client.scope, 'profile');
+      const widened = await manage(server(), 'PUT', client.client_id, client.registration_access_token, {
+        client_id: client.client_id,
+        redirect_uris: [CALLBACK],
+        scope: 'openid profile email offline_access',
+      });
+      assertMetadataRefusal(widened, 'invalid_client_metadata', /"openid", "email", "offline_access"/);
+      // Leaving scope out asks for all of the limits: still the token's.
+      const defaulted = await manage(server(), 'PUT', client.client_id, client.registration_access_token, {
+        client_id: client.client_id,
+        redirect_uris: [CALLBACK],
+      });
+      assert.equal(defaulted.status, 200, defaulted.text);
+      assert.equal((defaulted.json as ClientInformation).scope, 'profile');
+      const stored = await server().store.storage.clients.get(client.client_id);
+      assert.deepEqual(stored?.scopes, ['profile']);
+      assert.deepEqual(stored?.registrationScopes, ['profile']);
+    });
+
     it('a deleted token registers nothing more', async () => {
       const { id, initial_access_token: token } = await createToken();
       const deleted = await cliOnServerStore(server(), ['initial-access-tokens', 'delete', id]);
@@ -242,7 +264,9 @@ for (const backend of backends()) {
   });
 
   describe(`open dynamic registration (${backend})`, () => {
-    const server = serverFor(backend, { dynamicRegistration: 'open' });
+    // Its tests register (and are refused) more often than the default 20 an hour allows one address;
+    // the limit is tested on servers of its own below.
+    const server = serverFor(backend, { dynamicRegistration: 'open', dynamicRegistrationRateLimit: 1000 });
 
     it('answers 201 with the client information (RFC 7591 §3.2.1, RFC 7592 §3)', async () => {
       const res = await register(server(), {
@@ -303,6 +327,38 @@ for (const backend of backends()) {
           /jwks/,
         ],
         ['a string', 'invalid_client_metadata', /JSON object/],
+        // Decision 20: the product's name and its lookalikes, the server's own origin, a literal
+        // non-public jwks_uri (decision 21).
+        [{ redirect_uris: [CALLBACK], client_name: 'Gatehouse' }, 'invalid_client_metadata', /client_name/],
+        [
+          { redirect_uris: [CALLBACK], client_name: 'Gateh\u043euse' },
+          'invalid_client_metadata',
+          /client_name/,
+        ],
+        [
+          { redirect_uris: [CALLBACK], client_name: 'Gate\u0301house' },
+          'invalid_client_metadata',
+          /client_name/,
+        ],
+        [
+          { redirect_uris: ['https://gatehouse.test/playground/callback'] },
+          'invalid_redirect_uri',
+          /own origin/,
+        ],
+        [
+          { redirect_uris: [CALLBACK], post_logout_redirect_uris: ['https://gatehouse.test/'] },
+          'invalid_redirect_uri',
+          /own origin/,
+        ],
+        [
+          {
+            redirect_uris: [CALLBACK],
+            token_endpoint_auth_method: 'private_key_jwt',
+            jwks_uri: 'https://169.254.169.254/latest/meta-data/jwks',
+          },
+          'invalid_client_metadata',
+          /jwks_uri/,
+        ],
       ];
       for (const [metadata, code, description] of cases) {
         assertMetadataRefusal(await register(server(), metadata), code, description);
@@ -500,6 +556,114 @@ for (const backend of backends()) {
       assert.deepEqual((read.json as ClientInformation).jwks, { keys: [publicJwk] });
     });
 
+    it('is no open redirector: errors and sign-out go to a self-registered client only as OpenID requires (RFC 9700 §4.11.2)', async () => {
+      const s = server();
+      const evil = await registered(s, {
+        client_name: 'Totally Legit',
+        redirect_uris: ['https://evil.example/cb'],
+        post_logout_redirect_uris: ['https://evil.example/phish'],
+        token_endpoint_auth_method: 'none',
+        scope: 'openid profile',
+      });
+      const operators = (
+        await s.client({
+          redirect_uris: ['https://rp.example/cb'],
+          post_logout_redirect_uris: ['https://rp.example/bye'],
+          scopes: ['openid', 'profile'],
+        })
+      ).client;
+      const authorize = (query: Record<string, string>) =>
+        s.http.request(`/authorize?${new URLSearchParams(query).toString()}`);
+      const signOut = (query: Record<string, string>) =>
+        s.http.request(`/logout?${new URLSearchParams(query).toString()}`);
+
+      // A malformed request: a page for the self-registered client, a redirect for the operator's.
+      const implicit = await authorize({
+        client_id: evil.client_id,
+        redirect_uri: 'https://evil.example/cb',
+        response_type: 'token',
+        state: 's',
+      });
+      assert.equal(implicit.status, 400, implicit.text.slice(0, 300));
+      assert.equal(implicit.headers.location, undefined);
+      assert.match(implicit.text, /unauthorized_client/);
+      const operatorImplicit = await authorize({
+        client_id: operators.id,
+        redirect_uri: 'https://rp.example/cb',
+        response_type: 'token',
+        state: 's',
+      });
+      assert.equal(operatorImplicit.status, 302);
+      assert.match(
+        String(operatorImplicit.headers.location),
+        /^https:\/\/rp\.example\/cb#error=unauthorized_client/,
+      );
+
+      // A post-logout redirect needs an ID token issued to the client.
+      const bare = await signOut({
+        client_id: evil.client_id,
+        post_logout_redirect_uri: 'https://evil.example/phish',
+      });
+      assert.equal(bare.status, 400, bare.text.slice(0, 300));
+      assert.equal(bare.headers.location, undefined);
+      assert.match(bare.text, /registered itself/);
+      const operatorBare = await signOut({
+        client_id: operators.id,
+        post_logout_redirect_uri: 'https://rp.example/bye',
+      });
+      assert.equal(operatorBare.status, 302);
+      const { user, password } = await s.user();
+      const stored = await s.store.storage.clients.get(evil.client_id);
+      assert.ok(stored);
+      const hint = await s.gatehouse.engine.idTokens.issue({
+        client: stored,
+        userId: user.id,
+        scope: ['openid'],
+        authTime: s.clock.now(),
+        sid: 'sid-1',
+      });
+      const hinted = await signOut({
+        id_token_hint: hint,
+        post_logout_redirect_uri: 'https://evil.example/phish',
+        state: 'x',
+      });
+      assert.equal(hinted.status, 302, hinted.text.slice(0, 300));
+      assert.equal(hinted.headers.location, 'https://evil.example/phish?state=x');
+
+      // Answers to the user still go back, as OpenID Connect requires: prompt=none's login_required…
+      const { challenge } = pkce();
+      const flow = {
+        client_id: evil.client_id,
+        redirect_uri: 'https://evil.example/cb',
+        response_type: 'code',
+        scope: 'openid profile',
+        state: 'st',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      };
+      const silent = await authorize({ ...flow, prompt: 'none' });
+      assert.equal(silent.status, 302, silent.text.slice(0, 300));
+      assert.match(String(silent.headers.location), /^https:\/\/evil\.example\/cb\?error=login_required/);
+      // …and the user's Deny, on a consent page that says where the answer goes.
+      const path = `/authorize?${new URLSearchParams(flow).toString()}`;
+      const browser = new FormBrowser(s);
+      assert.equal((await browser.signIn(user.username, password, path)).status, 303);
+      const consent = await browser.get(path);
+      assert.ok(isConsentPage(consent), consent.text.slice(0, 400));
+      assert.match(consent.text, SELF_REGISTERED);
+      assert.match(
+        consent.text,
+        /it will redirect you to\s+<strong class="redirect-host">evil\.example<\/strong>/,
+      );
+      const denied = await browser.post('/consent', {
+        csrf_token: FormBrowser.hidden(consent, 'csrf_token'),
+        request: FormBrowser.hidden(consent, 'request'),
+        decision: 'deny',
+      });
+      assert.equal(denied.status, 302, denied.text.slice(0, 300));
+      assert.match(String(denied.headers.location), /^https:\/\/evil\.example\/cb\?error=access_denied/);
+    });
+
     it("an operator's client's consent page says nothing of registering itself", async () => {
       const { client } = await server().client({
         name: 'Operated',
@@ -514,6 +678,7 @@ for (const backend of backends()) {
       assert.ok(isConsentPage(consent));
       assert.match(consent.text, /Operated/);
       assert.doesNotMatch(consent.text, /registered itself/);
+      assert.doesNotMatch(consent.text, /redirect-host/);
     });
 
     it('a registered confidential client authenticates with its secret (client_secret_post)', async () => {
@@ -578,6 +743,22 @@ for (const backend of backends()) {
       // The next window allows again.
       server().clock.advance(retryAfter);
       assert.equal((await register(server(), { redirect_uris: [CALLBACK] })).status, 201);
+    });
+  });
+
+  describe(`registration rate limit, bodies the JSON parser refuses (${backend})`, () => {
+    const server = serverFor(backend, { dynamicRegistration: 'open', dynamicRegistrationRateLimit: 2 });
+
+    it('counts every attempt, those refused before the body is read included', async () => {
+      const send = (body: string) =>
+        server().http.request('/register', { body, headers: { 'content-type': 'application/json' } });
+      // Prototype poisoning (refused by the parser) and a malformed body.
+      const poisoned = await send(`{"redirect_uris":["${CALLBACK}"],"__proto__":{"scope":"admin"}}`);
+      assertMetadataRefusal(poisoned, 'invalid_client_metadata');
+      assertMetadataRefusal(await send('{"redirect_uris": ['), 'invalid_client_metadata');
+      const limited = await register(server(), { redirect_uris: [CALLBACK] });
+      assert.equal(limited.status, 429, limited.text);
+      assert.equal((await server().store.storage.clients.list({ limit: 10, offset: 0 })).total, 0);
     });
   });
 

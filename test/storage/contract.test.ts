@@ -44,6 +44,7 @@ function makeClient(overrides: Partial<Client> = {}): Client {
     jwksUri: null,
     registration: 'operator',
     registrationAccessTokenHash: null,
+    registrationScopes: null,
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
@@ -736,10 +737,16 @@ for (const backend of backends()) {
           registrationAccessTokenHash: sha256('rat_x'),
           name: `open-${randomUUID()}`,
         });
-        const viaToken = makeClient({ registration: 'token', registrationAccessTokenHash: sha256('rat_y') });
+        const viaToken = makeClient({
+          registration: 'token',
+          registrationAccessTokenHash: sha256('rat_y'),
+          // Migration 0014: the limits the registration was made under.
+          registrationScopes: ['openid', 'profile'],
+        });
         await storage.clients.insert(open);
         await storage.clients.insert(viaToken);
         assert.deepEqual(await other.clients.get(open.id), open);
+        assert.deepEqual(await other.clients.get(viaToken.id), viaToken);
         const listed = await storage.clients.list({ registration: 'open', limit: 1000, offset: 0 });
         assert.ok(listed.items.some((client) => client.id === open.id));
         assert.ok(listed.items.every((client) => client.registration === 'open'));
@@ -1430,6 +1437,7 @@ function confidentialClient(name: string) {
     jwksUri: null,
     registration: 'operator' as const,
     registrationAccessTokenHash: null,
+    registrationScopes: null,
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,

@@ -329,6 +329,39 @@ const ROWS: Row[] = [
     },
     expected: { valid: { responseType: 'token', codeChallenge: null, codeChallengeMethod: null } },
   },
+  // docs/decisions.md, decision 20 (RFC 9700 §4.11.2): a self-registered client chose its redirect
+  // URIs unchecked; its malformed requests get a page, never a redirect to them.
+  {
+    name: 'self-registered: a response type it is not registered for is a page, not a redirect',
+    query: { client_id: 'self', response_type: 'token', state: 's' },
+    expected: {
+      page: 'The application sent a request that cannot be answered: this client is not registered for the implicit grant (unauthorized_client).',
+    },
+  },
+  {
+    name: 'self-registered: an unknown response type is a page',
+    query: { client_id: 'self', response_type: 'junk' },
+    expected: {
+      page: 'The application sent a request that cannot be answered: response_type must be code or token (unsupported_response_type).',
+    },
+  },
+  {
+    name: 'self-registered: a public client without PKCE is a page',
+    query: { client_id: 'self', response_type: 'code', state: 's' },
+    expected: {
+      page: 'The application sent a request that cannot be answered: public clients must send a code_challenge (S256) (invalid_request).',
+    },
+  },
+  {
+    name: 'valid: a self-registered client’s well-formed request',
+    query: {
+      client_id: 'self',
+      response_type: 'code',
+      code_challenge: CHALLENGE,
+      code_challenge_method: 'S256',
+    },
+    expected: { valid: { scope: ['read'], codeChallenge: CHALLENGE } },
+  },
   {
     name: 'valid: prompt=consent asks for the consent page again',
     query: { client_id: 'conf', response_type: 'code', prompt: 'login consent' },
@@ -346,6 +379,7 @@ async function engineWithClients(allowPlainPkce: boolean): Promise<TestEngine> {
   await addClient(engine, { id: 'implicit', grantTypes: ['implicit'], scopes: ['read'] });
   await addClient(engine, { id: 'two', ...code, redirectUris: [REDIRECT, OTHER], scopes: ['read'] });
   await addClient(engine, { id: 'tenant', ...code, redirectUris: [WITH_QUERY], scopes: ['read'] });
+  await addClient(engine, { id: 'self', ...code, scopes: ['read'], isPublic: true, registration: 'open' });
   return engine;
 }
 

@@ -318,6 +318,66 @@ const ROWS: Row[] = [
     metadata: { redirect_uris: ['com.example.app:/cb'], token_endpoint_auth_method: 'none' },
     expected: { registration: 'open', isPublic: true, registered: { client_name: 'com.example.app' } },
   },
+  // Names a self-registered client cannot take: the product's, and its lookalikes (UTS #39 skeletons)
+  ...[
+    ['the product name', 'Gatehouse'],
+    ['the product name in capitals', 'GATEHOUSE'],
+    ['a Cyrillic о (U+043E)', 'Gateh\u043euse'],
+    ['a Greek ο (U+03BF) and a fullwidth ｅ', 'Gateh\u03bfus\uff45'],
+    ['a combining acute accent', 'Gate\u0301house'],
+    ['a combining grapheme joiner (default-ignorable)', 'Gate\u034fhouse'],
+    ['the digit 0 for o', 'Gateh0use'],
+    ['fullwidth letters', '\uff27\uff41\uff54\uff45\uff48\uff4f\uff55\uff53\uff45'],
+    ['surrounding spaces', '  Gatehouse '],
+  ].map(([what, name]): Row => ({
+    name: `client_name: ${String(what)} is refused`,
+    metadata: { ...minimal, client_name: name },
+    expected: { error: 'invalid_client_metadata', description: /client_name is, or looks like/ },
+  })),
+  {
+    name: 'client_name: another name is the client’s own',
+    metadata: { ...minimal, client_name: 'Gatekeeper' },
+    expected: { registration: 'open', isPublic: false, registered: { client_name: 'Gatekeeper' } },
+  },
+  // Redirect URIs on the issuer's own origin (its playground's callback among them)
+  ...[
+    ['the playground callback', `${ISSUER}/playground/callback`],
+    ['the issuer in capitals', 'https://GATEHOUSE.test/cb'],
+    ['the default port spelled out', 'https://gatehouse.test:443/cb'],
+    ['the root’s trailing dot', 'https://gatehouse.test./cb'],
+  ].map(([what, uri]): Row => ({
+    name: `redirect_uris on the issuer’s origin: ${String(what)}`,
+    metadata: { redirect_uris: [CALLBACK, uri] },
+    expected: { error: 'invalid_redirect_uri', description: /redirect_uris must not be on the server/ },
+  })),
+  {
+    name: 'post_logout_redirect_uris on the issuer’s origin',
+    metadata: { ...minimal, post_logout_redirect_uris: [`${ISSUER}/logout`] },
+    expected: {
+      error: 'invalid_redirect_uri',
+      description: /post_logout_redirect_uris must not be on the server/,
+    },
+  },
+  {
+    name: 'another origin of the same host (another port, a subdomain) is not the issuer’s',
+    metadata: { redirect_uris: ['https://gatehouse.test:8443/cb', 'https://app.gatehouse.test/cb'] },
+    expected: { registration: 'open', isPublic: false, registered: { client_name: 'gatehouse.test' } },
+  },
+  // A jwks_uri literally on a non-public address (decision 21), refused without any DNS lookup
+  ...[
+    'https://127.0.0.1/jwks',
+    'https://[::1]/jwks',
+    'https://localhost/jwks',
+    'https://keys.localhost/jwks',
+    'https://10.1.2.3/jwks',
+    'https://169.254.169.254/latest/jwks',
+    'https://[::ffff:192.168.0.1]/jwks',
+    'https://2130706433/jwks',
+  ].map((uri): Row => ({
+    name: `jwks_uri on a non-public address: ${uri}`,
+    metadata: { ...minimal, token_endpoint_auth_method: 'private_key_jwt', jwks_uri: uri },
+    expected: { error: 'invalid_client_metadata', description: /jwks_uri must not name a loopback/ },
+  })),
   // The policies and initial access tokens (RFC 7591 §3)
   {
     name: 'token policy: no initial access token',
@@ -501,6 +561,49 @@ describe('dynamic client registration rules (RFC 7591)', () => {
     });
   });
 
+  it('a jwks_uri on a public name is registered (its addresses are checked when fetched), and a private one when the operator allows them', async () => {
+    const keyed = (uri: string) => ({
+      ...minimal,
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks_uri: uri,
+    });
+    await withEngine('open', async (t) => {
+      const info = await t.engine.registration.register(keyed('https://keys.app.example/jwks'), undefined);
+      assert.equal(info.jwks_uri, 'https://keys.app.example/jwks');
+    });
+    // GATEHOUSE_ALLOW_PRIVATE_JWKS_URI, the setting the fetcher obeys (decision 21).
+    const t = await testEngine({ dynamicRegistration: 'open', allowPrivateJwksUri: true });
+    try {
+      for (const uri of ['https://10.1.2.3/jwks', 'https://localhost/jwks']) {
+        const info = await t.engine.registration.register(keyed(uri), undefined);
+        assert.equal(info.jwks_uri, uri);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('the name the operator gives the product (GATEHOUSE_PRODUCT_NAME) is refused too, with its lookalikes', async () => {
+    const t = await testEngine({ dynamicRegistration: 'open', productName: 'Acme ID' });
+    try {
+      for (const name of ['Acme ID', 'acme id', 'Acme lD', 'ACME 1D', '\u0410\u0441me ID', 'Gatehouse']) {
+        await assert.rejects(
+          t.engine.registration.register({ ...minimal, client_name: name }, undefined),
+          (error: unknown) =>
+            error instanceof OAuthError &&
+            error.code === 'invalid_client_metadata' &&
+            /client_name is, or looks like/.test(error.description),
+          name,
+        );
+      }
+      assert.equal((await t.storage.clients.list({ limit: 10, offset: 0 })).total, 0);
+      const own = await t.engine.registration.register({ ...minimal, client_name: 'Acme Notes' }, undefined);
+      assert.equal(own.client_name, 'Acme Notes');
+    } finally {
+      await t.close();
+    }
+  });
+
   it('a deleted initial access token registers nothing more; its clients stay', async () => {
     await withEngine('token', async (t) => {
       const { token, view } = await t.engine.initialAccessTokens.create({});
@@ -671,6 +774,11 @@ describe('client management with the registration access token (RFC 7592)', () =
       error: /"password"/,
     },
     {
+      name: 'the product’s name stays out of reach',
+      metadata: (c) => ({ ...minimal, client_id: c.client_id, client_name: 'Gateh\u043euse' }),
+      error: /client_name is, or looks like/,
+    },
+    {
       name: 'admin stays out of reach',
       metadata: (c) => ({ ...minimal, client_id: c.client_id, scope: 'admin' }),
       error: /"admin"/,
@@ -728,18 +836,67 @@ describe('client management with the registration access token (RFC 7592)', () =
     });
   });
 
-  it('an update may keep scopes its initial access token gave, and add only open ones', async () => {
+  it('an update is held to the scopes its initial access token allowed, for the client’s whole life', async () => {
     await withEngine('token', async (t) => {
-      const { token } = await t.engine.initialAccessTokens.create({ scopes: ['payments', 'reports'] });
-      const created = await t.engine.registration.register({ ...minimal, scope: 'payments' }, token);
-      const update = (scope: string) =>
+      const { token, view } = await t.engine.initialAccessTokens.create({ scopes: ['profile', 'reports'] });
+      const created = await t.engine.registration.register({ ...minimal, scope: 'profile' }, token);
+      assert.deepEqual((await t.storage.clients.get(created.client_id))?.registrationScopes, [
+        'profile',
+        'reports',
+      ]);
+      const update = (scope: string | undefined) =>
         t.engine.registration.update(created.client_id, created.registration_access_token, {
           ...minimal,
           client_id: created.client_id,
-          scope,
+          ...(scope === undefined ? {} : { scope }),
         });
-      assert.equal((await update('payments openid')).scope, 'payments openid');
-      await assert.rejects(update('payments reports'), /"reports" is not open/);
+      // Not the open list: the token was made with --scopes "profile reports".
+      await assert.rejects(
+        update('openid profile email offline_access'),
+        /"openid", "email", "offline_access"/,
+      );
+      await assert.rejects(update('profile email'), /"email" is not open to this registration/);
+      assert.deepEqual(
+        (await t.storage.clients.get(created.client_id))?.scopes,
+        ['profile'],
+        'nothing changed',
+      );
+      assert.equal((await update('profile reports')).scope, 'profile reports');
+      // No scope: all of the limits, which are the token's, not the open list.
+      assert.equal((await update(undefined)).scope, 'profile reports');
+      // Deleting the token ends nothing of what the client was registered under.
+      await t.engine.initialAccessTokens.delete(view.id);
+      await assert.rejects(update('profile email'), /"email"/);
+      assert.equal((await update('reports')).scope, 'reports');
+    });
+  });
+
+  it('an open client is held to the open list it registered under', async () => {
+    await withEngine('open', async (t) => {
+      const created = await registered(t, { ...minimal, scope: 'openid' });
+      const updated = await t.engine.registration.update(
+        created.client_id,
+        created.registration_access_token,
+        { ...minimal, client_id: created.client_id },
+      );
+      assert.equal(updated.scope, OPEN_SCOPES.join(' '));
+    });
+  });
+
+  it('a client registered before its limits were recorded is held to the scopes it has', async () => {
+    await withEngine('open', async (t) => {
+      const created = await registered(t, { ...minimal, scope: 'profile' });
+      const stored = await t.storage.clients.get(created.client_id);
+      assert.ok(stored);
+      await t.storage.clients.update({ ...stored, registrationScopes: null }, 'keep');
+      await assert.rejects(
+        t.engine.registration.update(created.client_id, created.registration_access_token, {
+          ...minimal,
+          client_id: created.client_id,
+          scope: 'profile email',
+        }),
+        /"email"/,
+      );
     });
   });
 

@@ -12,6 +12,9 @@ const WITH_QUERY = 'https://rp.example/bye?tenant=7';
 const HINT = '$HINT';
 const EXPIRED_HINT = '$EXPIRED_HINT';
 const ALG_NONE_HINT = '$ALG_NONE_HINT';
+/** An ID token issued to `self`, a client that registered itself (RFC 7591). */
+const SELF_HINT = '$SELF_HINT';
+const SELF_AFTER = 'https://self.example/bye';
 
 type Expected = { page: string | RegExp } | { client: string | undefined; location: string | undefined };
 
@@ -103,6 +106,28 @@ const ROWS: { name: string; query: Record<string, string | string[]>; expected: 
     query: { client_id: 'nobody' },
     expected: { page: 'The application is not registered here.' },
   },
+  // docs/decisions.md, decision 20: a self-registered client's URIs were never checked by anyone, so
+  // only an ID token it was issued proves a user came from it; else /logout is an open redirector.
+  {
+    name: 'a self-registered client named by client_id alone: a page, no redirect',
+    query: { client_id: 'self', post_logout_redirect_uri: SELF_AFTER, state: 's' },
+    expected: { page: /registered itself, so it can be sent back to only with a sign-in token/ },
+  },
+  {
+    name: 'a self-registered client with an ID token of another client: a page',
+    query: { id_token_hint: HINT, client_id: 'self', post_logout_redirect_uri: SELF_AFTER },
+    expected: { page: /not the one the sign-in token was issued to/ },
+  },
+  {
+    name: 'a self-registered client with its own ID token: back there with state',
+    query: { id_token_hint: SELF_HINT, post_logout_redirect_uri: SELF_AFTER, state: 's' },
+    expected: { client: 'self', location: `${SELF_AFTER}?state=s` },
+  },
+  {
+    name: 'a self-registered client named by client_id, no return address: signs out, nowhere to go',
+    query: { client_id: 'self' },
+    expected: { client: 'self', location: undefined },
+  },
   {
     name: 'a repeated state: a page',
     query: { client_id: 'rp', post_logout_redirect_uri: AFTER, state: ['a', 'b'] },
@@ -126,6 +151,12 @@ describe('RP-initiated logout requests (RP-Initiated Logout 1.0 §2, §3)', () =
           scopes: ['openid'],
           postLogoutRedirectUris: ['https://other.example/bye'],
         });
+        const { client: self } = await addClient(engine, {
+          id: 'self',
+          scopes: ['openid'],
+          postLogoutRedirectUris: [SELF_AFTER],
+          registration: 'open',
+        });
         const user = await addUser(engine);
         const idTokens = engine.engine.idTokens;
         const hint = await idTokens.issue({
@@ -143,11 +174,19 @@ describe('RP-initiated logout requests (RP-Initiated Logout 1.0 §2, §3)', () =
           sid: 's0',
           now: START - 86_400,
         });
+        const selfHint = await idTokens.issue({
+          client: self,
+          userId: user.id,
+          scope: ['openid'],
+          authTime: START,
+          sid: 's2',
+        });
         const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
         const tokens: Record<string, string> = {
           [HINT]: hint,
           [EXPIRED_HINT]: expired,
           [ALG_NONE_HINT]: `${header}.${hint.split('.')[1] ?? ''}.`,
+          [SELF_HINT]: selfHint,
         };
         const params = new URLSearchParams();
         for (const [name, value] of Object.entries(row.query)) {

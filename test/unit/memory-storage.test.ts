@@ -26,6 +26,7 @@ const client: Client = {
   jwksUri: null,
   registration: 'operator',
   registrationAccessTokenHash: null,
+  registrationScopes: null,
   firstGrantedAt: null,
   requirePushedAuthorizationRequests: false,
   dpopBoundAccessTokens: false,

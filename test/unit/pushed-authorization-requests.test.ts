@@ -137,6 +137,14 @@ describe('RFC 9126 pushed authorization requests (engine)', () => {
         expected: { code: 'unauthorized_client' },
       },
       {
+        // Decision 20: a self-registered client's errors are pages at /authorize; here nothing is
+        // redirected, so it is answered with its error code like any other client.
+        name: 'a self-registered client asking for a response type it is not registered for',
+        client: { grantTypes: ['client_credentials'], registration: 'open' },
+        body: CODE_REQUEST,
+        expected: { code: 'unauthorized_client' },
+      },
+      {
         name: 'a public client without PKCE',
         client: { isPublic: true },
         body: { response_type: 'code', scope: 'read' },

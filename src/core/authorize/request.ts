@@ -297,7 +297,7 @@ export async function validateAuthorizationRequest(
     };
   }
 
-  // From here on errors are redirected.
+  // From here on errors are redirected (but a self-registered client's: see `fail`).
   // The response type and mode decide where errors go: the fragment for the implicit grant
   // (§4.2.2.1) and every type returning a token or an ID token, the query otherwise (§4.1.2.1), or
   // the response_mode asked for when it may carry this type (OAuth 2.0 Form Post Response Mode §2).
@@ -313,7 +313,7 @@ export async function validateAuthorizationRequest(
   }
   const state = single(params, 'state');
   const stateValue = state.repeated ? undefined : state.value;
-  const fail = (error: OAuthErrorCode, description: string): AuthorizationValidation => ({
+  const redirectedError = (error: OAuthErrorCode, description: string): AuthorizationValidation => ({
     outcome: 'error-redirect',
     error,
     clientName: client.name,
@@ -326,6 +326,19 @@ export async function validateAuthorizationRequest(
     ),
     pushedRequest,
   });
+  // RFC 9700 §4.11.2: a client that registered itself chose its redirect URIs unchecked, so an error
+  // redirect would make this server an open redirector for whoever registers one. Its malformed
+  // requests are shown on an error page instead; only answers to the user (a denial, prompt=none's
+  // login_required and the like, elsewhere) still go back to it (docs/decisions.md, decision 20). The
+  // pushed authorization request endpoint answers the client directly, never by redirect.
+  const redirectsErrors = client.registration === 'operator' || pushing;
+  const fail = (error: OAuthErrorCode, description: string): AuthorizationValidation =>
+    redirectsErrors
+      ? redirectedError(error, description)
+      : {
+          outcome: 'error-page',
+          description: `The application sent a request that cannot be answered: ${description} (${error}).`,
+        };
 
   // 2a. RFC 9126 §5, §6: a client, or a server, that requires pushed requests takes no other.
   const mustPush = client.requirePushedAuthorizationRequests || policy.requirePushedRequests === true;

@@ -100,7 +100,9 @@ export function registrationRoutes(options: RegistrationRoutesOptions) {
       metrics: options.metrics,
     });
 
-    app.post('/register', { preHandler: limit }, async function register(request, reply) {
+    // onRequest, before the body is parsed: every attempt counts, those the JSON parser refuses (a
+    // malformed body, a __proto__ key) included (docs/decisions.md, decision 20).
+    app.post('/register', { onRequest: limit }, async function register(request, reply) {
       const information = await registration.register(request.body, bearerToken(request));
       noStore(reply).code(201);
       return information;

@@ -20,6 +20,8 @@ export interface ClientsTable {
   /** operator | token | open. */
   registration: string;
   registration_access_token_hash: string | null;
+  /** Space-delimited: the scopes a self-registered client's registration was made under; null otherwise. */
+  registration_scopes: string | null;
   first_granted_at: number | null;
   /** RFC 9126 §6; 0 or 1, like is_public. */
   require_pushed_authorization_requests: number;

@@ -42,6 +42,7 @@ export async function addClient(
     jwksUri: null,
     registration: 'operator',
     registrationAccessTokenHash: null,
+    registrationScopes: null,
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
