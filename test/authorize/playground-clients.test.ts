@@ -64,7 +64,7 @@ for (const backend of backends()) {
         server.store.storage,
         server.clock,
         { name: 'Self-registered', redirect_uris: ['https://gatehouse.test/playground/callback'] },
-        { registration: 'open', registrationAccessTokenHash: null },
+        { registration: 'open', registrationAccessTokenHash: null, registrationScopes: ['profile'] },
       );
       const admin = await server.client({
         name: 'ops console',
