@@ -197,6 +197,7 @@ for (const backend of backends()) {
         firstGrantedAt: null,
         requirePushedAuthorizationRequests: false,
         dpopBoundAccessTokens: false,
+        tokenExchangeTargets: [],
         createdAt: now,
         updatedAt: now,
       });

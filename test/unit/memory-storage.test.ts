@@ -29,6 +29,7 @@ const client: Client = {
   firstGrantedAt: null,
   requirePushedAuthorizationRequests: false,
   dpopBoundAccessTokens: false,
+  tokenExchangeTargets: [],
   createdAt: NOW,
   updatedAt: NOW,
 };
@@ -38,6 +39,7 @@ const user: User = {
   passwordHash: 'h',
   email: null,
   name: null,
+  admin: false,
   createdAt: NOW,
   updatedAt: NOW,
 };

@@ -1,10 +1,11 @@
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import { requestSource } from '../account-lockout.js';
+import { scopeForUser } from '../admin-scope.js';
 import type { Authentication, SignedIn } from '../authorize/authorization-service.js';
 import { recordConsent, type ConsentDecision } from '../authorize/consent.js';
 import { invalidTarget, unauthorizedClient } from '../errors.js';
-import { DEVICE_CODE_GRANT_TYPE, type Client, type DeviceAuthorization } from '../model.js';
+import { DEVICE_CODE_GRANT_TYPE, type Client, type DeviceAuthorization, type User } from '../model.js';
 import { isOpenIdScope, OPENID_SCOPE, UNSERVED_STANDARD_SCOPES } from '../oidc/claims.js';
 import type { Storage } from '../ports.js';
 import { resolveScopeForResources, urisOf, type ResourceTargets } from '../resources.js';
@@ -29,7 +30,7 @@ export interface DeviceAuthorizationPolicy {
 }
 
 export interface DeviceAuthorizationOptions {
-  storage: Pick<Storage, 'clients' | 'grants' | 'throttle' | 'deviceAuthorizations'>;
+  storage: Pick<Storage, 'clients' | 'grants' | 'throttle' | 'deviceAuthorizations' | 'users'>;
   clock: Clock;
   /** The registered resources `resource` may name (RFC 8707); without it every one is refused. */
   resources?: ResourceTargets;
@@ -187,10 +188,18 @@ export class DeviceAuthorizationService {
    * The pages reach it only with a code check() passed (http/ui/routes/device-routes.ts), so it gives
    * a guesser nothing check() would not.
    */
-  async find(typed: string): Promise<Exclude<UserCodeCheck, { outcome: 'throttled' }>> {
+  async find(
+    typed: string,
+    user?: Pick<User, 'admin'>,
+  ): Promise<Exclude<UserCodeCheck, { outcome: 'throttled' }>> {
     const normal = normaliseUserCode(typed);
     if (normal === undefined) return { outcome: 'malformed' };
-    return this.lookUp(normal, this.options.clock.now());
+    const found = await this.lookUp(normal, this.options.clock.now());
+    if (found.outcome !== 'pending') return found;
+    // Decision 29: the consent page offers `admin` only to an administrator (`user`, signed in; with
+    // nobody signed in, nobody's).
+    const scope = scopeForUser(found.request.scope, user);
+    return { outcome: 'pending', request: { ...found.request, scope } };
   }
 
   private async lookUp(
@@ -227,7 +236,8 @@ export class DeviceAuthorizationService {
     }
     const { storage, clock } = this.options;
     const now = clock.now();
-    const { grant, created } = await recordConsent(
+    // recordConsent leaves out what the user may not have (decision 29).
+    const { grant, created, scope } = await recordConsent(
       storage,
       { client: request.client, userId: session.userId, requested: request.scope, decision },
       now,
@@ -238,7 +248,7 @@ export class DeviceAuthorizationService {
         status: 'approved',
         userId: session.userId,
         grantId: grant.id,
-        scope: decision.scope,
+        scope,
         authTime: authentication?.authTime ?? null,
         sid: authentication?.sid ?? null,
       },

@@ -162,7 +162,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     if (code === undefined) {
       return codePage(reply, browser, 400, { error: 'Enter the code your device shows.' });
     }
-    const found = await device.find(code);
+    const found = await device.find(code, browser.user);
     if (found.outcome !== 'pending') return codePage(reply, browser, 400, { error: REFUSALS[found.outcome] });
     return found.request;
   }

@@ -12,6 +12,7 @@ import * as dynamicRegistration from './0010-dynamic-registration.js';
 import * as pushedAuthorizationRequests from './0011-pushed-authorization-requests.js';
 import * as dpop from './0012-dpop.js';
 import * as deviceAuthorization from './0013-device-authorization.js';
+import * as administrators from './0015-administrators.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0011-pushed-authorization-requests': pushedAuthorizationRequests,
   '0012-dpop': dpop,
   '0013-device-authorization': deviceAuthorization,
+  '0015-administrators': administrators,
 };
 
 export const migrationProvider: MigrationProvider = {
