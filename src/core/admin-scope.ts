@@ -21,7 +21,10 @@ export function scopeForUser(scope: readonly string[], user: Pick<User, 'admin'>
  * (the response's `scope` says what), but a request that asked for nothing but `admin` gets
  * `invalid_scope`, not a token for nothing.
  */
-export function requireScopeForUser(scope: readonly string[], user: Pick<User, 'admin'> | undefined): string[] {
+export function requireScopeForUser(
+  scope: readonly string[],
+  user: Pick<User, 'admin'> | undefined,
+): string[] {
   const allowed = scopeForUser(scope, user);
   if (allowed.length === 0 && scope.length > 0) throw adminOnly();
   return allowed;

@@ -72,7 +72,11 @@ export const authorizationCodeGrant = {
     // never another; by default for all of them. Its scope is what those resources offer of the code's.
     const targets = await resources.narrow(resourceValues, stored.resources);
     // Decision 29: a user who lost the administrator role since the consent gets no `admin`.
-    const scope = await userScope(storage, stored.userId, scopeForResources(undefined, stored.scope, targets));
+    const scope = await userScope(
+      storage,
+      stored.userId,
+      scopeForResources(undefined, stored.scope, targets),
+    );
 
     const grant = assertLiveGrant(found.grant, now);
     const consumed = await storage.codes.consume(hash, now);
