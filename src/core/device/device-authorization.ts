@@ -1,7 +1,7 @@
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import { requestSource } from '../account-lockout.js';
-import { scopeForUser } from '../admin-scope.js';
+import { ADMIN_SCOPE, scopeForUser } from '../admin-scope.js';
 import type { Authentication, SignedIn } from '../authorize/authorization-service.js';
 import { recordConsent, type ConsentDecision } from '../authorize/consent.js';
 import { invalidTarget, unauthorizedClient } from '../errors.js';
@@ -222,14 +222,28 @@ export class DeviceAuthorizationService {
    * `decision.scope`, for `decision.lifetime`: the grant is recorded as at /authorize (consent.ts),
    * and the device's next poll gets tokens under it. `session` is the sign-in (an OpenID Connect
    * request's ID token carries its time and session). 'gone' when the request is no longer pending
-   * (expired, or answered meanwhile in another tab): nothing is recorded then.
+   * (expired, or answered meanwhile in another tab): nothing is recorded then. 'refused' when the
+   * user may have nothing it asks for (decision 29): it is denied.
    */
-  async approve(typed: string, session: SignedIn, decision: ConsentDecision): Promise<'approved' | 'gone'> {
+  async approve(
+    typed: string,
+    session: SignedIn,
+    decision: ConsentDecision,
+  ): Promise<'approved' | 'gone' | 'refused'> {
     const normal = normaliseUserCode(typed);
     if (normal === undefined) return 'gone';
     const found = await this.lookUp(normal, this.options.clock.now());
     if (found.outcome !== 'pending') return 'gone';
     const { request } = found;
+    // Decision 29: a request for nothing but `admin`, allowed by a user who is no administrator, is
+    // refused (the device gets access_denied), not answered with a token for nothing.
+    if (request.scope.length > 0 && request.scope.every((name) => name === ADMIN_SCOPE)) {
+      const user = await this.options.storage.users.get(session.userId);
+      if (scopeForUser(request.scope, user).length === 0) {
+        const denied = await this.deny(typed, session.userId);
+        return denied === 'denied' ? 'refused' : 'gone';
+      }
+    }
     const authentication = isOpenIdScope(request.scope) ? asAuthentication(session) : undefined;
     if (isOpenIdScope(request.scope) && authentication === undefined) {
       throw new Error('an OpenID Connect request is approved by a sign-in, not a bare user');

@@ -1,5 +1,5 @@
 import { sha256 } from '../../shared/crypto.js';
-import { currentScopeOf } from '../admin-scope.js';
+import { adminOnly, currentScopeOf } from '../admin-scope.js';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
 import { scopeForResources, urisOf } from '../resources.js';
 import { isSubset, parseScope } from '../scopes.js';
@@ -55,11 +55,9 @@ export const refreshTokenGrant = {
     // removed from the client since the grant was made is dropped, never refreshed.
     // Decision 29: likewise `admin`, once the user is no longer an administrator. The new refresh
     // token goes without it too: giving the role back does not revive it (a new consent does).
-    const allowed = await currentScopeOf(
-      storage,
-      stored.userId,
-      stored.scope.filter((name) => client.scopes.includes(name)),
-    );
+    const registered = stored.scope.filter((name) => client.scopes.includes(name));
+    const allowed = await currentScopeOf(storage, stored.userId, registered);
+    if (allowed.length === 0 && registered.length > 0) throw adminOnly();
     if (asked !== undefined && !isSubset(asked, allowed)) {
       throw invalidScope('scope is no longer registered for this client');
     }

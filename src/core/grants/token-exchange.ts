@@ -3,7 +3,7 @@ import {
   MAX_ACTOR_DEPTH,
   type ValidAccessToken,
 } from '../access-token-validation.js';
-import { currentScopeOf } from '../admin-scope.js';
+import { ADMIN_SCOPE, adminOnly, currentScopeOf } from '../admin-scope.js';
 import { invalidRequest, invalidScope, invalidTarget } from '../errors.js';
 import { TOKEN_EXCHANGE_GRANT } from '../model.js';
 import { audiencesOf, resolveScopeForResources, urisOf } from '../resources.js';
@@ -127,11 +127,11 @@ export const tokenExchangeGrant = {
       throw invalidScope(`scope not in the subject token: ${outsideSubject.join(' ')}`);
     }
     // Decision 29: `admin` passes on only while the subject token's user is an administrator.
-    const allowed = await currentScopeOf(
-      context.storage,
-      claims.sub,
-      subjectScope.filter((name) => client.scopes.includes(name)),
-    );
+    const mayHave = subjectScope.filter((name) => client.scopes.includes(name));
+    const allowed = await currentScopeOf(context.storage, claims.sub, mayHave);
+    if (allowed.length < mayHave.length && (allowed.length === 0 || asked?.includes(ADMIN_SCOPE))) {
+      throw adminOnly();
+    }
 
     // `audience` names logical targets (RFC 8693 §2.1); Gatehouse's targets are its registered
     // resources, so an audience is one of their URIs, held to the rules of `resource` (RFC 8707).

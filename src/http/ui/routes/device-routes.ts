@@ -223,6 +223,16 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
           lifetime: form.lifetime,
         });
         if (approved === 'gone') return gone();
+        if (approved === 'refused') {
+          return sendMessage(
+            ui,
+            reply,
+            403,
+            'This request cannot be allowed',
+            'It asks only for administrator access, which your account does not have. The device was told no.',
+            browser,
+          );
+        }
         return sendPage(
           reply,
           200,
