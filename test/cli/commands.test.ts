@@ -400,7 +400,7 @@ for (const backend of backends()) {
       assertRefused(publicOne, 1, /public client cannot use token exchange/);
     });
 
-    it('decision 23: clients create and update --exchange-target (repeatable; \'\' clears)', async (t) => {
+    it("decision 23: clients create and update --exchange-target (repeatable; '' clears)", async (t) => {
       const store = await cliStore(backend);
       t.after(() => store.cleanup());
       const secret = newSecret();
@@ -455,7 +455,10 @@ for (const backend of backends()) {
       assertOk(await cli(['init']));
       type RoleJson = { id: string; username: string; admin: boolean };
       const [root, plain, both] = await Promise.all([
-        cli(['users', 'create', '--username', 'root', '--password-stdin', '--admin', '--json'], 'root password'),
+        cli(
+          ['users', 'create', '--username', 'root', '--password-stdin', '--admin', '--json'],
+          'root password',
+        ),
         cli(['users', 'create', '--username', 'plain', '--password-stdin', '--json'], 'plain password'),
         cli(['users', 'update', '--username', 'nobody', '--admin', '--no-admin']),
       ]);
@@ -472,7 +475,9 @@ for (const backend of backends()) {
       const listed = await cli(['users', 'list']);
       assert.match(listed.stdout, new RegExp(`${user.id}  plain  admin`));
 
-      const taken = json<RoleJson>(await cli(['users', 'update', '--username', 'plain', '--no-admin', '--json']));
+      const taken = json<RoleJson>(
+        await cli(['users', 'update', '--username', 'plain', '--no-admin', '--json']),
+      );
       assert.equal(taken.admin, false);
       assert.equal((await storage.users.get(user.id))?.admin, false);
       // --no-admin is update's alone.
