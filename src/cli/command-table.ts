@@ -51,6 +51,7 @@ const CLIENT_SETTINGS = {
   'no-require-par': { type: 'boolean' },
   'require-dpop': { type: 'boolean' },
   'no-require-dpop': { type: 'boolean' },
+  'exchange-target': { type: 'string', multiple: true },
 } as const satisfies Flags;
 
 const none = { flags: {}, positionals: 0 } as const;
@@ -93,6 +94,7 @@ export const COMMANDS = {
           'password-stdin': { type: 'boolean', required: true },
           email: { type: 'string' },
           name: { type: 'string' },
+          admin: { type: 'boolean' },
         },
         positionals: 0,
       },
@@ -103,6 +105,8 @@ export const COMMANDS = {
           'new-username': { type: 'string' },
           email: { type: 'string' },
           name: { type: 'string' },
+          admin: { type: 'boolean' },
+          'no-admin': { type: 'boolean' },
         },
         positionals: 1,
       },

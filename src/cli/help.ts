@@ -80,7 +80,7 @@ export const CLIENTS_HELP = `Usage:
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD [--jwks-uri URL | --jwks-file FILE]]
                            [--require-par | --no-require-par]
-                           [--require-dpop | --no-require-dpop] [--json]
+                           [--require-dpop | --no-require-dpop] [--exchange-target URI]... [--json]
   gatehouse clients list [--registration operator|token|open] [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
@@ -88,7 +88,8 @@ export const CLIENTS_HELP = `Usage:
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD] [--jwks-uri URL | --jwks-file FILE]
                            [--require-par | --no-require-par]
-                           [--require-dpop | --no-require-dpop] [--json]
+                           [--require-dpop | --no-require-dpop] [--exchange-target URI]...
+                           [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
@@ -123,6 +124,11 @@ export const CLIENTS_HELP = `Usage:
   --require-dpop       Every token request of this client must carry a DPoP proof, so its access
                        tokens are always bound to its key (RFC 9449 dpop_bound_access_tokens); not
                        with --token-type mac or the implicit grant. --no-require-dpop lifts it.
+  --exchange-target URI
+                       token_exchange: a registered resource this client may name as resource or
+                       audience when it exchanges a token (RFC 8693); repeatable. Without any, an
+                       exchanged token keeps the subject token's own audience. Given alone as ''
+                       on update, clears the list.
 
 update changes the settings given and keeps the others (--redirect-uri or --post-logout-redirect-uri
 given replaces that list).
@@ -134,10 +140,13 @@ secret method makes it one, printed once.
 `;
 
 export const USERS_HELP = `Usage:
-  gatehouse users create --username NAME --password-stdin [--email ADDRESS] [--name NAME] [--json]
+  gatehouse users create --username NAME --password-stdin [--email ADDRESS] [--name NAME] [--admin]
+                         [--json]
   gatehouse users list [--json]
-  gatehouse users update USER_ID [--username NEW] [--email ADDRESS] [--name NAME] [--json]
-  gatehouse users update --username NAME [--new-username NEW] [--email ADDRESS] [--name NAME] [--json]
+  gatehouse users update USER_ID [--username NEW] [--email ADDRESS] [--name NAME]
+                         [--admin | --no-admin] [--json]
+  gatehouse users update --username NAME [--new-username NEW] [--email ADDRESS] [--name NAME]
+                         [--admin | --no-admin] [--json]
   gatehouse users set-password (USER_ID | --username NAME) --password-stdin [--json]
   gatehouse users delete (USER_ID | --username NAME)
 
@@ -148,6 +157,10 @@ sessions and refresh tokens.
 --email and --name are the user's OpenID Connect claims (UserInfo and ID tokens, under the email
 and profile scopes); optional, and an empty value ('') removes them. Gatehouse does not verify
 addresses: email_verified is always false.
+
+--admin makes the user an administrator: only then may a token issued for them carry the admin
+scope (the /v1 management API, the admin console); --no-admin takes the role away, and /v1 refuses
+their tokens from then on. A client's own admin (client_credentials) does not depend on it.
 `;
 
 export const GRANTS_HELP = `Usage:

@@ -200,7 +200,8 @@ function claimsOf(verification: JwtVerification): AccessTokenClaims {
     (payload.gid !== undefined && typeof payload.gid !== 'string') ||
     (payload.token_type !== undefined && payload.token_type !== 'mac') ||
     (payload.cnf !== undefined && !isDpopConfirmation(payload.cnf)) ||
-    (payload.act !== undefined && !isActorClaim(payload.act, 0))
+    (payload.act !== undefined && !isActorClaim(payload.act, 0)) ||
+    (payload.may_act !== undefined && !isMayActClaim(payload.may_act))
   ) {
     throw MALFORMED_CLAIMS();
   }
@@ -228,4 +229,14 @@ function isActorClaim(value: unknown, depth: number): value is ActorClaim {
     (actor.client_id === undefined || typeof actor.client_id === 'string') &&
     (actor.act === undefined || isActorClaim(actor.act, depth + 1))
   );
+}
+
+/**
+ * RFC 8693 §4.4: `may_act` is an object of claims that identify the party allowed to act. Gatehouse
+ * compares string claims only, and an empty one would name nobody in particular: both are malformed.
+ */
+function isMayActClaim(value: unknown): value is Readonly<Record<string, string>> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const members = Object.values(value as Record<string, unknown>);
+  return members.length > 0 && members.every((member) => typeof member === 'string');
 }

@@ -22,6 +22,7 @@ import {
   type IdTokenSigningAlgorithm,
 } from './oidc/id-token.js';
 import { canonicalRedirectUri } from './redirect-uri.js';
+import { canonicalResourceUri } from './resources.js';
 import { isValidScopeName } from './scopes.js';
 import { ConflictError, NotFoundError, ValidationError } from './validation.js';
 
@@ -50,6 +51,11 @@ export interface ClientInput {
   require_pushed_authorization_requests?: boolean;
   /** RFC 9449 §5.2: every token request must carry a DPoP proof; false when absent. */
   dpop_bound_access_tokens?: boolean;
+  /**
+   * RFC 8693 §2.1: the resource URIs this client may name as `resource` or `audience` when it
+   * exchanges a token (docs/decisions.md, decision 23); none when absent.
+   */
+  token_exchange_targets?: string[];
 }
 
 /** A client as shown to operators: never the secret hash. */
@@ -70,6 +76,7 @@ export interface ClientView {
   registration: ClientRegistration;
   require_pushed_authorization_requests: boolean;
   dpop_bound_access_tokens: boolean;
+  token_exchange_targets: string[];
   created_at: string;
   updated_at: string;
 }
@@ -91,6 +98,7 @@ export function viewClient(client: Client): ClientView {
     registration: client.registration,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens,
+    token_exchange_targets: client.tokenExchangeTargets,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
   };
@@ -192,6 +200,13 @@ export function validateClientInput(input: ClientInput): ClientSettings {
       'the implicit grant issues tokens without a DPoP proof: remove it from grant_types',
     );
   }
+  const tokenExchangeTargets = exchangeTargets(input.token_exchange_targets);
+  if (tokenExchangeTargets.length > 0 && !grantTypes.includes(TOKEN_EXCHANGE_GRANT)) {
+    throw new ValidationError(
+      'token_exchange_targets',
+      `only a client with the grant type ${TOKEN_EXCHANGE_GRANT} exchanges tokens`,
+    );
+  }
   return {
     name,
     redirectUris,
@@ -206,7 +221,30 @@ export function validateClientInput(input: ClientInput): ClientSettings {
     jwksUri,
     requirePushedAuthorizationRequests: requirePushed,
     dpopBoundAccessTokens: dpopBound,
+    tokenExchangeTargets,
   };
+}
+
+/**
+ * The resources a token-exchanging client may target (decision 23), in canonical form (RFC 8707 §2,
+ * as `resource` is compared). Whether each is registered is checked at each exchange: a resource
+ * registered later, or removed, counts as it is then.
+ */
+function exchangeTargets(values: unknown): string[] {
+  if (values === undefined) return [];
+  if (!Array.isArray(values)) throw new ValidationError('token_exchange_targets', 'must be a list of URIs');
+  const uris: string[] = [];
+  for (const value of values as unknown[]) {
+    const canonical = typeof value === 'string' ? canonicalResourceUri(value) : undefined;
+    if (canonical?.uri === undefined) {
+      throw new ValidationError(
+        'token_exchange_targets',
+        `${typeof value === 'string' ? value : 'a value'} ${canonical?.problem ?? 'is not a string'}`,
+      );
+    }
+    if (!uris.includes(canonical.uri)) uris.push(canonical.uri);
+  }
+  return uris;
 }
 
 /** Whether a client with this method holds a secret (RFC 6749 §2.3.1). */
@@ -412,6 +450,12 @@ export async function updateClient(
     require_pushed_authorization_requests:
       changes.require_pushed_authorization_requests ?? client.requirePushedAuthorizationRequests,
     dpop_bound_access_tokens: changes.dpop_bound_access_tokens ?? client.dpopBoundAccessTokens,
+    // Targets go with the grant type: a client no longer exchanging tokens keeps none.
+    token_exchange_targets:
+      changes.token_exchange_targets ??
+      ((changes.grant_types ?? client.grantTypes).includes(TOKEN_EXCHANGE_GRANT)
+        ? client.tokenExchangeTargets
+        : []),
   });
 }
 

@@ -94,6 +94,12 @@ export interface Client {
    * carry no DPoP proof, so its access tokens are always sender-constrained.
    */
   dpopBoundAccessTokens: boolean;
+  /**
+   * RFC 8693 §2.1: the registered resources (canonical URIs) this client may name as `resource` or
+   * `audience` when it exchanges a token; empty, it may keep only the subject token's own audience
+   * (docs/decisions.md, decision 23).
+   */
+  tokenExchangeTargets: string[];
   createdAt: number;
   updatedAt: number;
 }
@@ -107,6 +113,11 @@ export interface User {
   email: string | null;
   /** OpenID Connect Core §5.1 `name`: the full name to display. */
   name: string | null;
+  /**
+   * An administrator: a token issued for this user may carry the `admin` scope, and /v1 accepts such a
+   * token only while this holds (docs/decisions.md, decision 29).
+   */
+  admin: boolean;
   createdAt: number;
   /** Also UserInfo's `updated_at` (Core §5.1). */
   updatedAt: number;

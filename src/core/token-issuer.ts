@@ -55,6 +55,11 @@ export interface AccessTokenClaims {
   cnf?: { jkt: string };
   /** RFC 8693 §4.1: on tokens issued by a token exchange, who acts for `sub`. */
   act?: ActorClaim;
+  /**
+   * RFC 8693 §4.4: who may act for `sub` in a token exchange, by the actor's claims (`sub`,
+   * `client_id`). Gatehouse issues none itself; one a token carries is honoured (decision 23).
+   */
+  may_act?: Readonly<Record<string, string>>;
 }
 
 export interface TokenIssuerOptions {

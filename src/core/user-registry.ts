@@ -10,6 +10,8 @@ export interface UserView {
   username: string;
   email: string | null;
   name: string | null;
+  /** An administrator (docs/decisions.md, decision 29). */
+  admin: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -20,6 +22,7 @@ export function viewUser(user: User): UserView {
     username: user.username,
     email: user.email,
     name: user.name,
+    admin: user.admin,
     created_at: new Date(user.createdAt * 1000).toISOString(),
     updated_at: new Date(user.updatedAt * 1000).toISOString(),
   };
@@ -89,12 +92,19 @@ export function validateName(name: unknown): string | null {
   return name;
 }
 
-/** What a user is created with; email and name are optional. */
+/** An administrator or not (decision 29): true or false, nothing else. */
+export function validateAdmin(admin: unknown): boolean {
+  if (typeof admin !== 'boolean') throw new ValidationError('admin', 'must be true or false');
+  return admin;
+}
+
+/** What a user is created with; email, name and admin (false) are optional. */
 export interface UserInput {
   username: unknown;
   password: unknown;
   email?: unknown;
   name?: unknown;
+  admin?: unknown;
 }
 
 /** What an update may change; a field left out is kept, and email or name null (or '') removes it. */
@@ -103,6 +113,8 @@ export interface UserChanges {
   password?: unknown;
   email?: unknown;
   name?: unknown;
+  /** Gives (true) or takes away (false) the administrator role (decision 29). */
+  admin?: unknown;
 }
 
 /** What the user registry reads and writes. */
@@ -131,6 +143,7 @@ export async function createUser(
   const password = validatePassword(input.password);
   const email = input.email === undefined ? null : validateEmail(input.email);
   const name = input.name === undefined ? null : validateName(input.name);
+  const admin = input.admin === undefined ? false : validateAdmin(input.admin);
   const now = clock.now();
   const user: User = {
     id: randomUUID(),
@@ -138,6 +151,7 @@ export async function createUser(
     passwordHash: await hashPassword(password),
     email,
     name,
+    admin,
     createdAt: now,
     updatedAt: now,
   };
@@ -172,7 +186,8 @@ export async function endUserSignIns(
 }
 
 /**
- * Renames a user, changes their e-mail address or full name, and/or sets a new password (hashed; the
+ * Renames a user, changes their e-mail address or full name or administrator role (decision 29), and/or
+ * sets a new password (hashed; the
  * plain text is never stored): the one rule for PUT and PATCH /v1/users/{id} and `gatehouse users
  * update` / `set-password`. A new password ends the user's browser sessions and grants
  * (endUserSignIns): whoever knew the old one must not stay signed in.
@@ -187,6 +202,7 @@ export async function updateUser(
   const password = changes.password === undefined ? undefined : validatePassword(changes.password);
   const email = changes.email === undefined ? user.email : validateEmail(changes.email);
   const name = changes.name === undefined ? user.name : validateName(changes.name);
+  const admin = changes.admin === undefined ? user.admin : validateAdmin(changes.admin);
   if (username !== user.username) {
     const holder = await storage.users.getByUsername(username);
     if (holder !== undefined && holder.id !== user.id) throw nameTaken(username);
@@ -198,6 +214,7 @@ export async function updateUser(
     passwordHash: password === undefined ? user.passwordHash : await hashPassword(password),
     email,
     name,
+    admin,
     // Also UserInfo's updated_at (OpenID Connect Core §5.1).
     updatedAt: now,
   };

@@ -195,6 +195,7 @@ for (const backend of backends()) {
           firstGrantedAt: null,
           requirePushedAuthorizationRequests: false,
           dpopBoundAccessTokens: false,
+          tokenExchangeTargets: [],
           secretHash: null,
           createdAt: now,
           updatedAt: now,

@@ -54,6 +54,7 @@ for (const backend of backends()) {
       expectStatus(res, 201);
       const user = res.json as UserBody;
       assert.deepEqual(Object.keys(user).sort(), [
+        'admin',
         'created_at',
         'email',
         'id',
@@ -82,9 +83,9 @@ for (const backend of backends()) {
         'username',
       );
       assertProblem(
-        await api.post('/users', { username: 'carol', password: 'long enough', admin: true }),
+        await api.post('/users', { username: 'carol', password: 'long enough', role: 'admin' }),
         400,
-        'admin',
+        'role',
       );
       const carol = await api.get('/users?username=carol');
       assert.deepEqual((carol.json as { items: unknown[] }).items, [], 'nothing was created');

@@ -400,6 +400,94 @@ for (const backend of backends()) {
       assertRefused(publicOne, 1, /public client cannot use token exchange/);
     });
 
+    it("decision 23: clients create and update --exchange-target (repeatable; '' clears)", async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[]) => store.cli(args, { secret });
+      assertOk(await cli(['init']));
+      type ExchangeClientJson = ClientJson & { token_exchange_targets: string[] };
+      const [created, notExchanging, malformed] = await Promise.all([
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'Exchanger',
+          '--grant-types',
+          'token_exchange',
+          '--exchange-target',
+          'https://API.example/',
+          '--exchange-target',
+          'https://files.example/v1',
+          '--json',
+        ]),
+        cli(['clients', 'create', '--name', 'Other', '--exchange-target', 'https://api.example']),
+        cli([
+          'clients',
+          'create',
+          '--name',
+          'Bad',
+          '--grant-types',
+          'token_exchange',
+          '--exchange-target',
+          'https://api.example/#x',
+        ]),
+      ]);
+      const client = json<ExchangeClientJson>(created);
+      // Canonical, as `resource` is compared (RFC 8707 §2).
+      assert.deepEqual(client.token_exchange_targets, ['https://api.example', 'https://files.example/v1']);
+      assertRefused(notExchanging, 1, /token_exchange_targets/);
+      assertRefused(malformed, 1, /token_exchange_targets/);
+      const shown = await cli(['clients', 'show', client.client_id]);
+      assert.match(shown.stdout, /exchange_to:\s+https:\/\/api\.example https:\/\/files\.example\/v1/);
+      const cleared = json<ExchangeClientJson>(
+        await cli(['clients', 'update', client.client_id, '--exchange-target', '', '--json']),
+      );
+      assert.deepEqual(cleared.token_exchange_targets, []);
+      assert.deepEqual((await store.open().clients.get(client.client_id))?.tokenExchangeTargets, []);
+    });
+
+    it('decision 29: users create --admin, users update --admin / --no-admin', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[], stdin?: string) => store.cli(args, { secret, stdin });
+      assertOk(await cli(['init']));
+      type RoleJson = { id: string; username: string; admin: boolean };
+      const [root, plain, both] = await Promise.all([
+        cli(
+          ['users', 'create', '--username', 'root', '--password-stdin', '--admin', '--json'],
+          'root password',
+        ),
+        cli(['users', 'create', '--username', 'plain', '--password-stdin', '--json'], 'plain password'),
+        cli(['users', 'update', '--username', 'nobody', '--admin', '--no-admin']),
+      ]);
+      assert.equal(json<RoleJson>(root).admin, true);
+      const user = json<RoleJson>(plain);
+      assert.equal(user.admin, false, 'not an administrator unless given the role');
+      assertRefused(both, 2, /--admin or --no-admin/);
+      const storage = store.open();
+
+      const granted = await cli(['users', 'update', user.id, '--admin']);
+      assertOk(granted);
+      assert.match(granted.stdout, /plain .* is now an administrator/);
+      assert.equal((await storage.users.get(user.id))?.admin, true);
+      const listed = await cli(['users', 'list']);
+      assert.match(listed.stdout, new RegExp(`${user.id}  plain  admin`));
+
+      const taken = json<RoleJson>(
+        await cli(['users', 'update', '--username', 'plain', '--no-admin', '--json']),
+      );
+      assert.equal(taken.admin, false);
+      assert.equal((await storage.users.get(user.id))?.admin, false);
+      // --no-admin is update's alone.
+      assertRefused(
+        await cli(['users', 'create', '--username', 'x', '--password-stdin', '--no-admin'], 'x password'),
+        2,
+        /no option --no-admin/,
+      );
+    });
+
     it('private_key_jwt: clients create and update with --auth-method, --jwks-file and --jwks-uri', async (t) => {
       const store = await cliStore(backend);
       t.after(() => store.cleanup());

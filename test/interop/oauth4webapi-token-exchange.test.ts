@@ -44,6 +44,7 @@ for (const backend of backends()) {
       const { client, authentication } = await registerLibraryClient(server, {
         grant_types: [TOKEN_EXCHANGE_GRANT],
         scopes: ['read'],
+        token_exchange_targets: [NEXT],
       });
       const exchanged = await oauth.processGenericTokenEndpointResponse(
         as,

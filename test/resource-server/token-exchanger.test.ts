@@ -38,7 +38,11 @@ for (const backend of backends()) {
       await resources.create({ uri: NEXT, scopes: ['read', 'write'] });
       await resources.create({ uri: OTHER, scopes: ['read'] });
       app = await server.client({ redirect_uris: ['https://app.example/cb'], scopes: ['read', 'write'] });
-      service = await server.client({ grant_types: [TOKEN_EXCHANGE_GRANT], scopes: ['read', 'write'] });
+      service = await server.client({
+        grant_types: [TOKEN_EXCHANGE_GRANT],
+        scopes: ['read', 'write'],
+        token_exchange_targets: [NEXT, OTHER],
+      });
       ({ user } = await server.user());
       node = nodeFetch(server.ca);
       counting = (url, init) => {

@@ -48,6 +48,7 @@ function makeClient(overrides: Partial<Client> = {}): Client {
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
+    tokenExchangeTargets: [],
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -61,6 +62,7 @@ function makeUser(overrides: Partial<User> = {}): User {
     passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdHNhbHQ$aGFzaGhhc2g',
     email: null,
     name: null,
+    admin: false,
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -1441,6 +1443,7 @@ function confidentialClient(name: string) {
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
+    tokenExchangeTargets: [],
     createdAt: 1,
     updatedAt: 1,
   };

@@ -30,7 +30,11 @@ for (const backend of backends()) {
         grant_types: ['authorization_code'],
         scopes: ['read', 'profile'],
       });
-      service = await server.client({ grant_types: [TOKEN_EXCHANGE_GRANT], scopes: ['read', 'profile'] });
+      service = await server.client({
+        grant_types: [TOKEN_EXCHANGE_GRANT],
+        scopes: ['read', 'profile'],
+        token_exchange_targets: [NEXT_SERVICE],
+      });
       ({ user } = await server.user());
     });
     after(async () => {
@@ -154,6 +158,25 @@ for (const backend of backends()) {
         400,
         'invalid_target',
       );
+    });
+
+    it('refuses a target the exchanging client is not registered for (decision 23)', async () => {
+      const { token } = await userToken();
+      const untargeted = await server.client({ grant_types: [TOKEN_EXCHANGE_GRANT], scopes: ['read'] });
+      const params = {
+        grant_type: TOKEN_EXCHANGE_GRANT,
+        subject_token: token,
+        subject_token_type: ACCESS_TOKEN_TYPE,
+      };
+      const refused = await server.http.token({ ...params, audience: NEXT_SERVICE }, credentials(untargeted));
+      assertOAuthError(refused, 400, 'invalid_target');
+      assert.match(
+        (refused.json as { error_description: string }).error_description,
+        /not among its token exchange targets/,
+      );
+      // Its own audience (the subject token's, here the issuer) it may keep.
+      const kept = await server.http.token(params, credentials(untargeted));
+      assert.equal(kept.status, 200, kept.text);
     });
   });
 }

@@ -30,6 +30,7 @@ const client: Client = {
   firstGrantedAt: null,
   requirePushedAuthorizationRequests: false,
   dpopBoundAccessTokens: false,
+  tokenExchangeTargets: [],
   createdAt: NOW,
   updatedAt: NOW,
 };
@@ -39,6 +40,7 @@ const user: User = {
   passwordHash: 'h',
   email: null,
   name: null,
+  admin: false,
   createdAt: NOW,
   updatedAt: NOW,
 };

@@ -36,6 +36,7 @@ describe('token exchange (RFC 8693)', () => {
       grantTypes: [TOKEN_EXCHANGE_GRANT],
       redirectUris: [],
       scopes: ['read', 'write', 'files'],
+      tokenExchangeTargets: [API, FILES],
     });
   });
   after(() => t.close());
@@ -182,6 +183,176 @@ describe('token exchange (RFC 8693)', () => {
         assert.equal(response.issued_token_type, ACCESS_TOKEN_TYPE);
         assert.equal(response.token_type, 'bearer');
         assert.equal(response.refresh_token, undefined);
+      });
+    }
+  });
+
+  describe('the targets a client may exchange for (decision 23)', () => {
+    const rows: {
+      name: string;
+      targets: string[];
+      subject?: { resources?: string[] };
+      resources?: string[];
+      audiences?: string[];
+      expected: { aud: string | string[] } | ExpectedError;
+    }[] = [
+      {
+        name: 'no targets: the subject token’s own audience, by default',
+        targets: [],
+        subject: { resources: [API] },
+        expected: { aud: API },
+      },
+      {
+        name: 'no targets: the subject token’s own audience, named',
+        targets: [],
+        subject: { resources: [API] },
+        resources: [API],
+        expected: { aud: API },
+      },
+      {
+        name: 'no targets: another resource is invalid_target',
+        targets: [],
+        subject: { resources: [API] },
+        resources: [FILES],
+        expected: {
+          code: 'invalid_target',
+          status: 400,
+          description: /not among its token exchange targets/,
+        },
+      },
+      {
+        name: 'no targets: another resource named as audience is invalid_target',
+        targets: [],
+        audiences: [API],
+        expected: { code: 'invalid_target', status: 400 },
+      },
+      {
+        name: 'a target it is registered for',
+        targets: [FILES],
+        subject: { resources: [API] },
+        audiences: [FILES],
+        expected: { aud: FILES },
+      },
+      {
+        name: 'one target of two outside its targets: refused whole',
+        targets: [FILES],
+        resources: [API, FILES],
+        expected: { code: 'invalid_target', status: 400, description: new RegExp(API.replace(/\./g, '\\.')) },
+      },
+    ];
+    for (const row of rows) {
+      it(row.name, async () => {
+        const party = await addClient(t, {
+          grantTypes: [TOKEN_EXCHANGE_GRANT],
+          redirectUris: [],
+          scopes: ['read', 'write', 'files'],
+          tokenExchangeTargets: row.targets,
+        });
+        const { token } = await subjectToken({ scope: ['read', 'files'], ...row.subject });
+        const promise = exchange(ofSubject(token), {
+          resources: row.resources,
+          audiences: row.audiences,
+          party,
+        });
+        if ('code' in row.expected) {
+          await expectOAuthError(promise, row.expected);
+          return;
+        }
+        assert.deepEqual(decodeJwt((await promise).access_token).aud, row.expected.aud);
+      });
+    }
+  });
+
+  describe('may_act (RFC 8693 §4.4)', () => {
+    /** A subject token as the issuer makes it, with `may_act`, signed with the server's key. */
+    async function withMayAct(mayAct: unknown): Promise<string> {
+      const { token } = await subjectToken();
+      return t.keyRing.sign({ ...decodeJwt(token), jti: randomUUID(), may_act: mayAct });
+    }
+    const actorToken = async (): Promise<{ token: string; client: Client }> => {
+      const actorClient = (await addClient(t, { scopes: ['read'] })).client;
+      const grant: Grant = {
+        id: randomUUID(),
+        clientId: actorClient.id,
+        userId: user.id,
+        scope: ['read'],
+        createdAt: t.clock.now(),
+        expiresAt: null,
+        revokedAt: null,
+      };
+      await t.storage.grants.insert(grant);
+      const issued = await t.issuer.issueAccessToken({
+        client: actorClient,
+        subject: user.id,
+        scope: ['read'],
+        grant,
+        withRefreshToken: false,
+      });
+      return { token: issued.access_token, client: actorClient };
+    };
+    const NOT_THIS_ACTOR = invalidRequest(/may_act does not name this actor/);
+
+    const rows: {
+      name: string;
+      mayAct: (ids: { service: string; actorClient: string; user: string }) => unknown;
+      withActor?: boolean;
+      expected: 'issued' | ExpectedError;
+    }[] = [
+      {
+        name: 'naming the exchanging client by sub',
+        mayAct: (ids) => ({ sub: ids.service }),
+        expected: 'issued',
+      },
+      {
+        name: 'naming the exchanging client by client_id',
+        mayAct: (ids) => ({ client_id: ids.service }),
+        expected: 'issued',
+      },
+      { name: 'naming another party', mayAct: () => ({ sub: 'someone-else' }), expected: NOT_THIS_ACTOR },
+      {
+        name: 'naming the client, and a claim Gatehouse cannot tell of it',
+        mayAct: (ids) => ({ sub: ids.service, iss: 'https://other.example' }),
+        expected: NOT_THIS_ACTOR,
+      },
+      {
+        name: 'with an actor token: its subject and client',
+        mayAct: (ids) => ({ sub: ids.user, client_id: ids.actorClient }),
+        withActor: true,
+        expected: 'issued',
+      },
+      {
+        name: 'with an actor token: the exchanging client is not the actor',
+        mayAct: (ids) => ({ sub: ids.service }),
+        withActor: true,
+        expected: NOT_THIS_ACTOR,
+      },
+      {
+        name: 'an empty may_act is a malformed token',
+        mayAct: () => ({}),
+        expected: invalidRequest(/subject_token: the access token has malformed claims/),
+      },
+      {
+        name: 'a may_act that is no object is a malformed token',
+        mayAct: () => 'service',
+        expected: invalidRequest(/malformed claims/),
+      },
+    ];
+    for (const row of rows) {
+      it(row.name, async () => {
+        const actor = await actorToken();
+        const subject = await withMayAct(
+          row.mayAct({ service: service.client.id, actorClient: actor.client.id, user: user.id }),
+        );
+        const params = {
+          ...ofSubject(subject),
+          ...(row.withActor ? { actor_token: actor.token, actor_token_type: ACCESS_TOKEN_TYPE } : {}),
+        };
+        if (row.expected === 'issued') {
+          const response = await exchange(params);
+          assert.equal(decodeJwt(response.access_token).sub, user.id);
+          return;
+        }
+        await expectOAuthError(exchange(params), row.expected);
       });
     }
   });

@@ -27,6 +27,9 @@ function describe(view: ClientView & { client_secret?: string }): string {
     ...(view.post_logout_redirect_uris.length > 0
       ? [`post_logout:   ${view.post_logout_redirect_uris.join(' ')}`]
       : []),
+    ...(view.token_exchange_targets.length > 0
+      ? [`exchange_to:   ${view.token_exchange_targets.join(' ')}`]
+      : []),
   ];
   return lines.join('\n') + '\n';
 }
@@ -70,6 +73,7 @@ const SETTINGS = {
   'no-require-par': { type: 'boolean' },
   'require-dpop': { type: 'boolean' },
   'no-require-dpop': { type: 'boolean' },
+  'exchange-target': { type: 'string', multiple: true },
 } as const satisfies Options;
 
 /** RFC 9126 §6: --require-par turns it on, --no-require-par off; undefined when neither is given. */
@@ -171,6 +175,7 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
           dpop_bound_access_tokens: requireDpop(values),
+          token_exchange_targets: urisOf(values['exchange-target']),
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
@@ -215,12 +220,14 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
           jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
           dpop_bound_access_tokens: requireDpop(values),
+          token_exchange_targets: urisOf(values['exchange-target']),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
             'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
               '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par, ' +
-              '--no-require-par, --require-dpop, --no-require-dpop, --auth-method, --jwks-uri or --jwks-file',
+              '--no-require-par, --require-dpop, --no-require-dpop, --auth-method, --jwks-uri, --jwks-file ' +
+              'or --exchange-target',
           );
         }
         const { client, secret } = await engine.clients.update(await existing(), changes);

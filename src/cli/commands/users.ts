@@ -6,10 +6,10 @@ import { printJson, type WithEngine } from '../context.js';
 import { USERS_HELP } from '../help.js';
 
 const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
-  create: { options: ['username', 'password-stdin', 'email', 'name'], positionals: 0 },
+  create: { options: ['username', 'password-stdin', 'email', 'name', 'admin'], positionals: 0 },
   list: { options: [], positionals: 0 },
   delete: { options: ['username'], positionals: 1 },
-  update: { options: ['username', 'new-username', 'email', 'name'], positionals: 1 },
+  update: { options: ['username', 'new-username', 'email', 'name', 'admin', 'no-admin'], positionals: 1 },
   'set-password': { options: ['username', 'password-stdin'], positionals: 1 },
 };
 
@@ -37,11 +37,21 @@ export async function runUsersCommand(argv: string[], withEngine: WithEngine): P
       'password-stdin': { type: 'boolean' },
       email: { type: 'string' },
       name: { type: 'string' },
+      admin: { type: 'boolean' },
+      'no-admin': { type: 'boolean' },
     },
     `users ${action}`,
     spec.positionals,
   );
-  for (const flag of ['username', 'new-username', 'password-stdin', 'email', 'name'] as const) {
+  for (const flag of [
+    'username',
+    'new-username',
+    'password-stdin',
+    'email',
+    'name',
+    'admin',
+    'no-admin',
+  ] as const) {
     if (values[flag] !== undefined && !spec.options.includes(flag)) {
       throw new UsageError(`users ${action} has no option --${flag}`);
     }
@@ -62,14 +72,19 @@ export async function runUsersCommand(argv: string[], withEngine: WithEngine): P
       throw new UsageError(`users ${action} needs a USER_ID or --username NAME (one of them)`);
     }
   }
+  // Decision 29: --admin gives the administrator role, --no-admin takes it away.
+  if (values.admin && values['no-admin']) throw new UsageError('give --admin or --no-admin, not both');
+  const admin = values.admin ? true : values['no-admin'] ? false : undefined;
   if (
     action === 'update' &&
     renameTo === undefined &&
     values.email === undefined &&
-    values.name === undefined
+    values.name === undefined &&
+    admin === undefined
   ) {
     throw new UsageError(
-      'users update needs something to change: --new-username NEW (or USER_ID --username NEW), --email or --name',
+      'users update needs something to change: --new-username NEW (or USER_ID --username NEW), --email, ' +
+        '--name, --admin or --no-admin',
     );
   }
   // OpenID Connect claims (Core §5.1); '' removes them.
@@ -89,16 +104,19 @@ export async function runUsersCommand(argv: string[], withEngine: WithEngine): P
     const { engine, json, out } = context;
     switch (action) {
       case 'create': {
-        const user = await engine.users.create({ username: values.username, password, ...claims });
+        const user = await engine.users.create({ username: values.username, password, ...claims, admin });
         if (json) printJson(context, viewUser(user));
-        else out.write(`Created user ${user.username} (id ${user.id}).\n`);
+        else {
+          const role = user.admin ? ', an administrator' : '';
+          out.write(`Created user ${user.username} (id ${user.id})${role}.\n`);
+        }
         return;
       }
       case 'list': {
         const { items } = await engine.users.list(10_000, 0);
         if (json) printJson(context, items.map(viewUser));
         else {
-          for (const user of items) out.write(`${user.id}  ${user.username}\n`);
+          for (const user of items) out.write(`${user.id}  ${user.username}${user.admin ? '  admin' : ''}\n`);
           if (items.length === 0) out.write('No users.\n');
         }
         return;
@@ -107,10 +125,15 @@ export async function runUsersCommand(argv: string[], withEngine: WithEngine): P
         const user = await engine.users.update(await target(engine, id, selector), {
           username: renameTo,
           ...claims,
+          admin,
         });
         if (json) printJson(context, viewUser(user));
         else if (renameTo !== undefined) out.write(`User ${user.id} is now named ${user.username}.\n`);
-        else out.write(`Updated user ${user.username} (id ${user.id}).\n`);
+        else if (admin !== undefined) {
+          out.write(
+            `User ${user.username} (id ${user.id}) ${admin ? 'is now an administrator' : 'is no longer an administrator'}.\n`,
+          );
+        } else out.write(`Updated user ${user.username} (id ${user.id}).\n`);
         return;
       }
       case 'set-password': {

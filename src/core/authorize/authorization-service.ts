@@ -1,5 +1,6 @@
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
+import { adminOnly, ADMIN_SCOPE, scopeForUser } from '../admin-scope.js';
 import type { DpopVerifier } from '../dpop.js';
 import { dpopProofError, invalidRequest, OAuthError } from '../errors.js';
 import { isGrantLive } from '../grants/liveness.js';
@@ -54,7 +55,7 @@ const isAuthentication = (session: SignedIn | undefined): session is Authenticat
   session !== undefined && 'authTime' in session;
 
 export interface AuthorizationServiceOptions {
-  storage: Pick<Storage, 'clients' | 'grants' | 'codes' | 'pushedRequests'>;
+  storage: Pick<Storage, 'clients' | 'grants' | 'codes' | 'pushedRequests' | 'users'>;
   issuer: TokenIssuer;
   /** The issuer identifier, `iss` of every authorization response (RFC 9207 §2). */
   issuerIdentifier: string;
@@ -103,7 +104,8 @@ export type AuthorizationStep =
   | { step: 'sign-in'; reason: 'signed-out' | 'login' | 'max-age' }
   /** prompt=select_account: continue as the signed-in user, or sign in as someone else. */
   | { step: 'select-account' }
-  | { step: 'consent' }
+  /** The consent page, for `request` as offered to the signed-in user (forUser). */
+  | { step: 'consent'; request: AuthorizationRequest }
   /** An answer for the client at once: under a remembered grant, or a prompt=none error. */
   | { step: 'respond'; response: AuthorizationResponse };
 
@@ -298,14 +300,20 @@ export class AuthorizationService {
    * read of its own.
    */
   async next(
-    request: AuthorizationRequest,
+    asked: AuthorizationRequest,
     session: SignedIn | undefined,
     options: { interacted: boolean; grants?: readonly Grant[] } = { interacted: false },
   ): Promise<AuthorizationStep> {
-    if (request.openid && session !== undefined && !isAuthentication(session)) {
+    if (asked.openid && session !== undefined && !isAuthentication(session)) {
       throw new Error('an OpenID Connect request is answered for a sign-in, not a bare user');
     }
     const respond = (response: AuthorizationResponse): AuthorizationStep => ({ step: 'respond', response });
+    // Decision 29: what the signed-in user may be asked for and granted.
+    const request = session === undefined ? asked : await this.forUser(asked, session.userId);
+    if (request.scope.length === 0 && asked.scope.length > 0) {
+      await this.spend(request);
+      return respond(this.error(request, adminOnly()));
+    }
     const refuse = async (
       code: 'login_required' | 'consent_required' | 'interaction_required',
       text: string,
@@ -338,7 +346,17 @@ export class AuthorizationService {
       const grant = await this.rememberedGrant(request, session.userId, options.grants);
       if (grant !== undefined) return respond(await this.approveWithGrant(request, grant, session));
     }
-    return { step: 'consent' };
+    return { step: 'consent', request };
+  }
+
+  /**
+   * The request as it may be put to `userId` (docs/decisions.md, decision 29): `admin` only for an
+   * administrator. The user is read only when the request asks for `admin`.
+   */
+  async forUser(request: AuthorizationRequest, userId: string): Promise<AuthorizationRequest> {
+    if (!request.scope.includes(ADMIN_SCOPE)) return request;
+    const user = await this.options.storage.users.get(userId);
+    return user?.admin === true ? request : { ...request, scope: scopeForUser(request.scope, user) };
   }
 
   /**
@@ -365,11 +383,13 @@ export class AuthorizationService {
 
   /** Answers the request under a grant the user made earlier (consent skipped). */
   async approveWithGrant(
-    request: AuthorizationRequest,
+    asked: AuthorizationRequest,
     grant: Grant,
     session?: SignedIn,
   ): Promise<AuthorizationResponse> {
+    const request = await this.forUser(asked, grant.userId);
     await this.spend(request);
+    if (request.scope.length === 0 && asked.scope.length > 0) return this.error(request, adminOnly());
     return this.respond(request, grant, request.scope, isAuthentication(session) ? session : undefined);
   }
 
@@ -390,12 +410,14 @@ export class AuthorizationService {
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
     // Before the grant: a pushed request answered already leaves nothing behind.
     await this.spend(request);
-    const { grant } = await recordConsent(
+    // recordConsent leaves out what the user may not have (decision 29).
+    const { grant, scope } = await recordConsent(
       this.options.storage,
       { client: request.client, userId: session.userId, requested: request.scope, decision },
       this.options.clock.now(),
     );
-    return this.respond(request, grant, decision.scope, authentication);
+    if (scope.length === 0 && decision.scope.length > 0) return this.error(request, adminOnly());
+    return this.respond(request, grant, scope, authentication);
   }
 
   /** RFC 6749 §4.1.2.1: the user said no. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { ADMIN_SCOPE, scopeForUser } from '../admin-scope.js';
 import { isGrantLive } from '../grants/liveness.js';
 import type { Client, Grant } from '../model.js';
-import type { ClientStore, GrantStore } from '../ports.js';
+import type { ClientStore, GrantStore, UserStore } from '../ports.js';
 import { isSubset } from '../scopes.js';
 
 /** The lifetimes the consent page offers, in seconds; null is "until I revoke it". */
@@ -19,6 +20,8 @@ export interface ConsentDecision {
 export interface RecordedConsent {
   grant: Grant;
   created: boolean;
+  /** What the user allowed: the decision's scope, less what the user may not have (decision 29). */
+  scope: string[];
 }
 
 /**
@@ -34,12 +37,21 @@ export async function recordConsent(
   storage: {
     readonly grants: Pick<GrantStore, 'listByUser' | 'revoke' | 'insert'>;
     readonly clients: Pick<ClientStore, 'recordFirstGrant'>;
+    readonly users: Pick<UserStore, 'get'>;
   },
   input: { client: Client; userId: string; requested: readonly string[]; decision: ConsentDecision },
   now: number,
 ): Promise<RecordedConsent> {
   const { grants } = storage;
-  const { client, userId, requested, decision } = input;
+  const { client, userId } = input;
+  let { requested, decision } = input;
+  // Decision 29: `admin` is never offered to a user who is not an administrator, and a form that
+  // ticks it anyway (forged, or shown before the role was taken away) does not grant it.
+  if (requested.includes(ADMIN_SCOPE) || decision.scope.includes(ADMIN_SCOPE)) {
+    const user = await storage.users.get(userId);
+    requested = scopeForUser(requested, user);
+    decision = { ...decision, scope: scopeForUser(decision.scope, user) };
+  }
   const clientId = client.id;
   // The consent page may only narrow what was asked for (RFC 6749 §3.3: the user chooses what they grant).
   if (!isSubset(decision.scope, requested)) throw new Error('consent widened the requested scope');
@@ -59,7 +71,7 @@ export async function recordConsent(
     const standing = previous.find(
       (other) => other.expiresAt === null && !overruled(other) && isSubset(decision.scope, other.scope),
     );
-    if (standing !== undefined) return { grant: standing, created: false };
+    if (standing !== undefined) return { grant: standing, created: false, scope: decision.scope };
   }
   const grant: Grant = {
     id: randomUUID(),
@@ -75,5 +87,5 @@ export async function recordConsent(
   if (client.registration === 'open' && client.firstGrantedAt === null) {
     await storage.clients.recordFirstGrant(client.id, now);
   }
-  return { grant, created: true };
+  return { grant, created: true, scope: decision.scope };
 }

@@ -1,10 +1,11 @@
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import { requestSource } from '../account-lockout.js';
+import { ADMIN_SCOPE, scopeForUser } from '../admin-scope.js';
 import type { Authentication, SignedIn } from '../authorize/authorization-service.js';
 import { recordConsent, type ConsentDecision } from '../authorize/consent.js';
 import { invalidTarget, unauthorizedClient } from '../errors.js';
-import { DEVICE_CODE_GRANT_TYPE, type Client, type DeviceAuthorization } from '../model.js';
+import { DEVICE_CODE_GRANT_TYPE, type Client, type DeviceAuthorization, type User } from '../model.js';
 import { isOpenIdScope, OPENID_SCOPE, UNSERVED_STANDARD_SCOPES } from '../oidc/claims.js';
 import type { Storage } from '../ports.js';
 import { resolveScopeForResources, urisOf, type ResourceTargets } from '../resources.js';
@@ -29,7 +30,7 @@ export interface DeviceAuthorizationPolicy {
 }
 
 export interface DeviceAuthorizationOptions {
-  storage: Pick<Storage, 'clients' | 'grants' | 'throttle' | 'deviceAuthorizations'>;
+  storage: Pick<Storage, 'clients' | 'grants' | 'throttle' | 'deviceAuthorizations' | 'users'>;
   clock: Clock;
   /** The registered resources `resource` may name (RFC 8707); without it every one is refused. */
   resources?: ResourceTargets;
@@ -187,10 +188,18 @@ export class DeviceAuthorizationService {
    * The pages reach it only with a code check() passed (http/ui/routes/device-routes.ts), so it gives
    * a guesser nothing check() would not.
    */
-  async find(typed: string): Promise<Exclude<UserCodeCheck, { outcome: 'throttled' }>> {
+  async find(
+    typed: string,
+    user?: Pick<User, 'admin'>,
+  ): Promise<Exclude<UserCodeCheck, { outcome: 'throttled' }>> {
     const normal = normaliseUserCode(typed);
     if (normal === undefined) return { outcome: 'malformed' };
-    return this.lookUp(normal, this.options.clock.now());
+    const found = await this.lookUp(normal, this.options.clock.now());
+    if (found.outcome !== 'pending') return found;
+    // Decision 29: the consent page offers `admin` only to an administrator (`user`, signed in; with
+    // nobody signed in, nobody's).
+    const scope = scopeForUser(found.request.scope, user);
+    return { outcome: 'pending', request: { ...found.request, scope } };
   }
 
   private async lookUp(
@@ -213,21 +222,36 @@ export class DeviceAuthorizationService {
    * `decision.scope`, for `decision.lifetime`: the grant is recorded as at /authorize (consent.ts),
    * and the device's next poll gets tokens under it. `session` is the sign-in (an OpenID Connect
    * request's ID token carries its time and session). 'gone' when the request is no longer pending
-   * (expired, or answered meanwhile in another tab): nothing is recorded then.
+   * (expired, or answered meanwhile in another tab): nothing is recorded then. 'refused' when the
+   * user may have nothing it asks for (decision 29): it is denied.
    */
-  async approve(typed: string, session: SignedIn, decision: ConsentDecision): Promise<'approved' | 'gone'> {
+  async approve(
+    typed: string,
+    session: SignedIn,
+    decision: ConsentDecision,
+  ): Promise<'approved' | 'gone' | 'refused'> {
     const normal = normaliseUserCode(typed);
     if (normal === undefined) return 'gone';
     const found = await this.lookUp(normal, this.options.clock.now());
     if (found.outcome !== 'pending') return 'gone';
     const { request } = found;
+    // Decision 29: a request for nothing but `admin`, allowed by a user who is no administrator, is
+    // refused (the device gets access_denied), not answered with a token for nothing.
+    if (request.scope.length > 0 && request.scope.every((name) => name === ADMIN_SCOPE)) {
+      const user = await this.options.storage.users.get(session.userId);
+      if (scopeForUser(request.scope, user).length === 0) {
+        const denied = await this.deny(typed, session.userId);
+        return denied === 'denied' ? 'refused' : 'gone';
+      }
+    }
     const authentication = isOpenIdScope(request.scope) ? asAuthentication(session) : undefined;
     if (isOpenIdScope(request.scope) && authentication === undefined) {
       throw new Error('an OpenID Connect request is approved by a sign-in, not a bare user');
     }
     const { storage, clock } = this.options;
     const now = clock.now();
-    const { grant, created } = await recordConsent(
+    // recordConsent leaves out what the user may not have (decision 29).
+    const { grant, created, scope } = await recordConsent(
       storage,
       { client: request.client, userId: session.userId, requested: request.scope, decision },
       now,
@@ -238,7 +262,7 @@ export class DeviceAuthorizationService {
         status: 'approved',
         userId: session.userId,
         grantId: grant.id,
-        scope: decision.scope,
+        scope,
         authTime: authentication?.authTime ?? null,
         sid: authentication?.sid ?? null,
       },

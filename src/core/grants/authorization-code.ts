@@ -1,4 +1,5 @@
 import { sha256 } from '../../shared/crypto.js';
+import { userScope } from '../admin-scope.js';
 import { invalidGrant, invalidRequest } from '../errors.js';
 import { verifyCodeVerifier } from '../pkce.js';
 import { scopeForResources, urisOf } from '../resources.js';
@@ -70,7 +71,12 @@ export const authorizationCodeGrant = {
     // RFC 8707 §2.2: the token may be for some of the resources the authorization request named,
     // never another; by default for all of them. Its scope is what those resources offer of the code's.
     const targets = await resources.narrow(resourceValues, stored.resources);
-    const scope = scopeForResources(undefined, stored.scope, targets);
+    // Decision 29: a user who lost the administrator role since the consent gets no `admin`.
+    const scope = await userScope(
+      storage,
+      stored.userId,
+      scopeForResources(undefined, stored.scope, targets),
+    );
 
     const grant = assertLiveGrant(found.grant, now);
     const consumed = await storage.codes.consume(hash, now);

@@ -1,4 +1,5 @@
 import { sha256 } from '../../shared/crypto.js';
+import { userScope } from '../admin-scope.js';
 import { SLOW_DOWN_SECONDS } from '../device/device-authorization.js';
 import {
   accessDenied,
@@ -54,7 +55,12 @@ export const deviceCodeGrant = {
     // RFC 8707 §2.2, as for a code: the token may be for some of the resources the request named,
     // never another; its scope is what those offer of what the user allowed.
     const targets = await resources.narrow(resourceValues, authorization.resources);
-    const scope = scopeForResources(undefined, authorization.scope, targets);
+    // Decision 29: a user who lost the administrator role since approving gets no `admin`.
+    const scope = await userScope(
+      storage,
+      authorization.userId,
+      scopeForResources(undefined, authorization.scope, targets),
+    );
     const grant = await liveGrant(storage, authorization.grantId, now);
     const consumed = await storage.deviceAuthorizations.consume(hash, client.id, now);
     if (consumed === undefined) throw invalidGrant(ALREADY_USED);

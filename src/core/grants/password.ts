@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { AccountLockout, cannotBeUsername, SourceFailures } from '../account-lockout.js';
+import { requireScopeForUser } from '../admin-scope.js';
 import { invalidGrant, invalidRequest, tooManyAttempts, unauthorizedClient } from '../errors.js';
 import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
 import { resolveScopeForResources, urisOf } from '../resources.js';
@@ -27,7 +28,7 @@ export const passwordGrant = {
     // RFC 8707 §2: the resource servers the tokens are for; checked, like the scope, before any
     // password is counted.
     const targets = await resources.resolve(resourceValues);
-    const scope = resolveScopeForResources(parseScope(params.scope), client.scopes, targets);
+    const asked = resolveScopeForResources(parseScope(params.scope), client.scopes, targets);
 
     // Failures are counted per source, never per client: unauthenticated traffic naming a public
     // client's id must not be able to stop that client for everyone.
@@ -55,6 +56,8 @@ export const passwordGrant = {
       throw wrongCredentials();
     }
     await lockout.succeeded(username, address);
+    // Decision 29: `admin` only for an administrator, whatever the client may have.
+    const scope = requireScopeForUser(asked, user);
     if (needsRehash(user.passwordHash)) {
       const now = clock.now();
       await storage.users.update({ ...user, passwordHash: await hashPassword(password), updatedAt: now });

@@ -1,4 +1,5 @@
 import { sha256 } from '../../shared/crypto.js';
+import { adminOnly, currentScopeOf } from '../admin-scope.js';
 import { invalidGrant, invalidRequest, invalidScope } from '../errors.js';
 import { scopeForResources, urisOf } from '../resources.js';
 import { isSubset, parseScope } from '../scopes.js';
@@ -52,7 +53,11 @@ export const refreshTokenGrant = {
     }
     // RFC 6749 §3.3: the server issues only scopes the client may have now; what the operator has
     // removed from the client since the grant was made is dropped, never refreshed.
-    const allowed = stored.scope.filter((name) => client.scopes.includes(name));
+    // Decision 29: likewise `admin`, once the user is no longer an administrator. The new refresh
+    // token goes without it too: giving the role back does not revive it (a new consent does).
+    const registered = stored.scope.filter((name) => client.scopes.includes(name));
+    const allowed = await currentScopeOf(storage, stored.userId, registered);
+    if (allowed.length === 0 && registered.length > 0) throw adminOnly();
     if (asked !== undefined && !isSubset(asked, allowed)) {
       throw invalidScope('scope is no longer registered for this client');
     }

@@ -3,11 +3,12 @@ import {
   MAX_ACTOR_DEPTH,
   type ValidAccessToken,
 } from '../access-token-validation.js';
-import { invalidRequest, invalidScope } from '../errors.js';
+import { ADMIN_SCOPE, adminOnly, currentScopeOf } from '../admin-scope.js';
+import { invalidRequest, invalidScope, invalidTarget } from '../errors.js';
 import { TOKEN_EXCHANGE_GRANT } from '../model.js';
 import { audiencesOf, resolveScopeForResources, urisOf } from '../resources.js';
 import { parseScope } from '../scopes.js';
-import type { ActorClaim } from '../token-issuer.js';
+import type { AccessTokenClaims, ActorClaim } from '../token-issuer.js';
 import type { GrantContext, GrantHandler } from './grant-handler.js';
 
 /** RFC 8693 §3: the one token type Gatehouse accepts and issues in an exchange. */
@@ -40,6 +41,17 @@ async function validToken(
 
 function depthOf(actor: ActorClaim | undefined): number {
   return actor === undefined ? 0 : 1 + depthOf(actor.act);
+}
+
+/**
+ * RFC 8693 §4.4: a subject token's `may_act` names who may act for its subject; the actor (the actor
+ * token's subject and client, or the exchanging client itself) must match every claim it names. A
+ * claim Gatehouse cannot tell of the actor (anything but `sub` and `client_id`) matches nobody.
+ */
+export function mayActAs(mayAct: AccessTokenClaims['may_act'], actor: ActorClaim): boolean {
+  if (mayAct === undefined) return true;
+  const known: Record<string, string | undefined> = { sub: actor.sub, client_id: actor.client_id };
+  return Object.entries(mayAct).every(([name, value]) => Object.hasOwn(known, name) && known[name] === value);
 }
 
 /**
@@ -97,6 +109,12 @@ export const tokenExchangeGrant = {
     const claims = subject.claims;
     const current: ActorClaim =
       actor === undefined ? { sub: client.id } : { sub: actor.claims.sub, client_id: actor.claims.client_id };
+    // RFC 8693 §4.4, §2.2.2: a subject token that says who may act for its subject is unacceptable
+    // for any other actor. The exchanging client acting alone is both `sub` and `client_id`.
+    const acting = actor === undefined ? { sub: client.id, client_id: client.id } : current;
+    if (!mayActAs(claims.may_act, acting)) {
+      throw invalidRequest('subject_token: its may_act does not name this actor (RFC 8693 §4.4)');
+    }
     if (claims.act !== undefined) current.act = claims.act;
     if (depthOf(current) > MAX_ACTOR_DEPTH) {
       throw invalidRequest(`the delegation chain would be longer than ${MAX_ACTOR_DEPTH} actors`);
@@ -108,15 +126,28 @@ export const tokenExchangeGrant = {
     if (outsideSubject.length > 0) {
       throw invalidScope(`scope not in the subject token: ${outsideSubject.join(' ')}`);
     }
-    const allowed = subjectScope.filter((name) => client.scopes.includes(name));
+    // Decision 29: `admin` passes on only while the subject token's user is an administrator.
+    const mayHave = subjectScope.filter((name) => client.scopes.includes(name));
+    const allowed = await currentScopeOf(context.storage, claims.sub, mayHave);
+    if (allowed.length < mayHave.length && (allowed.length === 0 || asked?.includes(ADMIN_SCOPE))) {
+      throw adminOnly();
+    }
 
     // `audience` names logical targets (RFC 8693 §2.1); Gatehouse's targets are its registered
     // resources, so an audience is one of their URIs, held to the rules of `resource` (RFC 8707).
     const named = [...resourceValues, ...audiences];
+    const own = context.resources.canonical(audiencesOf(claims.aud));
     const targets =
-      named.length > 0
-        ? await context.resources.resolve(named)
-        : await context.resources.lookUp(context.resources.canonical(audiencesOf(claims.aud)));
+      named.length > 0 ? await context.resources.resolve(named) : await context.resources.lookUp(own);
+    // Decision 23: a client may point the new token elsewhere than the subject token's own audience
+    // only at the targets it is registered for (RFC 8693 §2.2.2: invalid_target when unwilling).
+    const permitted = context.resources.canonical(client.tokenExchangeTargets);
+    const refused = urisOf(targets).filter((uri) => !own.includes(uri) && !permitted.includes(uri));
+    if (refused.length > 0) {
+      throw invalidTarget(
+        `this client may not exchange tokens for ${refused.join(' ')}: not among its token exchange targets`,
+      );
+    }
     const scope = resolveScopeForResources(asked, allowed, targets);
     // A client registered for MAC tokens still gets a bearer token here: RFC 8693 §2.2.1's
     // token_type is the exchanged token's, and no MAC key is derived for it.

@@ -27,6 +27,8 @@ export interface ClientsTable {
   require_pushed_authorization_requests: number;
   /** RFC 9449 §5.2; 0 or 1, like is_public. */
   dpop_bound_access_tokens: number;
+  /** RFC 8693 targets the client may exchange tokens for (decision 23): JSON array of resource URIs. */
+  token_exchange_targets: string;
 }
 
 export interface InitialAccessTokensTable {
@@ -47,6 +49,8 @@ export interface UsersTable {
   updated_at: number;
   email: string | null;
   name: string | null;
+  /** Decision 29: 0 or 1, like is_public. */
+  admin: number;
 }
 
 export interface ScopesTable {

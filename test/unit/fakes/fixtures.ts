@@ -46,6 +46,7 @@ export async function addClient(
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
+    tokenExchangeTargets: [],
     createdAt: now,
     updatedAt: now,
     ...fields,
@@ -75,6 +76,7 @@ export async function addUser(
     passwordHash: await hash,
     email: null,
     name: null,
+    admin: false,
     createdAt: now,
     updatedAt: now,
   };

@@ -6,6 +6,7 @@ import {
 } from '../../../core/access-token-validation.js';
 import { extractCredential, missingScopes, TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
 import type { DpopVerifier } from '../../../core/dpop.js';
+import { ADMIN_SCOPE } from '../../../core/admin-scope.js';
 import { checkTokenPresentation } from '../../../core/token-presentation.js';
 import { dpopTokenError, presentationOf } from '../../dpop-request.js';
 import { mediaType } from '../../form-params.js';
@@ -21,6 +22,8 @@ export interface ApiAuthOptions {
   /** The issuer URL and base path, which the URL a DPoP proof names is built from. */
   issuer: string;
   basePath: string;
+  /** Whether the user is an administrator now (docs/decisions.md, decision 29). */
+  isAdministrator: (userId: string) => Promise<boolean>;
 }
 
 export interface RouteAuth {
@@ -108,6 +111,21 @@ export function authenticator(options: ApiAuthOptions) {
       }
       if (auth.user === true && valid.claims.gid === undefined) {
         throw new TokenError('insufficient_scope', 'this resource needs a token issued for a user', {
+          scheme,
+          scope: auth.scopes.join(' '),
+        });
+      }
+      // Decision 29: a token issued for a user is worth no more than the user. A route that needs
+      // `admin` takes it from a client acting for itself (client_credentials: no grant, `sub` the
+      // client), and from a user's token only while that user is an administrator: a token issued
+      // before the role was taken away, or by a path that let `admin` through, opens nothing.
+      const forUser = valid.claims.gid !== undefined || valid.claims.sub !== valid.claims.client_id;
+      if (
+        forUser &&
+        auth.scopes.includes(ADMIN_SCOPE) &&
+        !(await options.isAdministrator(valid.claims.sub))
+      ) {
+        throw new TokenError('insufficient_scope', `the ${ADMIN_SCOPE} scope is for administrators`, {
           scheme,
           scope: auth.scopes.join(' '),
         });

@@ -8,7 +8,9 @@ const apiDescription = (issuer: string) => `The REST API of Gatehouse, version 1
 A DPoP-bound token (\`token_type\` \`DPoP\`, RFC 9449) is sent as \`Authorization: DPoP <token>\` with a \`DPoP\`
 proof header for the request (\`htm\`, \`htu\` the operation's URL under ${issuer}, \`ath\`); as a Bearer token it is refused.
 With nonces required, a 401 \`use_dpop_nonce\` carries the nonce to use in \`DPoP-Nonce\`.
-The management operations need the scope \`admin\`; \`GET /v1/users/me\` needs \`profile\` and a token issued for a user.
+The management operations need the scope \`admin\`: a client's own (client_credentials), or a user's token while
+that user is an administrator (\`admin\` true on /v1/users; \`gatehouse users update U --admin\`); any other
+user's token is refused 403 \`insufficient_scope\`. \`GET /v1/users/me\` needs \`profile\` and a token issued for a user.
 An operator gets an admin token with a client made on the command line:
 
     gatehouse clients create --name admin --scopes admin --json

@@ -130,6 +130,7 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
         dpop: engine.dpop,
         issuer: deps.config.issuer,
         basePath: deps.config.basePath,
+        isAdministrator: async (userId) => (await engine.users.get(userId))?.admin === true,
       }),
     };
     registerMeRoutes(api, context);

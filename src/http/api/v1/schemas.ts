@@ -130,6 +130,10 @@ export const Client = Type.Object(
     dpop_bound_access_tokens: Type.Boolean({
       description: 'RFC 9449 §5.2: every token request of this client must carry a DPoP proof',
     }),
+    token_exchange_targets: Type.Array(Type.String(), {
+      description:
+        'RFC 8693 §2.1: the resources this client may name as `resource` or `audience` in a token exchange',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -171,6 +175,18 @@ const clientFields = {
     description:
       'RFC 9449 §5.2: the token endpoint refuses this client any request without a DPoP proof, so its access tokens are always DPoP-bound; not with token_type mac or the implicit grant; default false',
   }),
+  token_exchange_targets: Type.Array(
+    Type.String({
+      minLength: 1,
+      maxLength: MAX_RESOURCE_URI_LENGTH,
+      description: 'A resource URI (RFC 8707 §2)',
+    }),
+    {
+      maxItems: 50,
+      description:
+        'RFC 8693 §2.1: the registered resources this client may name as `resource` or `audience` when it exchanges a token; only with the token-exchange grant type. Without any, an exchanged token keeps the subject token’s own audience. Default none',
+    },
+  ),
 };
 const clientInputFields = {
   name: clientFields.name,
@@ -186,6 +202,7 @@ const clientInputFields = {
   jwks_uri: Type.Optional(clientFields.jwks_uri),
   require_pushed_authorization_requests: Type.Optional(clientFields.require_pushed_authorization_requests),
   dpop_bound_access_tokens: Type.Optional(clientFields.dpop_bound_access_tokens),
+  token_exchange_targets: Type.Optional(clientFields.token_exchange_targets),
 };
 export const ClientCreate = Type.Object(clientInputFields, {
   ...strict,
@@ -242,6 +259,9 @@ export const User = Type.Object(
     username: Type.String(),
     email: Type.Union([Type.String(), Type.Null()]),
     name: Type.Union([Type.String(), Type.Null()]),
+    admin: Type.Boolean({
+      description: 'An administrator: a token issued for this user may carry the scope `admin`',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -264,6 +284,11 @@ const NullableEmail = Type.Union([Email, Type.Null()], {
 const NullableName = Type.Union([FullName, Type.Null()], {
   description: FullName.description + '; null removes it',
 });
+const Admin = Type.Boolean({
+  description:
+    'An administrator: tokens issued for this user may carry the scope `admin`, and /v1 takes them ' +
+    'only while this is true; default false',
+});
 const Password = Type.String({
   minLength: 8,
   maxLength: 1024,
@@ -271,7 +296,13 @@ const Password = Type.String({
   description: 'Write-only: never returned',
 });
 export const UserCreate = Type.Object(
-  { username: Username, password: Password, email: Type.Optional(Email), name: Type.Optional(FullName) },
+  {
+    username: Username,
+    password: Password,
+    email: Type.Optional(Email),
+    name: Type.Optional(FullName),
+    admin: Type.Optional(Admin),
+  },
   strict,
 );
 export const UserReplace = Type.Object(
@@ -280,12 +311,13 @@ export const UserReplace = Type.Object(
     password: Type.Optional(Password),
     email: Type.Optional(NullableEmail),
     name: Type.Optional(NullableName),
+    admin: Type.Optional(Admin),
   },
   {
     ...strict,
     description:
-      'The complete user; the write-only password may be left out to keep it, and an email or name ' +
-      'left out is removed',
+      'The complete user; the write-only password may be left out to keep it, an email or name ' +
+      'left out is removed, and admin left out is false',
   },
 );
 export const UserPatch = Type.Object(
@@ -294,6 +326,7 @@ export const UserPatch = Type.Object(
     password: Type.Optional(Password),
     email: Type.Optional(NullableEmail),
     name: Type.Optional(NullableName),
+    admin: Type.Optional(Admin),
   },
   { ...strict, minProperties: 1 },
 );

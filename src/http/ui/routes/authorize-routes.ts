@@ -174,7 +174,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
           ...(browser.user ? { continueAs: browser.user.username } : {}),
         });
       case 'consent':
-        return showConsent(reply, browser, authorization);
+        return showConsent(reply, browser, next.request);
     }
   }
 
@@ -208,14 +208,16 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       });
     }
 
-    const form = readConsentForm(request.body, authorization.scope, authorization.openid);
+    // What the consent page offered this user (decision 29: `admin` only to an administrator).
+    const offered = await ui.engine.authorization.forUser(authorization, browser.user.id);
+    const form = readConsentForm(request.body, offered.scope, offered.openid);
     switch (form.answer) {
       case 'deny':
         return answer(reply, await ui.engine.authorization.deny(authorization), authorization.client.name);
       case 'invalid':
         return sendMessage(ui, reply, 400, 'This request cannot be completed', form.problem, browser);
       case 'none-ticked':
-        return showConsent(reply, browser, authorization, {
+        return showConsent(reply, browser, offered, {
           checked: [],
           lifetime: form.lifetime,
           error: 'Tick at least one permission to allow, or choose Deny.',
@@ -224,7 +226,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       case 'allow':
         break;
     }
-    const response = await ui.engine.authorization.approve(authorization, session, {
+    const response = await ui.engine.authorization.approve(offered, session, {
       scope: form.scope,
       lifetime: form.lifetime,
     });

@@ -206,7 +206,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
       codePage(reply, browser, 400, { error: 'Enter the code your device shows.' });
       return undefined;
     }
-    const found = await device.find(code);
+    const found = await device.find(code, browser.user);
     if (found.outcome !== 'pending') {
       codePage(reply, browser, 400, { error: REFUSALS[found.outcome] });
       return undefined;
@@ -270,6 +270,16 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
           lifetime: form.lifetime,
         });
         if (approved === 'gone') return gone();
+        if (approved === 'refused') {
+          return sendMessage(
+            ui,
+            reply,
+            403,
+            'This request cannot be allowed',
+            'It asks only for administrator access, which your account does not have. The device was told no.',
+            browser,
+          );
+        }
         return sendPage(
           reply,
           200,

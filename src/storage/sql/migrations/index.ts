@@ -13,6 +13,7 @@ import * as pushedAuthorizationRequests from './0011-pushed-authorization-reques
 import * as dpop from './0012-dpop.js';
 import * as deviceAuthorization from './0013-device-authorization.js';
 import * as registrationScopes from './0014-registration-scopes.js';
+import * as administrators from './0015-administrators.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0012-dpop': dpop,
   '0013-device-authorization': deviceAuthorization,
   '0014-registration-scopes': registrationScopes,
+  '0015-administrators': administrators,
 };
 
 export const migrationProvider: MigrationProvider = {

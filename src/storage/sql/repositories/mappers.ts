@@ -51,6 +51,7 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   firstGrantedAt: row.first_granted_at === null ? null : Number(row.first_granted_at),
   requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
   dpopBoundAccessTokens: row.dpop_bound_access_tokens === 1,
+  tokenExchangeTargets: JSON.parse(row.token_exchange_targets) as string[],
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -77,6 +78,7 @@ export const clientToRow = (client: Client): ClientsTable => ({
   first_granted_at: client.firstGrantedAt,
   require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
   dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
+  token_exchange_targets: JSON.stringify(client.tokenExchangeTargets),
 });
 
 export const initialAccessTokenFromRow = (row: InitialAccessTokensTable): InitialAccessToken => ({
@@ -103,6 +105,7 @@ export const userFromRow = (row: UsersTable): User => ({
   passwordHash: row.password_hash,
   email: row.email,
   name: row.name,
+  admin: row.admin === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -115,6 +118,7 @@ export const userToRow = (user: User): UsersTable => ({
   updated_at: user.updatedAt,
   email: user.email,
   name: user.name,
+  admin: user.admin ? 1 : 0,
 });
 
 export const grantFromRow = (row: GrantsTable): Grant => ({

@@ -112,8 +112,8 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     },
     async function replaceUser(request, reply) {
       // RFC 9110 §9.3.4: the complete representation; an email or name left out is removed.
-      const { email = null, name = null, ...rest } = request.body;
-      const result = await update(await existing(request.params.id), { ...rest, email, name });
+      const { email = null, name = null, admin = false, ...rest } = request.body;
+      const result = await update(await existing(request.params.id), { ...rest, email, name, admin });
       reply.code(201);
       return result;
     },
@@ -123,7 +123,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     '/users/:id',
     {
       schema: {
-        summary: 'Change a user’s user name, email, full name or password',
+        summary: 'Change a user’s user name, email, full name, administrator role or password',
         description:
           'A new password signs the user out everywhere: their browser sessions end, and every grant ' +
           'they gave is revoked, so its refresh and access tokens stop working at once.',
