@@ -4,12 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
-import { down as undoLastMigration } from '../../src/storage/sql/migrations/0014-registration-scopes.js';
+import { migrationProvider } from '../../src/storage/sql/migrations/index.js';
 import { backends } from '../helpers/backends.js';
 import { runSql, undoMigration } from '../helpers/store-sql.js';
 import { assertOk, assertRefused, cliStore, newSecret, runCli } from './support/cli.js';
 
-const LAST_MIGRATION = '0014-registration-scopes';
+// The newest migration, whichever it is: undone below to leave a store one migration behind.
+const MIGRATIONS = await migrationProvider.getMigrations();
+const LAST_MIGRATION = Object.keys(MIGRATIONS).sort().at(-1)!;
+const undoLastMigration = MIGRATIONS[LAST_MIGRATION]!.down!;
 
 describe('only serve, init and migrate create or migrate a store', () => {
   it('every other command refuses a missing SQLite store, exit 1, and creates nothing', async (t) => {
