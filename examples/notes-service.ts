@@ -15,7 +15,8 @@ import { pathToFileURL } from 'node:url';
 import express from 'express';
 // The library is its own package (npm install gatehouse-oauth-resource-server); in this repository,
 // an npm workspace under packages/resource-server.
-import { expressResourceServer, type ResourceServerOptions } from 'gatehouse-oauth-resource-server';
+import type { ResourceServerOptions } from 'gatehouse-oauth-resource-server';
+import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
 
 export interface NotesServiceOptions {
   resourceServer: ResourceServerOptions;
