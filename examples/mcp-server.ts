@@ -20,11 +20,8 @@ import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import {
-  expressResourceServer,
-  type ResourceServerOptions,
-  type VerifiedToken,
-} from 'gatehouse-oauth-resource-server';
+import type { ResourceServerOptions, VerifiedToken } from 'gatehouse-oauth-resource-server';
+import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
 
 /** The scope the tool needs; register it at Gatehouse and offer it on the resource. */
 export const MCP_SCOPE = 'mcp:tools';

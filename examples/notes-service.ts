@@ -15,7 +15,8 @@ import { pathToFileURL } from 'node:url';
 import express from 'express';
 // The library is its own package, gatehouse-oauth-resource-server (installed from its tarball until it is
 // on the npm registry: README, Installing); in this repository, an npm workspace under packages/resource-server.
-import { expressResourceServer, type ResourceServerOptions } from 'gatehouse-oauth-resource-server';
+import type { ResourceServerOptions } from 'gatehouse-oauth-resource-server';
+import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
 
 export interface NotesServiceOptions {
   resourceServer: ResourceServerOptions;

@@ -48,6 +48,20 @@ describe('the npm packages', () => {
     assert.equal(typeof library.ResourceServer, 'function');
     const short = (await import(`${SERVER}/resource-server` as string)) as Record<string, unknown>;
     assert.equal(short.ResourceServer, library.ResourceServer, 'the subpath re-exports the library');
+    // Each framework's adapter is a subpath of its own; the main entry names no framework (decision 16).
+    for (const [framework, adapter] of [
+      ['express', 'expressResourceServer'],
+      ['fastify', 'gatehouseResourceServer'],
+    ] as const) {
+      assert.equal(library[adapter], undefined, `${adapter} is not on the main entry`);
+      const own = (await import(`${LIBRARY}/${framework}` as string)) as Record<string, unknown>;
+      assert.equal(typeof own[adapter], 'function');
+      const underServer = (await import(`${SERVER}/resource-server/${framework}` as string)) as Record<
+        string,
+        unknown
+      >;
+      assert.equal(underServer[adapter], own[adapter], `the server re-exports ${LIBRARY}/${framework}`);
+    }
   });
 
   it('declare Node.js versions that every installed package supports (docs/decisions.md, decision 16)', () => {
@@ -128,7 +142,7 @@ describe('the published tarballs', { timeout: 240_000 }, () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('the server ships the command, the built code and its types, not the tests, benchmarks or library', () => {
+  it('the server ships the command, the built code, its types and the library inside it, not the tests or benchmarks', () => {
     const paths = packed.get(SERVER)?.files ?? [];
     for (const needed of [
       'bin/gatehouse.js',
@@ -136,9 +150,15 @@ describe('the published tarballs', { timeout: 240_000 }, () => {
       'dist/src/index.d.ts',
       'dist/src/resource-server.js',
       'dist/src/resource-server.d.ts',
+      'dist/src/resource-server-express.js',
+      'dist/src/resource-server-fastify.js',
       'dist/src/cli/main.js',
       'package.json',
       'LICENSE',
+      // Bundled (decision 16): the library is not on the registry, so the server carries it.
+      `node_modules/${LIBRARY}/package.json`,
+      `node_modules/${LIBRARY}/dist/index.js`,
+      `node_modules/${LIBRARY}/dist/express.d.ts`,
     ]) {
       assert.ok(paths.includes(needed), `${needed} is packed`);
     }
@@ -146,9 +166,13 @@ describe('the published tarballs', { timeout: 240_000 }, () => {
       (path) =>
         /^(dist\/)?(test|bench|packages)\//.test(path) ||
         path.startsWith('src/') ||
+        path.startsWith(`node_modules/${LIBRARY}/src/`) ||
         path.endsWith('.tsbuildinfo'),
     );
-    assert.deepEqual(stray, [], 'no tests, benchmarks, TypeScript sources or the library');
+    assert.deepEqual(stray, [], "no tests, benchmarks, TypeScript sources or the library's workspace");
+    // The library's own dependency comes with it; nothing else of node_modules does.
+    const bundled = new Set(paths.filter((p) => p.startsWith('node_modules/')).map((p) => p.split('/')[1]));
+    assert.deepEqual([...bundled].sort(), [LIBRARY, 'jose']);
   });
 
   it('the library ships its built code and types, and depends on jose alone', () => {
@@ -187,7 +211,9 @@ describe('the published tarballs', { timeout: 240_000 }, () => {
     assert.deepEqual(installed.sort(), [LIBRARY, 'jose']);
     writeFileSync(
       join(app, 'check.mjs'),
-      `import { ResourceServer, expressResourceServer, gatehouseResourceServer } from '${LIBRARY}';
+      `import { ResourceServer } from '${LIBRARY}';
+       import { expressResourceServer } from '${LIBRARY}/express';
+       import { gatehouseResourceServer } from '${LIBRARY}/fastify';
        import { TokenError } from '${LIBRARY}/rfc6750';
        import { parseMacHeader } from '${LIBRARY}/mac';
        console.log([ResourceServer, expressResourceServer, gatehouseResourceServer, TokenError, parseMacHeader].map((f) => typeof f).join());`,
@@ -196,36 +222,91 @@ describe('the published tarballs', { timeout: 240_000 }, () => {
     assert.equal(stdout.trim(), 'function,function,function,function,function');
   });
 
-  it('both install from their tarballs and import by name, with types', async () => {
-    const app = join(dir, 'app');
+  it("an Express service's types compile against the library's with skipLibCheck off, without Fastify", async () => {
+    const app = join(dir, 'express-types');
     mkdirSync(app);
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
-    // --ignore-scripts: better-sqlite3 would compile its native addon here (minutes on this machine);
-    // it is loaded only when a SQLite store opens, which importing does not do.
+    writeFileSync(
+      join(app, 'package.json'),
+      JSON.stringify({ name: 'express-app', private: true, type: 'module' }),
+    );
+    // Express's types at the version this repository uses; Fastify (an optional peer) is not installed.
+    const expressTypes = readJson(join(ROOT, 'node_modules', '@types', 'express', 'package.json')).version;
     await npm(
       [
         'install',
         '--no-audit',
         '--no-fund',
         '--prefer-offline',
-        '--ignore-scripts',
         tarball(LIBRARY),
-        tarball(SERVER),
+        `@types/express@${expressTypes}`,
       ],
       app,
     );
+    assert.ok(!existsSync(join(app, 'node_modules', 'fastify')), 'Fastify is not installed');
+    writeFileSync(
+      join(app, 'check.ts'),
+      `import type { RequestHandler } from 'express';
+       import { ResourceServer, TokenError, type VerifiedToken } from '${LIBRARY}';
+       import { expressResourceServer } from '${LIBRARY}/express';
+       const tokens = expressResourceServer({ issuer: 'https://auth.example.com' });
+       const handler: RequestHandler = tokens.requireToken(['notes:read']);
+       const token: VerifiedToken | undefined = undefined;
+       export const used = [handler, token, ResourceServer, TokenError, tokens.resourceServer];`,
+    );
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          target: 'ES2022',
+          strict: true,
+          // Every .d.ts the program reaches is checked: the library's entry must not reach Fastify's.
+          skipLibCheck: false,
+          noEmit: true,
+        },
+        files: ['check.ts'],
+      }),
+    );
+    const compile = run(
+      process.execPath,
+      [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', '.'],
+      {
+        cwd: app,
+        encoding: 'utf8',
+      },
+    );
+    // tsc prints its diagnostics on stdout; a failure shows them.
+    await compile.catch((error: { stdout?: string }) =>
+      assert.fail(`tsc failed:\n${error.stdout ?? String(error)}`),
+    );
+  });
+
+  it('the server installs alone from its tarball, with the library inside it, and runs its command', async () => {
+    const app = join(dir, 'app');
+    mkdirSync(app);
+    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module' }));
+    // The server's tarball alone: its dependency on the library, which is not on the registry, is met
+    // by the copy bundled inside it (decision 16). --ignore-scripts: better-sqlite3 would compile its
+    // native addon here (minutes on this machine); it is loaded only when a SQLite store opens, which
+    // neither importing nor --version does.
+    await npm(
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts', tarball(SERVER)],
+      app,
+    );
     assert.ok(
-      !existsSync(join(app, 'node_modules', SERVER, 'node_modules', LIBRARY)),
-      'one copy of the library',
+      existsSync(join(app, 'node_modules', SERVER, 'node_modules', LIBRARY, 'dist', 'index.js')),
+      'the library is inside the server',
     );
     writeFileSync(
       join(app, 'check.ts'),
       `import { createGatehouse, loadConfig, type GatehouseConfig } from '${SERVER}';
-       import { ResourceServer as Short } from '${SERVER}/resource-server';
-       import { ResourceServer, type VerifiedToken } from '${LIBRARY}';
+       import { ResourceServer, type VerifiedToken } from '${SERVER}/resource-server';
+       import { expressResourceServer } from '${SERVER}/resource-server/express';
+       import { gatehouseResourceServer } from '${SERVER}/resource-server/fastify';
        const config: (input: Parameters<typeof loadConfig>[0]) => GatehouseConfig = loadConfig;
        const token: VerifiedToken | undefined = undefined;
-       console.log([typeof createGatehouse, typeof config, ResourceServer === Short, token].join());`,
+       console.log([createGatehouse, config, ResourceServer, expressResourceServer, gatehouseResourceServer].map((f) => typeof f).join(), token);`,
     );
     writeFileSync(
       join(app, 'tsconfig.json'),
@@ -257,16 +338,12 @@ describe('the published tarballs', { timeout: 240_000 }, () => {
       },
     );
     const { stdout } = await run(process.execPath, ['check.js'], { cwd: app, encoding: 'utf8' });
-    assert.equal(stdout.trim(), 'function,function,true,');
-    // The installed command finds its own package's version (it looks the package up by name).
-    const version = await run(
-      process.execPath,
-      [join(app, 'node_modules', SERVER, 'bin', 'gatehouse.js'), '--version'],
-      {
-        cwd: app,
-        encoding: 'utf8',
-      },
-    );
+    assert.equal(stdout.trim(), 'function,function,function,function,function undefined');
+    // The installed command, as npm linked it, finds its own package's version (by name).
+    const version = await run(join(app, 'node_modules', '.bin', 'gatehouse'), ['--version'], {
+      cwd: app,
+      encoding: 'utf8',
+    });
     assert.equal(version.stdout, `gatehouse ${readJson(join(ROOT, 'package.json')).version}\n`);
   });
 });

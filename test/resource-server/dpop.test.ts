@@ -6,13 +6,13 @@ import Fastify from 'fastify';
 import { calculateThumbprint, generateKeyPair, generateProof, type KeyPair } from 'dpop';
 import {
   DpopReplayStoreFullError,
-  expressResourceServer,
-  gatehouseResourceServer,
   MemoryDpopReplayStore,
   type DpopReplayStore,
   type ResourceServerOptions,
   type VerifiedToken,
 } from 'gatehouse-oauth-resource-server';
+import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
+import { gatehouseResourceServer } from 'gatehouse-oauth-resource-server/fastify';
 import { refusalFor } from '#resource-server-internals/respond.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -5,12 +5,9 @@ import formBody from '@fastify/formbody';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { SignJWT } from 'jose';
-import {
-  expressResourceServer,
-  gatehouseResourceServer,
-  ResourceServer,
-  type ResourceServerOptions,
-} from 'gatehouse-oauth-resource-server';
+import { ResourceServer, type ResourceServerOptions } from 'gatehouse-oauth-resource-server';
+import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
+import { gatehouseResourceServer } from 'gatehouse-oauth-resource-server/fastify';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { apiClient, clientCredentialsToken, expectStatus, revoke, userToken } from '../api/support.js';

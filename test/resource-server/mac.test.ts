@@ -6,12 +6,9 @@ import formBody from '@fastify/formbody';
 import express from 'express';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { decodeJwt } from 'jose';
-import {
-  expressResourceServer,
-  gatehouseResourceServer,
-  MemoryNonceStore,
-  type ResourceServerOptions,
-} from 'gatehouse-oauth-resource-server';
+import { MemoryNonceStore, type ResourceServerOptions } from 'gatehouse-oauth-resource-server';
+import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
+import { gatehouseResourceServer } from 'gatehouse-oauth-resource-server/fastify';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { userToken } from '../api/support.js';

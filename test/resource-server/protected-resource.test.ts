@@ -5,14 +5,14 @@ import express from 'express';
 import Fastify from 'fastify';
 import { decodeJwt } from 'jose';
 import {
-  expressResourceServer,
   formatChallenge,
-  gatehouseResourceServer,
   ProtectedResource,
   ResourceServer,
   TokenError,
   type ResourceServerOptions,
 } from 'gatehouse-oauth-resource-server';
+import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
+import { gatehouseResourceServer } from 'gatehouse-oauth-resource-server/fastify';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { clientCredentialsToken, expectStatus } from '../api/support.js';

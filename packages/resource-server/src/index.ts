@@ -3,6 +3,8 @@
  * It imports only jose and node: modules; the Fastify and Express adapters need nothing of their
  * frameworks at run time (Fastify's types only, an optional peer), so a service that validates
  * tokens installs none of the server's database drivers (docs/decisions.md, decision 16).
+ * This entry is framework-free: the adapters are the subpaths `/fastify` and `/express`, so that the
+ * types of a service that uses one framework never name the other's (Fastify is optional).
  * RFC 9449 DPoP: the `dpop` option accepts `Authorization: DPoP` with its proof; a DPoP-bound token
  * is never accepted as a bearer token.
  * The subpaths `/mac` and `/rfc6750` export the framework-free rules that the server's own /v1 API
@@ -60,10 +62,3 @@ export {
   type ProtectedResourceMetadata,
   type ProtectedResourceMetadataOptions,
 } from './protected-resource.js';
-export { gatehouseResourceServer, type FastifyResourceServerOptions } from './fastify.js';
-export {
-  expressResourceServer,
-  type ConnectMiddleware,
-  type ConnectRequest,
-  type ConnectResponse,
-} from './express.js';
