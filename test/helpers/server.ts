@@ -8,6 +8,7 @@ import { ManualClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createTestStore, type Backend, type TestStore } from './backends.js';
 import { HttpsClient } from './https-client.js';
+import { seedSigningKeys } from './signing-keys.js';
 
 export interface TestServer {
   gatehouse: Gatehouse;
@@ -70,6 +71,12 @@ export async function startTestServer(
   let gatehouse: Gatehouse | undefined;
   let url: string;
   try {
+    // This process's fixed first keys (signing-keys.ts): the server's start then generates none.
+    await seedSigningKeys(store.storage.signingKeys, {
+      secret: config.secret,
+      algorithm: config.signingAlgorithm,
+      now: clock.now(),
+    });
     gatehouse = await createGatehouse(config, {
       clock,
       storage: store.storage,
