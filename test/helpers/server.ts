@@ -7,6 +7,7 @@ import { createUser } from '../../src/core/user-registry.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createTestStore, type Backend, type TestStore } from './backends.js';
+import { seedDevCertificate } from './dev-certificate.js';
 import { HttpsClient } from './https-client.js';
 import { seedSigningKeys } from './signing-keys.js';
 
@@ -77,6 +78,8 @@ export async function startTestServer(
       algorithm: config.signingAlgorithm,
       now: clock.now(),
     });
+    // And its development certificate, unless the test configures one (or none: behind a proxy).
+    if (config.tlsCert === undefined && !config.trustProxy) await seedDevCertificate(config.dataDir);
     gatehouse = await createGatehouse(config, {
       clock,
       storage: store.storage,
