@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 function testFiles(dir) {
   if (!existsSync(dir)) return [];
@@ -26,9 +27,19 @@ if (!existsSync(process.env.GATEHOUSE_CHROMIUM ?? '/usr/bin/chromium')) {
     'notice: browser tests skipped; install Debian chromium (apt-get install chromium) to run them',
   );
 }
+// The spec output, then the slowest files (scripts/file-times.js), both on stdout.
+const fileTimes = fileURLToPath(new URL('file-times.js', import.meta.url));
 const result = spawnSync(
   process.execPath,
-  ['--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  [
+    '--test',
+    '--test-concurrency=2',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    `--test-reporter=${fileTimes}`,
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
   { stdio: 'inherit' },
 );
 process.exit(result.status ?? 1);

@@ -381,13 +381,13 @@ function signerFor(alg: SigningAlgorithm, privateKey: KeyObject): (signingInput:
   }
 }
 
-interface KeyPair {
+export interface KeyPair {
   publicKey: KeyObject;
   privateKey: KeyObject;
 }
 
 /** Off the event loop: an RSA key takes tens to hundreds of milliseconds to generate. */
-function newKeyPair(alg: SigningAlgorithm): Promise<KeyPair> {
+export function newKeyPair(alg: SigningAlgorithm): Promise<KeyPair> {
   return new Promise((resolve, reject) => {
     const done = (error: Error | null, publicKey: KeyObject, privateKey: KeyObject) =>
       error === null ? resolve({ publicKey, privateKey }) : reject(error);
@@ -411,7 +411,19 @@ export async function generateSigningKey(
   keyEncryptionKey: Buffer,
   now: number,
 ): Promise<SigningKeyRecord> {
-  const pair = await newKeyPair(alg);
+  return signingKeyRecord(alg, await newKeyPair(alg), keyEncryptionKey, now);
+}
+
+/**
+ * The stored form of a key pair of `alg`: its public JWK (kid its thumbprint, RFC 7638) and its private
+ * key sealed under the key-encryption key. (Tests seed a store with pairs made once per process.)
+ */
+export async function signingKeyRecord(
+  alg: SigningAlgorithm,
+  pair: KeyPair,
+  keyEncryptionKey: Buffer,
+  now: number,
+): Promise<SigningKeyRecord> {
   const jwk = pair.publicKey.export({ format: 'jwk' }) as JWK;
   const kid = await calculateJwkThumbprint(jwk);
   const publicJwk: Record<string, string> = { ...(jwk as Record<string, string>), kid, alg, use: 'sig' };

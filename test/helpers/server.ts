@@ -7,7 +7,9 @@ import { createUser } from '../../src/core/user-registry.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createTestStore, type Backend, type TestStore } from './backends.js';
+import { seedDevCertificate } from './dev-certificate.js';
 import { HttpsClient } from './https-client.js';
+import { seedSigningKeys } from './signing-keys.js';
 
 export interface TestServer {
   gatehouse: Gatehouse;
@@ -70,6 +72,14 @@ export async function startTestServer(
   let gatehouse: Gatehouse | undefined;
   let url: string;
   try {
+    // This process's fixed first keys (signing-keys.ts): the server's start then generates none.
+    await seedSigningKeys(store.storage.signingKeys, {
+      secret: config.secret,
+      algorithm: config.signingAlgorithm,
+      now: clock.now(),
+    });
+    // And its development certificate, unless the test configures one (or none: behind a proxy).
+    if (config.tlsCert === undefined && !config.trustProxy) await seedDevCertificate(config.dataDir);
     gatehouse = await createGatehouse(config, {
       clock,
       storage: store.storage,

@@ -12,6 +12,7 @@ import type { TokenEndpoint, TokenEndpointRequest } from '../../../src/core/toke
 import type { TokenIssuer, TokenResponse } from '../../../src/core/token-issuer.js';
 import type { TokenServices } from '../../../src/core/token-services.js';
 import { ManualClock } from '../../../src/shared/clock.js';
+import { seedSigningKeys } from '../../helpers/signing-keys.js';
 import { memoryStorage } from './memory-storage.js';
 
 /** Seconds since the epoch at which every test engine's clock starts (2027-01-15): no test reads the wall clock. */
@@ -55,8 +56,9 @@ export interface TestEngine {
 /**
  * Builds the engine with the server's own factory (core/engine.ts, createEngine) and policy
  * (compose/engine-policy.ts) over the in-memory ports and a manual clock: a real KeyRing with real
- * keys sealed under a key derived from the server secret. Built-in scopes and the first signing key
- * come from `prepare()`, as at a server's start.
+ * keys sealed under a key derived from the server secret. Built-in scopes come from `prepare()`, as at a
+ * server's start; the first signing keys are this process's fixed ones (seedSigningKeys), which
+ * `prepare()` loads as a server loads the keys of its store.
  */
 export async function testEngine(overrides: TestEngineOverrides = {}): Promise<TestEngine> {
   const { clock = new ManualClock(START), storage = memoryStorage(), jwksFetcher, ...input } = overrides;
@@ -65,6 +67,12 @@ export async function testEngine(overrides: TestEngineOverrides = {}): Promise<T
     { dataDir: '/nonexistent/gatehouse-unit', issuer: ISSUER, secret: Buffer.alloc(32, 7), ...input },
     {},
   );
+  // This process's fixed first keys (test/helpers/signing-keys.ts): prepare() then generates none.
+  await seedSigningKeys(storage.signingKeys, {
+    secret: config.secret,
+    algorithm: config.signingAlgorithm,
+    now: clock.now(),
+  });
   const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher });
   await engine.prepare();
   return {
