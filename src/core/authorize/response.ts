@@ -10,6 +10,64 @@ export type ResponseMode = 'query' | 'fragment' | 'form_post';
 
 export const RESPONSE_MODES: readonly ResponseMode[] = ['query', 'fragment', 'form_post'];
 
+/**
+ * The response types (RFC 6749 §3.1.1; OAuth 2.0 Multiple Response Type Encoding Practices §3, §5), in
+ * the canonical order of their parts. Those with `id_token` exist only in OpenID Connect requests.
+ */
+export const RESPONSE_TYPES = [
+  'code',
+  'token',
+  'id_token',
+  'code id_token',
+  'code token',
+  'id_token token',
+  'code id_token token',
+] as const;
+export type ResponseType = (typeof RESPONSE_TYPES)[number];
+
+/** What a response type returns from the authorization endpoint. */
+export interface ResponseParts {
+  code: boolean;
+  idToken: boolean;
+  token: boolean;
+}
+
+export function responseParts(type: ResponseType): ResponseParts {
+  const parts = type.split(' ');
+  return {
+    code: parts.includes('code'),
+    idToken: parts.includes('id_token'),
+    token: parts.includes('token'),
+  };
+}
+
+/**
+ * The response type a `response_type` value names (its parts space-separated, in any order), or
+ * undefined when it names none this request may use: an OAuth 2.0 request has `code` and `token`
+ * (RFC 6749 §3.1.1), an OpenID Connect one also every combination with `id_token` (Core §3; OAuth 2.0
+ * Multiple Response Type Encoding Practices §3, §5).
+ */
+export function parseResponseType(value: string | undefined, openid: boolean): ResponseType | undefined {
+  if (value === undefined) return undefined;
+  if (!openid) return value === 'code' || value === 'token' ? value : undefined;
+  const parts = value.split(' ').filter((part) => part !== '');
+  if (new Set(parts).size !== parts.length) return undefined;
+  const canonical = ['code', 'id_token', 'token'].filter((part) => parts.includes(part)).join(' ');
+  if (canonical.split(' ').length !== parts.length) return undefined;
+  return (RESPONSE_TYPES as readonly string[]).includes(canonical) ? (canonical as ResponseType) : undefined;
+}
+
+/** The default response mode (Multiple Response Types §5): the query for `code` alone, else the fragment. */
+export function defaultResponseMode(type: ResponseType): ResponseMode {
+  return type === 'code' ? 'query' : 'fragment';
+}
+
+/** Multiple Response Types §5: a token or an ID token never travels in the query. */
+export function modeAllowed(mode: ResponseMode, type: ResponseType): boolean {
+  const parts = responseParts(type);
+  return mode !== 'query' || (!parts.token && !parts.idToken);
+}
+
 /** An answer to an authorization request, success or error, addressed to a verified redirect URI. */
 export interface AuthorizationResponse {
   /** The registered redirect URI, as registered (its own query kept, RFC 6749 §3.1.2). */
