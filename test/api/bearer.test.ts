@@ -31,7 +31,16 @@ for (const backend of backends()) {
         assert.equal(res.headers['cache-control'], 'no-store');
         const body = res.json as Record<string, unknown>;
         // The email address comes only with scope email (OpenID Connect Core §5.4); name with profile.
-        assert.deepEqual(Object.keys(body).sort(), ['created_at', 'id', 'name', 'updated_at', 'username']);
+        // `admin` says whether the user is an administrator (decision 29); this one is not.
+        assert.deepEqual(Object.keys(body).sort(), [
+          'admin',
+          'created_at',
+          'id',
+          'name',
+          'updated_at',
+          'username',
+        ]);
+        assert.equal(body.admin, false);
         assert.equal(body.id, user.id);
         assert.equal(body.username, user.username);
       }
