@@ -124,7 +124,7 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
       await page.goto(`${server.url}/account/apps`);
       await check('connected-apps');
       await page.goto(`${server.url}/`);
-      await page.getByRole('link', { name: 'Discovery document' }).waitFor();
+      await page.getByRole('link', { name: 'OpenID Provider configuration' }).waitFor();
       await check('home');
       await page.goto(`${server.url}/playground`);
       await page.getByLabel('Client', { exact: true }).selectOption(clientId);
