@@ -34,10 +34,12 @@ function layers() {
       'src/core is the engine: ports, rules and a clock; no web framework, database, front end or configuration (docs/architecture.md)',
       {
         folders: ['storage', 'http', 'cli', 'compose', 'config', 'outbound'],
-        // The library's rules reach /v1 through http/ (docs/decisions.md, decision 16); the two
-        // exceptions are the storage-free DPoP proof check and JWT verifier, shared by name (decision 26).
+        // The library's rules reach /v1 through http/ (docs/decisions.md, decision 16); the
+        // exceptions are its storage-free rules core shares, by name (decision 26): the DPoP proof
+        // check, the JWT verifier, the token-presentation rule and the URI syntax.
         packages: [...WEB, ...DATABASES, '**/packages/resource-server/**'],
-        regex: '^gatehouse-oauth-resource-server(?!/(?:dpop-proof|jwt-verifier)$)(/.*)?$',
+        regex:
+          '^gatehouse-oauth-resource-server(?!/(?:dpop-proof|jwt-verifier|token-presentation|uri-syntax)$)(/.*)?$',
       },
     ),
     layer(['src/storage/**/*.ts'], 'src/storage implements the ports of core; it knows no front end', {

@@ -28,6 +28,28 @@ export interface ClientCredentialsInput {
   endpointUrl?: string;
 }
 
+/**
+ * The client credentials of a form request (RFC 6749 §2.3.1, RFC 7521 §4.2), read the one way every
+ * client-authenticated endpoint reads them (/token, /introspect, /revoke, /par,
+ * /device_authorization): `param` gives a form parameter's single value (each endpoint's own reading
+ * of repetition), `authorization` is the raw header, and `endpointUrl` the endpoint's URL under the
+ * issuer, which a client assertion may name as its audience (the token endpoint's is always accepted).
+ */
+export function formClientCredentials(
+  param: (name: string) => string | undefined,
+  authorization: string | undefined,
+  endpointUrl?: string,
+): ClientCredentialsInput {
+  return {
+    authorization,
+    clientId: param('client_id'),
+    clientSecret: param('client_secret'),
+    clientAssertionType: param('client_assertion_type'),
+    clientAssertion: param('client_assertion'),
+    ...(endpointUrl === undefined ? {} : { endpointUrl }),
+  };
+}
+
 export interface AuthenticatedClient {
   client: Client;
   method: ClientAuthMethod;

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 // The one copy of the proof check, shared with the resource-server library (docs/decisions.md, decision 26).
 import {
+  DEFAULT_DPOP_ALGORITHMS,
   DpopProofError,
   DpopProofVerifier,
   isJwkThumbprint,
@@ -16,10 +17,9 @@ export type { DpopErrorCode } from 'gatehouse-oauth-resource-server/dpop-proof';
 
 /**
  * RFC 9449 §4.2: the asymmetric JWS algorithms a proof may be signed with (never `none` nor an HMAC,
- * §4.3 item 5). `Ed25519` is the fully specified name of EdDSA over Ed25519 (RFC 9864), which newer
- * clients (panva's `dpop`, oauth4webapi) sign with.
+ * §4.3 item 5): the library's list, one copy for the server and the services it protects.
  */
-export const DPOP_SIGNING_ALGORITHMS = ['ES256', 'PS256', 'RS256', 'EdDSA', 'Ed25519'] as const;
+export const DPOP_SIGNING_ALGORITHMS: readonly string[] = DEFAULT_DPOP_ALGORITHMS;
 
 /** How long one nonce slot lasts: a nonce is accepted in its slot and the next (§8, docs/decisions.md). */
 export const DPOP_NONCE_SLOT_SECONDS = 300;

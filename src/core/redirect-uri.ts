@@ -1,4 +1,5 @@
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
+// The URI syntax shared with the resource-server library (docs/decisions.md, decision 26).
+import { httpUriProblem, parseStoredUri } from 'gatehouse-oauth-resource-server/uri-syntax';
 
 export type CanonicalRedirectUri =
   { uri: string; problem?: undefined } | { uri?: undefined; problem: string };
@@ -15,32 +16,11 @@ export type CanonicalRedirectUri =
  * the `//` authority (`https:evil.example/cb`, which a browser silently completes).
  */
 export function canonicalRedirectUri(value: string): CanonicalRedirectUri {
-  if (value.length > 2000) return { problem: 'is longer than 2000 characters' };
-  if (value.includes('#')) return { problem: 'must not contain a fragment' };
-  if (value.includes('\\')) return { problem: 'must not contain a backslash' };
-  // Controls and spaces are silently removed or encoded by the URL parser: what was checked would
-  // not be what was sent.
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (/[\u0000-\u0020\u007f]/.test(value))
-    return { problem: 'must not contain spaces or control characters' };
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return { problem: 'is not an absolute URI' };
-  }
+  const { url, problem } = parseStoredUri(value);
+  if (url === undefined) return { problem };
   if (url.protocol === 'https:' || url.protocol === 'http:') {
-    const scheme = url.protocol.slice(0, -1);
-    if (!new RegExp(`^${scheme}://`, 'i').test(value)) {
-      return { problem: `must start with ${scheme}:// (an authority is required)` };
-    }
-    const authority = value.slice(scheme.length + 3).split(/[/?]/, 1)[0] ?? '';
-    if (authority.includes('@')) return { problem: 'must not contain user information (user@)' };
-    if (authority === '' || url.hostname === '') return { problem: 'has no host' };
-    if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
-      return { problem: 'must use https (http only on loopback hosts)' };
-    }
-    return { uri: url.href };
+    const httpProblem = httpUriProblem(value, url);
+    return httpProblem === undefined ? { uri: url.href } : { problem: httpProblem };
   }
   if (/^(javascript|data|file|vbscript|blob|about):$/.test(url.protocol)) {
     return { problem: 'uses a forbidden scheme' };

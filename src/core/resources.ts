@@ -1,3 +1,10 @@
+// The URI syntax and canonical form shared with the resource-server library (decision 26).
+import {
+  canonicalResource,
+  httpUriProblem,
+  MAX_URI_LENGTH,
+  parseStoredUri,
+} from 'gatehouse-oauth-resource-server/uri-syntax';
 import { invalidTarget } from './errors.js';
 import type { ResourceServer } from './model.js';
 import { OFFLINE_ACCESS_SCOPE, OPENID_SCOPE } from './oidc/claims.js';
@@ -9,8 +16,7 @@ import { resolveScope } from './scopes.js';
  * authorization endpoint, every grant at the token endpoint, and the resource registry.
  */
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
-export const MAX_RESOURCE_URI_LENGTH = 2000;
+export const MAX_RESOURCE_URI_LENGTH = MAX_URI_LENGTH;
 /** More resources than this in one request is refused: each is a look-up, and an `aud` entry. */
 export const MAX_RESOURCES_PER_REQUEST = 16;
 /**
@@ -34,35 +40,13 @@ export type CanonicalResourceUri =
  * resource server most often calls itself by the second, which is what its tokens' `aud` then says.
  */
 export function canonicalResourceUri(value: string): CanonicalResourceUri {
-  if (value.length > MAX_RESOURCE_URI_LENGTH) {
-    return { problem: `is longer than ${MAX_RESOURCE_URI_LENGTH} characters` };
-  }
-  if (value.includes('#')) return { problem: 'must not contain a fragment' };
-  if (value.includes('\\')) return { problem: 'must not contain a backslash' };
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (/[\u0000-\u0020\u007f]/.test(value))
-    return { problem: 'must not contain spaces or control characters' };
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return { problem: 'is not an absolute URI' };
-  }
+  const { url, problem } = parseStoredUri(value);
+  if (url === undefined) return { problem };
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     return { problem: 'must use https (http only on loopback hosts)' };
   }
-  const scheme = url.protocol.slice(0, -1);
-  if (!new RegExp(`^${scheme}://`, 'i').test(value)) {
-    return { problem: `must start with ${scheme}:// (an authority is required)` };
-  }
-  const authority = value.slice(scheme.length + 3).split(/[/?]/, 1)[0] ?? '';
-  if (authority.includes('@')) return { problem: 'must not contain user information (user@)' };
-  if (authority === '' || url.hostname === '') return { problem: 'has no host' };
-  if (url.protocol === 'http:' && !LOOPBACK_HOSTS.has(url.hostname)) {
-    return { problem: 'must use https (http only on loopback hosts)' };
-  }
-  const href = url.href;
-  return { uri: url.pathname === '/' && url.search === '' ? href.slice(0, -1) : href };
+  const httpProblem = httpUriProblem(value, url);
+  return httpProblem === undefined ? { uri: canonicalResource(url) } : { problem: httpProblem };
 }
 
 /**

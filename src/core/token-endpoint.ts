@@ -1,4 +1,8 @@
-import type { AuthenticatedClient, ClientCredentialsInput } from './client-auth.js';
+import {
+  formClientCredentials,
+  type AuthenticatedClient,
+  type ClientCredentialsInput,
+} from './client-auth.js';
 import type { DpopProof, DpopVerifier } from './dpop.js';
 import { dpopProofError, invalidRequest, unauthorizedClient, unsupportedGrantType } from './errors.js';
 import { authorizationCodeGrant } from './grants/authorization-code.js';
@@ -68,15 +72,10 @@ export class TokenEndpoint {
   async handle(request: TokenEndpointRequest): Promise<TokenResponse> {
     const grantType = request.params.grant_type;
     if (grantType === undefined || grantType === '') throw invalidRequest('grant_type is required');
-    const credentials: ClientCredentialsInput = {
-      authorization: request.authorization,
-      clientId: request.params.client_id,
-      clientSecret: request.params.client_secret,
-      clientAssertionType: request.params.client_assertion_type,
-      clientAssertion: request.params.client_assertion,
-    };
     // The token endpoint's own URL is always an accepted audience (the engine's policy).
-    const { client } = await this.authenticateClient(credentials);
+    const { client } = await this.authenticateClient(
+      formClientCredentials((name) => request.params[name], request.authorization),
+    );
     const handler = this.handlers.get(grantType);
     if (handler === undefined) throw unsupportedGrantType(`grant_type not supported: ${grantType}`);
     if (!client.grantTypes.includes(handler.grantType)) {

@@ -1,3 +1,4 @@
+import { presentationProblem } from 'gatehouse-oauth-resource-server/token-presentation';
 import { InvalidAccessTokenError, type ValidAccessToken } from './access-token-validation.js';
 import type { DpopVerifier } from './dpop.js';
 
@@ -12,11 +13,10 @@ export type TokenPresentation =
   | { scheme: 'dpop'; proofs: readonly string[]; method: string; url: string };
 
 /**
- * RFC 9449 §7: a token is accepted only as what it is. A DPoP-bound token needs the DPoP scheme and a
- * proof of its key over this request (`ath` its hash); as a bearer token it is refused (§7.2: a stolen
- * bound token is worthless without the key). An unbound token under the DPoP scheme is refused too:
- * no key binds it, so the proof would prove nothing. A MAC token is never either (docs/decisions.md,
- * decision 3). Throws InvalidAccessTokenError (invalid_token) or the verifier's DpopProofError.
+ * RFC 9449 §7: a token is accepted only as what it is (the rule and its wording are the library's,
+ * `gatehouse-oauth-resource-server/token-presentation`, decision 26): a DPoP-bound token needs the
+ * DPoP scheme and a proof of its key over this request (`ath` its hash); a MAC token is never either.
+ * Throws InvalidAccessTokenError (invalid_token) or the verifier's DpopProofError.
  */
 export async function checkTokenPresentation(
   token: string,
@@ -24,23 +24,11 @@ export async function checkTokenPresentation(
   presentation: TokenPresentation,
   dpop: DpopVerifier,
 ): Promise<void> {
-  if (valid.tokenType === 'mac') {
-    throw new InvalidAccessTokenError('a MAC token must be presented with the MAC scheme');
-  }
-  if (presentation.scheme === 'bearer') {
-    if (valid.tokenType === 'dpop') {
-      throw new InvalidAccessTokenError(
-        'a DPoP-bound access token must be presented with the DPoP scheme and a DPoP proof',
-      );
-    }
-    return;
-  }
-  const jkt = valid.claims.cnf?.jkt;
-  if (valid.tokenType !== 'dpop' || jkt === undefined) {
-    throw new InvalidAccessTokenError(
-      'this access token is not DPoP-bound: present it with the Bearer scheme',
-    );
-  }
+  const bound = valid.tokenType === 'dpop';
+  const jkt = bound ? valid.claims.cnf?.jkt : undefined;
+  const refused = presentationProblem(presentation.scheme, { mac: valid.tokenType === 'mac', bound, jkt });
+  if (refused !== undefined) throw new InvalidAccessTokenError(refused);
+  if (presentation.scheme === 'bearer' || jkt === undefined) return;
   await dpop.verify({
     proofs: presentation.proofs,
     method: presentation.method,

@@ -25,7 +25,11 @@ import { sha256Base64url } from './sha256.js';
  * the fast path only ever accepts what jose accepts (held to it by a differential test).
  */
 
-/** RFC 9449 §4.2: asymmetric algorithms only (never `none` nor an HMAC). `Ed25519` is RFC 9864's EdDSA. */
+/**
+ * RFC 9449 §4.2: asymmetric algorithms only (never `none` nor an HMAC). `Ed25519` is the fully
+ * specified name of EdDSA over Ed25519 (RFC 9864), which newer clients (panva's `dpop`,
+ * oauth4webapi) sign with. The server's list too (its metadata, challenges and proof check).
+ */
 export const DEFAULT_DPOP_ALGORITHMS: readonly string[] = ['ES256', 'PS256', 'RS256', 'EdDSA', 'Ed25519'];
 const ASYMMETRIC = /^(ES(256|384|512)|PS(256|384|512)|RS(256|384|512)|EdDSA|Ed25519)$/;
 /** A jti longer than this is refused rather than stored (the replay store keeps each one). */

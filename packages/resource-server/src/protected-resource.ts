@@ -4,6 +4,11 @@
  * authorization servers that issue tokens for it, and where that document lives.
  */
 
+import { canonicalResource, hasSpaceOrControl, isLoopbackHost } from './uri-syntax.js';
+
+// The resource identifier's canonical form is the server's (it makes tokens' `aud`): one copy.
+export { canonicalResource };
+
 /** The ways RFC 6750 §2 lets a client present a bearer token (RFC 9728 §2, `bearer_methods_supported`). */
 export type BearerMethod = 'header' | 'body' | 'query';
 
@@ -47,7 +52,6 @@ export interface ProtectedResourceMetadata {
 /** RFC 9728 §3: the well-known URI suffix registered for this metadata. */
 export const PROTECTED_RESOURCE_WELL_KNOWN = '/.well-known/oauth-protected-resource';
 
-const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const BEARER_METHODS: ReadonlySet<string> = new Set(['header', 'body', 'query']);
 
 /**
@@ -119,16 +123,6 @@ export class ProtectedResource {
   }
 }
 
-/**
- * The form Gatehouse gives a resource URI, and so the `aud` of the tokens it issues for it: the WHATWG
- * URL serialisation (lower-case scheme and host, default port dropped, dot segments resolved) less the
- * "/" it adds to a bare origin, since `https://api.example/` and `https://api.example` name one
- * resource (RFC 3986 §6.2.3). Publishing this form makes clients ask for exactly what `aud` will say.
- */
-export function canonicalResource(url: URL): string {
-  return url.pathname === '/' && url.search === '' ? url.href.slice(0, -1) : url.href;
-}
-
 /** The resource identifier's rules: RFC 9728 §1.2 and RFC 8707 §2. */
 function checkedResourceUrl(resource: string): URL {
   let url: URL;
@@ -137,7 +131,7 @@ function checkedResourceUrl(resource: string): URL {
   } catch {
     throw new Error(`resource must be an absolute URL, not ${JSON.stringify(resource)}`);
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) {
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
     // RFC 9728 §1.2 asks for https; http is allowed on a loopback host only, as Gatehouse does for
     // redirect URIs, so that a development server can run without a certificate.
     throw new Error('resource must be an https URL (http only on a loopback host)');
@@ -146,8 +140,7 @@ function checkedResourceUrl(resource: string): URL {
   // RFC 9728 §3.1 a plain path that an adapter can route.
   if (resource.includes('#')) throw new Error('resource must not have a fragment (RFC 8707 §2)');
   // A URL parser rewrites these silently; the identifier compared must be the one written.
-  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
-  if (resource.includes('\\') || /[\u0000-\u0020\u007f]/.test(resource)) {
+  if (resource.includes('\\') || hasSpaceOrControl(resource)) {
     throw new Error('resource must not contain a backslash, spaces or control characters');
   }
   if (resource.includes('?')) throw new Error('resource must not have a query (RFC 8707 §2)');

@@ -17,6 +17,7 @@ import { DpopProofChecker, type DpopOptions } from './dpop.js';
 import { nodeFetch, type FetchLike } from './node-fetch.js';
 import { ProtectedResource, type BearerMethod } from './protected-resource.js';
 import { checkTokenSyntax, extractCredential, isToken68, missingScopes, TokenError } from './rfc6750.js';
+import { presentationProblem, TOKEN_PRESENTATION_ERRORS } from './token-presentation.js';
 
 export interface ResourceServerOptions {
   /** The authorization server's issuer URL: tokens must carry it as `iss`. */
@@ -276,16 +277,13 @@ export class ResourceServer {
 
   /** A signed token presented as Bearer: refused if it is bound to a key or a MAC token, else introspected if configured. */
   private acceptBearer(token: string, verified: VerifiedToken): VerifiedToken | Promise<VerifiedToken> {
-    if (verified.claims.token_type === 'mac') {
-      throw new TokenError('invalid_token', 'a MAC token must be presented with the MAC scheme');
-    }
     // RFC 9449 §7.2: a bound token is worthless without its key; as a bearer token it is refused.
-    if (verified.claims.cnf !== undefined) {
-      throw new TokenError(
-        'invalid_token',
-        'a DPoP-bound access token must be presented with the DPoP scheme and a DPoP proof',
-      );
-    }
+    const refused = presentationProblem('bearer', {
+      mac: verified.claims.token_type === 'mac',
+      bound: verified.claims.cnf !== undefined,
+      jkt: undefined,
+    });
+    if (refused !== undefined) throw new TokenError('invalid_token', refused);
     if (this.options.dpop?.required === true) {
       throw new TokenError('invalid_token', 'this resource takes only DPoP-bound access tokens');
     }
@@ -309,8 +307,11 @@ export class ResourceServer {
     const jwt = this.verifyJwt(token, 'dpop');
     const verified = jwt instanceof Promise ? await jwt : jwt;
     const jkt = confirmationKey(verified.claims.cnf);
-    if (jkt === undefined)
-      throw fail('this access token is not DPoP-bound: present it with the Bearer scheme');
+    // This path judges a token by its `cnf.jkt` alone (its token_type unread), as it always has: a
+    // token without one is refused as not DPoP-bound.
+    const refused = presentationProblem('dpop', { mac: false, bound: jkt !== undefined, jkt });
+    if (refused !== undefined || jkt === undefined)
+      throw fail(refused ?? TOKEN_PRESENTATION_ERRORS.unboundAsDpop);
     const path = request.url.split('?', 1)[0] ?? '/';
     await this.dpop.check({
       proofs: request.dpop ?? [],

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Engine } from '../../core/engine.js';
-import type { AuthenticatedClient } from '../../core/client-auth.js';
+import { formClientCredentials, type AuthenticatedClient } from '../../core/client-auth.js';
 import { requireFormBody, singleValuedParams } from '../form-params.js';
 
 /**
@@ -16,13 +16,8 @@ export async function readClientFormRequest(
 ): Promise<AuthenticatedClient & { params: Record<string, string | undefined> }> {
   requireFormBody(request.headers['content-type']);
   const params = singleValuedParams(request.body);
-  const authenticated = await engine.authenticateClient({
-    authorization: request.headers.authorization,
-    clientId: params.client_id,
-    clientSecret: params.client_secret,
-    clientAssertionType: params.client_assertion_type,
-    clientAssertion: params.client_assertion,
-    endpointUrl,
-  });
+  const authenticated = await engine.authenticateClient(
+    formClientCredentials((name) => params[name], request.headers.authorization, endpointUrl),
+  );
   return { ...authenticated, params };
 }

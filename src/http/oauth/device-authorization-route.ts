@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { formClientCredentials } from '../../core/client-auth.js';
 import type { Engine } from '../../core/engine.js';
 import { OAuthError } from '../../core/errors.js';
 import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
+import { noStoreJson } from '../no-store.js';
 
 /** RFC 8707 §2: `resource` may be sent more than once; every other parameter once (RFC 6749 §3.2). */
 const REPEATABLE = ['resource'];
@@ -22,22 +24,18 @@ export function registerDeviceAuthorizationRoute(
     const params = singleValuedParams(request.body, REPEATABLE);
     // Every method the token endpoint takes: the assertion's too, where client authentication reads
     // one, whose audience may be this endpoint (built from the issuer, never from the request's Host).
-    const credentials = {
-      authorization: request.headers.authorization,
-      clientId: params.client_id,
-      clientSecret: params.client_secret,
-      clientAssertionType: params.client_assertion_type,
-      clientAssertion: params.client_assertion,
-      endpointUrl: `${issuer}/device_authorization`,
-    };
-    const { client } = await engine.authenticateClient(credentials);
+    const { client } = await engine.authenticateClient(
+      formClientCredentials(
+        (name) => params[name],
+        request.headers.authorization,
+        `${issuer}/device_authorization`,
+      ),
+    );
     const response = await engine.deviceAuthorization.start(client, {
       scope: params.scope,
       resources: repeatedParam(request.body, 'resource'),
     });
-    reply.header('content-type', 'application/json;charset=UTF-8');
-    reply.header('cache-control', 'no-store');
-    reply.header('pragma', 'no-cache');
+    noStoreJson(reply);
     return JSON.stringify(response);
   });
 

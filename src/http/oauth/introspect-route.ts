@@ -4,6 +4,7 @@ import { invalidClient, invalidRequest } from '../../core/errors.js';
 import { introspectionJson } from '../../core/token-introspection.js';
 import { TurnBatch } from '../../core/turn-batch.js';
 import { readClientFormRequest } from './client-form-request.js';
+import { noStoreJson } from '../no-store.js';
 
 /** POST /introspect (RFC 7662). */
 export function registerIntrospectRoute(
@@ -24,9 +25,7 @@ export function registerIntrospectRoute(
     if (token === undefined) throw invalidRequest('token is required');
     const response = await engine.tokens.introspector.introspect(token, params.token_type_hint, client);
     const body = await answers.run(() => introspectionJson(response));
-    reply.header('content-type', 'application/json;charset=UTF-8');
-    reply.header('cache-control', 'no-store');
-    reply.header('pragma', 'no-cache');
+    noStoreJson(reply);
     return body;
   });
 }

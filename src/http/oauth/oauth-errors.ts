@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { OAuthError } from '../../core/errors.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store-unavailable.js';
+import { noStoreJson } from '../no-store.js';
 
 /** A framework error (body too large, bad media type, bad JSON) as the OAuth error it amounts to. */
 export function toOAuthError(error: FastifyError | Error): OAuthError | undefined {
@@ -38,9 +39,7 @@ export function oauthErrorHandler(
     : (toOAuthError(error) ?? new OAuthError('server_error', 'internal error', 500));
   if (!unavailable && oauthError.status >= 500) request.log.error({ err: error }, 'request failed');
   reply.code(oauthError.status);
-  reply.header('content-type', 'application/json;charset=UTF-8');
-  reply.header('cache-control', 'no-store');
-  reply.header('pragma', 'no-cache');
+  noStoreJson(reply);
   if (oauthError.status === 401) reply.header('www-authenticate', 'Basic realm="gatehouse"');
   if (oauthError.retryAfter !== undefined) reply.header('retry-after', String(oauthError.retryAfter));
   for (const [name, value] of Object.entries(oauthError.headers)) reply.header(name, value);

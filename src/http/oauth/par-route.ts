@@ -1,8 +1,10 @@
 import type { FastifyInstance } from 'fastify';
+import { formClientCredentials } from '../../core/client-auth.js';
 import type { Engine } from '../../core/engine.js';
 import { invalidRequest, OAuthError } from '../../core/errors.js';
 import { dpopHeaderValues } from '../dpop-request.js';
 import { formAsSearchParams, requireFormBody } from '../form-params.js';
+import { noStoreJson } from '../no-store.js';
 
 /** The client authentication parameters (RFC 6749 §2.3.1): each at most once. */
 function credential(params: URLSearchParams, name: string): string | undefined {
@@ -29,23 +31,19 @@ export function registerPushedAuthorizationRequestRoute(
     // Every method the token endpoint takes (RFC 9126 §2): the assertion's too, where client
     // authentication reads one, whose audience may be this endpoint (built from the issuer, never
     // from the request's Host).
-    const credentials = {
-      authorization: request.headers.authorization,
-      clientId: credential(params, 'client_id'),
-      clientSecret: credential(params, 'client_secret'),
-      clientAssertionType: credential(params, 'client_assertion_type'),
-      clientAssertion: credential(params, 'client_assertion'),
-      endpointUrl: `${issuer}/par`,
-    };
-    const { client } = await engine.authenticateClient(credentials);
+    const { client } = await engine.authenticateClient(
+      formClientCredentials(
+        (name) => credential(params, name),
+        request.headers.authorization,
+        `${issuer}/par`,
+      ),
+    );
     // RFC 9449 §10.1: a DPoP proof binds the code to its key, as dpop_jkt does.
     const pushed = await engine.authorization.push(client, params.toString(), dpopHeaderValues(request));
     const nonce = engine.dpop.nonce();
     if (nonce !== undefined) reply.header('dpop-nonce', nonce);
     reply.code(201);
-    reply.header('content-type', 'application/json;charset=UTF-8');
-    reply.header('cache-control', 'no-store');
-    reply.header('pragma', 'no-cache');
+    noStoreJson(reply);
     return JSON.stringify(pushed);
   });
 

@@ -8,6 +8,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { GatehouseMetrics } from '../metrics.js';
 import { addressRateLimit } from '../rate-limit.js';
 import { oauthErrorHandler } from './oauth-errors.js';
+import { noStore } from '../no-store.js';
 
 /** The realm of the Bearer challenges (RFC 6750 §3), as at /userinfo and /v1. */
 const REALM = 'gatehouse';
@@ -43,11 +44,6 @@ function bearerToken(request: FastifyRequest): string | undefined {
   if (credential === undefined) return undefined;
   if (credential.scheme !== 'bearer') throw new TokenError('invalid_token', 'use a Bearer token');
   return credential.token;
-}
-
-function noStore(reply: FastifyReply): FastifyReply {
-  // RFC 7591 §3.2.1: the response carries credentials.
-  return reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
 }
 
 /**

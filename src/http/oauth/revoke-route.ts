@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from '../../core/errors.js';
 import type { Engine } from '../../core/engine.js';
 import { readClientFormRequest } from './client-form-request.js';
+import { noStore } from '../no-store.js';
 
 /** POST /revoke (RFC 7009). Public clients may revoke their own tokens, identified by client_id (§2.1). */
 export function registerRevokeRoute(
@@ -16,8 +17,7 @@ export function registerRevokeRoute(
     if (token === undefined) throw invalidRequest('token is required');
     await engine.tokens.revoker.revoke(token, params.token_type_hint, client);
     // RFC 7009 §2.2: 200 whether or not the token was known; the body is ignored by clients.
-    reply.header('cache-control', 'no-store');
-    reply.header('pragma', 'no-cache');
+    noStore(reply);
     return reply.code(200).send();
   });
 }

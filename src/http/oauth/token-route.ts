@@ -3,6 +3,7 @@ import type { TokenEndpoint } from '../../core/token-endpoint.js';
 import type { TokenResponse } from '../../core/token-issuer.js';
 import { dpopHeaderValues } from '../dpop-request.js';
 import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
+import { noStoreJson } from '../no-store.js';
 
 /**
  * RFC 8707 §2 and RFC 8693 §2.1: `resource` and `audience` may be sent more than once; every other
@@ -36,9 +37,7 @@ export function registerTokenRoute(
     // RFC 9449 §8: with nonces required, every answer hands out the one to use next.
     const nonce = tokenEndpoint.dpopNonce();
     if (nonce !== undefined) reply.header('dpop-nonce', nonce);
-    reply.header('content-type', 'application/json;charset=UTF-8');
-    reply.header('cache-control', 'no-store');
-    reply.header('pragma', 'no-cache');
+    noStoreJson(reply);
     return JSON.stringify(response);
   });
 }

@@ -4,6 +4,7 @@ import { UserInfoError } from '../../core/oidc/userinfo.js';
 import { extractCredential, TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
 import { DPOP_CHALLENGE_ALGORITHMS, dpopTokenError, presentationOf } from '../dpop-request.js';
 import { FORM_CONTENT_TYPE, mediaType } from '../form-params.js';
+import { noStore } from '../no-store.js';
 
 /** The realm of the Bearer challenges (RFC 6750 §3), the same as /v1's. */
 const REALM = 'gatehouse';
@@ -30,8 +31,7 @@ export function registerUserInfoRoute(
 ): void {
   async function answer(request: FastifyRequest, reply: FastifyReply) {
     // Personal data: never stored by a cache on the way (RFC 9111 §5.2.2.5).
-    reply.header('cache-control', 'no-store');
-    reply.header('pragma', 'no-cache');
+    noStore(reply);
     let scheme: 'bearer' | 'dpop' = 'bearer';
     try {
       const isForm =
