@@ -1,8 +1,9 @@
 import type { Clock } from '../shared/clock.js';
 import { randomToken, sha256 } from '../shared/crypto.js';
 import type { Authentication } from './authorize/authorization-service.js';
-import type { Grant, User } from './model.js';
+import type { Grant, SessionAuthentication, User } from './model.js';
 import type { BrowserSessionStore, SignedInSession } from './ports.js';
+import { assurance, sessionAuthentications } from './sign-in/assurance.js';
 
 /** A signed-in browser: its user, and the sign-in an OpenID Connect response asserts. */
 export interface SignedInBrowser {
@@ -29,8 +30,11 @@ export class BrowserSessions {
     return randomToken('bs_');
   }
 
-  /** Signs the user in under a new browser id (never the old one: session fixation). */
-  async start(userId: string): Promise<string> {
+  /**
+   * Signs the user in under a new browser id (never the old one: session fixation), recording the
+   * method that proved who they are (SignInResult's `authentication`, decision 30).
+   */
+  async start(userId: string, authentication: SessionAuthentication): Promise<string> {
     const id = BrowserSessions.newBrowserId();
     const now = this.clock.now();
     await this.sessions.insert({
@@ -38,14 +42,15 @@ export class BrowserSessions {
       userId,
       createdAt: now,
       expiresAt: now + this.ttlSeconds,
+      authentications: [authentication],
     });
     return id;
   }
 
   /**
    * Who is signed in behind a browser id, if its session is live and the user still exists: the user,
-   * and the sign-in as OpenID Connect reports it (when the password was entered, as the session starts
-   * then: Core §2 `auth_time`; the session's `sid`, sessionId). One store read for both.
+   * and the sign-in as OpenID Connect reports it (Core §2 `auth_time`, `amr` and `acr`, derived from the
+   * methods the session records, decision 30; the session's `sid`, sessionId). One store read for both.
    */
   async signedIn(browserId: string | undefined): Promise<SignedInBrowser | undefined> {
     if (browserId === undefined || browserId === '') return undefined;
@@ -82,9 +87,10 @@ export class BrowserSessions {
 }
 
 function signedInBrowser({ session, user }: SignedInSession): SignedInBrowser {
+  const { authTime, amr, acr } = assurance(sessionAuthentications(session));
   return {
     user,
-    authentication: { userId: user.id, authTime: session.createdAt, sid: sessionId(session.hash) },
+    authentication: { userId: user.id, authTime, sid: sessionId(session.hash), amr, acr },
   };
 }
 

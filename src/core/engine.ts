@@ -2,8 +2,9 @@ import type { Clock } from '../shared/clock.js';
 import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
-import { signIn, type SignInResult } from './authorize/sign-in.js';
 import { BrowserSessions } from './browser-sessions.js';
+import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
+import { SignInService, type SignInResult } from './sign-in/sign-in-service.js';
 import { ClientAssertionVerifier } from './client-assertion.js';
 import { authenticateClient, type AuthenticatedClient, type ClientCredentialsInput } from './client-auth.js';
 import { RemoteKeySets } from './client-keys.js';
@@ -153,7 +154,10 @@ export interface Engine {
    * point for client authentication (RFC 6749 §2.3, RFC 7523 §2.2); 401 invalid_client when it fails.
    */
   authenticateClient(credentials: ClientCredentialsInput): Promise<AuthenticatedClient>;
-  /** The sign-in page's password check, under the account lockout (docs/decisions.md, decision 8). */
+  /**
+   * The sign-in page's password check, under the account lockout (docs/decisions.md, decision 8): the
+   * password method run by the one SignInService every method goes through (decision 30).
+   */
   signIn(input: SignInInput): Promise<SignInResult>;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
@@ -233,11 +237,12 @@ export function createEngine(deps: EngineDependencies): Engine {
   const scopes = new ScopeRegistry(storage, clock);
   const hintOptions = { keyRing, clock, issuer: policy.issuer };
   const checkIdTokenHint = (token: string) => verifyIdTokenHint(token, hintOptions);
-  const signInPolicy = {
+  const signIns = new SignInService(storage.throttle, clock, {
     failuresPerUsername: policy.passwordFailuresPerUsername,
     failuresPerAddress: policy.passwordFailuresPerSource,
     windowSeconds: policy.passwordFailureWindowSeconds,
-  };
+  });
+  const passwords = new PasswordAuthenticator(storage.users, clock);
   return {
     clock,
     keyRing,
@@ -289,7 +294,8 @@ export function createEngine(deps: EngineDependencies): Engine {
     signingKeys: new SigningKeyRegistry(storage.signingKeys, keyRing),
     verifyIdTokenHint: checkIdTokenHint,
     authenticateClient: authenticate,
-    signIn: (input) => signIn(storage, clock, signInPolicy, input),
+    signIn: ({ username, password, address }) =>
+      signIns.attempt(passwords, { username, password }, { address }),
     async prepare() {
       await scopes.ensureBuiltIns();
       await keyRing.init();

@@ -274,12 +274,24 @@ export interface DeviceAuthorization {
   consumedAt: number | null;
 }
 
+/** One method a browser session's person used, and when (docs/decisions.md, decision 30). */
+export interface SessionAuthentication {
+  /** An AuthenticationMethod's name (core/sign-in/methods.ts): `password` today. */
+  method: string;
+  at: number;
+}
+
 /** A signed-in browser. The cookie holds a random id; only its SHA-256 is stored. */
 export interface BrowserSession {
   hash: string;
   userId: string;
   createdAt: number;
   expiresAt: number;
+  /**
+   * Each method used in this session and when, oldest first; `auth_time`, `amr` and `acr` are derived
+   * from it (core/sign-in/assurance.ts). Absent on a session stored before migration 0016.
+   */
+  authentications?: SessionAuthentication[];
 }
 
 export interface SigningKeyRecord {

@@ -249,7 +249,7 @@ for (const backend of backends()) {
       async function signedInUser() {
         const login = await userToken(server, ['profile']);
         const sessions = new BrowserSessions(server.store.storage.browserSessions, server.clock);
-        const browser = await sessions.start(login.user.id);
+        const browser = await sessions.start(login.user.id, { method: 'password', at: server.clock.now() });
         assert.equal((await sessions.user(browser))?.id, login.user.id);
         expectStatus(await server.http.request('/v1/users/me', { headers: bearer(login.token) }), 200);
         return { ...login, sessions, browser };

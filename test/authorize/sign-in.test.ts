@@ -50,6 +50,25 @@ for (const backend of backends()) {
       assert.match(apps.text, /Connected apps/);
     });
 
+    it('records on the session that the password signed the user in, and when (decision 30)', async () => {
+      const { user, password } = await server.user();
+      const browser = new FormBrowser(server);
+      const form = await browser.get('/sign-in?next=/playground');
+      const res = await browser.post('/sign-in', {
+        csrf_token: FormBrowser.hidden(form, 'csrf_token'),
+        username: user.username,
+        password,
+        next: '/playground',
+      });
+      assert.equal(res.status, 303);
+      const rows = await tableRows(server.store.storage, 'browser_sessions');
+      const mine = rows.filter((row) => row.user_id === user.id);
+      assert.equal(mine.length, 1);
+      assert.deepEqual(JSON.parse(String(mine[0]?.authentications)), [
+        { method: 'password', at: server.clock.now() },
+      ]);
+    });
+
     it('never continues to another site after sign-in', async () => {
       const { user, password } = await server.user();
       for (const next of [

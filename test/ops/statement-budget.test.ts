@@ -70,6 +70,7 @@ for (const backend of backends()) {
       await server.seedCode({ client, user, scope: [kind.scope] });
       const browserId = await new BrowserSessions(server.store.storage.browserSessions, server.clock).start(
         user.id,
+        { method: 'password', at: server.clock.now() },
       );
       const verifier = randomBytes(32).toString('base64url');
       const challenge = createHash('sha256').update(verifier).digest('base64url');

@@ -655,6 +655,32 @@ for (const backend of backends()) {
         assert.equal(await storage.browserSessions.delete(session.hash), false);
       });
 
+      it('keeps the methods a session records, and none on a session that records none (decision 30)', async () => {
+        const { client, user } = await seedGrant();
+        const session = {
+          hash: sha256(randomUUID()),
+          userId: user.id,
+          createdAt: NOW,
+          expiresAt: NOW + 60,
+          authentications: [
+            { method: 'password', at: NOW - 5 },
+            { method: 'one-time-code', at: NOW },
+          ],
+        };
+        await storage.browserSessions.insert(session);
+        assert.deepEqual(await other.browserSessions.get(session.hash, NOW), session);
+        assert.deepEqual(await other.browserSessions.signedIn(session.hash, NOW), { session, user });
+        assert.deepEqual(
+          (await other.browserSessions.signedInWithGrants(session.hash, NOW, client.id))?.session,
+          session,
+        );
+        const bare = { hash: sha256(randomUUID()), userId: user.id, createdAt: NOW, expiresAt: NOW + 60 };
+        await storage.browserSessions.insert(bare);
+        const read = await other.browserSessions.signedIn(bare.hash, NOW);
+        assert.deepEqual(read?.session, bare);
+        assert.equal(read !== undefined && 'authentications' in read.session, false);
+      });
+
       it('reads with the session the user’s grants to one client, newest first, revoked and expired too', async () => {
         const { client, user, grant: older } = await seedGrant({ revokedAt: NOW - 5, expiresAt: NOW + 600 });
         const newer = makeGrant(client, user, { createdAt: older.createdAt + 10, expiresAt: NOW - 1 });

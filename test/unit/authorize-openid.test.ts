@@ -1039,9 +1039,9 @@ describe('a browser session’s sid (Core §2)', () => {
     try {
       const user = await addUser(engine);
       const sessions = engine.engine.browserSessions;
-      const first = await sessions.start(user.id);
+      const first = await sessions.start(user.id, { method: 'password', at: engine.clock.now() });
       engine.clock.advance(7);
-      const second = await sessions.start(user.id);
+      const second = await sessions.start(user.id, { method: 'password', at: engine.clock.now() });
       const a = await sessions.authentication(first);
       const again = await sessions.authentication(first);
       const b = await sessions.authentication(second);

@@ -10,6 +10,7 @@ import type { Client, Grant } from '../model.js';
 import type { Storage } from '../ports.js';
 import type { ResourceTargets } from '../resources.js';
 import { isSubset } from '../scopes.js';
+import { SIGN_IN_METHODS, type AmrValue } from '../sign-in/methods.js';
 import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
 import { GRANT_LIFETIMES, recordConsent, type ConsentDecision } from './consent.js';
 import {
@@ -39,13 +40,17 @@ export interface IdTokenMinter {
 }
 
 /**
- * A sign-in, as an authorization request is answered under it: who, when the password was entered
- * (Core §2 `auth_time`), and the browser session's stable, non-secret id (`sid`).
+ * A sign-in, as an authorization request is answered under it: who, when the latest method was used
+ * (Core §2 `auth_time`), and the browser session's stable, non-secret id (`sid`). `amr` and `acr` are
+ * what the session's methods are worth (decision 30), derived by BrowserSessions; ID tokens do not
+ * carry them yet.
  */
 export interface Authentication {
   userId: string;
   authTime: number;
   sid: string;
+  amr?: readonly AmrValue[];
+  acr?: string;
 }
 
 /** Who is signed in: the user, and for an OpenID Connect request the sign-in itself (Authentication). */
@@ -100,8 +105,11 @@ export class PushedRequestSpentError extends Error {
 
 /** What answering an authorization request needs next, given who is signed in (see next()). */
 export type AuthorizationStep =
-  /** The password: nobody is signed in, or the request wants a fresh sign-in (prompt=login, max_age). */
-  | { step: 'sign-in'; reason: 'signed-out' | 'login' | 'max-age' }
+  /**
+   * A sign-in: nobody is signed in, or the request wants a fresh one (prompt=login, max_age). `methods`
+   * names the AuthenticationMethods that may satisfy it (decision 30; today the password).
+   */
+  | { step: 'sign-in'; reason: 'signed-out' | 'login' | 'max-age'; methods: readonly string[] }
   /** prompt=select_account: continue as the signed-in user, or sign in as someone else. */
   | { step: 'select-account' }
   /** The consent page, for `request` as offered to the signed-in user (forUser). */
@@ -336,10 +344,15 @@ export class AuthorizationService {
         ? refuse('consent_required', 'the user has not allowed this request')
         : refuse('interaction_required', 'this application must ask the user each time');
     }
-    if (session === undefined) return { step: 'sign-in', reason: 'signed-out' };
+    const signIn = (reason: 'signed-out' | 'login' | 'max-age'): AuthorizationStep => ({
+      step: 'sign-in',
+      reason,
+      methods: SIGN_IN_METHODS,
+    });
+    if (session === undefined) return signIn('signed-out');
     if (!options.interacted) {
-      if (prompt.login || maxAge === 0) return { step: 'sign-in', reason: 'login' };
-      if (tooOld) return { step: 'sign-in', reason: 'max-age' };
+      if (prompt.login || maxAge === 0) return signIn('login');
+      if (tooOld) return signIn('max-age');
       if (prompt.selectAccount) return { step: 'select-account' };
     }
     if (!request.forceConsent) {

@@ -142,6 +142,8 @@ export interface BrowserSessionsTable {
   user_id: string;
   created_at: number;
   expires_at: number;
+  /** JSON array of SessionAuthentication; NULL on sessions stored before migration 0016. */
+  authentications: string | null;
 }
 
 export interface MacNoncesTable {

@@ -79,7 +79,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
     // A new id on every sign-in: an id planted before sign-in never becomes a session (fixation).
     const oldBrowserId = ui.browsers.browserId(request);
     await ui.engine.browserSessions.end(oldBrowserId);
-    const browserId = await ui.engine.browserSessions.start(result.user.id);
+    const browserId = await ui.engine.browserSessions.start(result.user.id, result.authentication);
     ui.browsers.setCookie(reply, browserId);
     // The password was just entered for this authorization request: what it asked for is done.
     if (next.startsWith(AUTHORIZE)) {

@@ -14,6 +14,7 @@ import * as dpop from './0012-dpop.js';
 import * as deviceAuthorization from './0013-device-authorization.js';
 import * as registrationScopes from './0014-registration-scopes.js';
 import * as administrators from './0015-administrators.js';
+import * as sessionAuthentications from './0016-session-authentications.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const migrations: Record<string, Migration> = {
   '0013-device-authorization': deviceAuthorization,
   '0014-registration-scopes': registrationScopes,
   '0015-administrators': administrators,
+  '0016-session-authentications': sessionAuthentications,
 };
 
 export const migrationProvider: MigrationProvider = {

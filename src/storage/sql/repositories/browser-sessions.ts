@@ -1,19 +1,28 @@
 import type { Kysely } from 'kysely';
-import type { BrowserSession, Grant } from '../../../core/model.js';
+import type { BrowserSession, Grant, SessionAuthentication } from '../../../core/model.js';
 import type { BrowserSessionStore } from '../../../core/ports.js';
 import type { BrowserSessionsTable, Database, UsersTable } from '../schema.js';
 import { preparedQuery, type RequestStatements } from '../prepared-query.js';
 import { grantFromRow, userFromRow } from './mappers.js';
+
+/** The methods a session records (decision 30); none on a session stored before migration 0016. */
+const authenticationsFromColumn = (column: string | null): Pick<BrowserSession, 'authentications'> =>
+  column === null ? {} : { authentications: JSON.parse(column) as SessionAuthentication[] };
 
 const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
   hash: row.hash,
   userId: row.user_id,
   createdAt: row.created_at,
   expiresAt: row.expires_at,
+  ...authenticationsFromColumn(row.authentications),
 });
 
 /** A row of the signed-in reads: the user's columns and the session's own, prefixed. */
-type SignedInRow = UsersTable & { session_created_at: number; session_expires_at: number };
+type SignedInRow = UsersTable & {
+  session_created_at: number;
+  session_expires_at: number;
+  session_authentications: string | null;
+};
 
 const signedInFromRow = (hash: string, row: SignedInRow) => ({
   session: {
@@ -21,6 +30,7 @@ const signedInFromRow = (hash: string, row: SignedInRow) => ({
     userId: row.id,
     createdAt: row.session_created_at,
     expiresAt: row.session_expires_at,
+    ...authenticationsFromColumn(row.session_authentications),
   },
   user: userFromRow(row),
 });
@@ -35,7 +45,11 @@ export function createBrowserSessionRepository(
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .selectAll('u')
-      .select(['s.created_at as session_created_at', 's.expires_at as session_expires_at'])
+      .select([
+        's.created_at as session_created_at',
+        's.expires_at as session_expires_at',
+        's.authentications as session_authentications',
+      ])
       .where('s.hash', '=', hash)
       .where('s.expires_at', '>', at),
   );
@@ -54,6 +68,7 @@ export function createBrowserSessionRepository(
         .select([
           's.created_at as session_created_at',
           's.expires_at as session_expires_at',
+          's.authentications as session_authentications',
           'g.id as grant_id',
           'g.client_id as grant_client_id',
           'g.scope as grant_scope',
@@ -74,6 +89,8 @@ export function createBrowserSessionRepository(
           user_id: session.userId,
           created_at: session.createdAt,
           expires_at: session.expiresAt,
+          authentications:
+            session.authentications === undefined ? null : JSON.stringify(session.authentications),
         })
         .execute();
     },

@@ -1,0 +1,51 @@
+/**
+ * The ways a person proves who they are at sign-in (docs/decisions.md, decision 30). Each method is
+ * described once here: what it reports (RFC 8176 `amr` values), which kinds of factor it is, whether
+ * it proves the person alone or only after another method, and whether it resists phishing. What a
+ * session is worth (`amr`, `acr`, `auth_time`) is derived from these descriptions (assurance.ts).
+ */
+
+/**
+ * RFC 8176 §2 Authentication Method Reference values this server reports: `pwd` a password, `otp` a
+ * one-time code, `hwk`/`swk` a hardware- or software-secured key, `user` a user-presence or
+ * verification test, `pin` a PIN, `mfa` more than one kind of factor.
+ */
+export type AmrValue = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'pin' | 'mfa';
+
+/** Something the person knows, has, or is: two different kinds make a multi-factor sign-in. */
+export type FactorKind = 'knowledge' | 'possession' | 'inherence';
+
+export interface AuthenticationMethod {
+  /** The name recorded on a browser session (SessionAuthentication.method); never changes. */
+  readonly name: string;
+  /** What a sign-in by this method reports (RFC 8176 §2); `mfa` is derived, never listed here. */
+  readonly amr: readonly AmrValue[];
+  readonly factors: readonly FactorKind[];
+  /**
+   * `first`: proves who the person is alone (a password, a passkey, an upstream provider), so it may
+   * satisfy the authorization step `sign-in`; `second`: only after a first one (a one-time code, a
+   * recovery code).
+   */
+  readonly step: 'first' | 'second';
+  /** Bound to this server's origin, so a look-alike site cannot relay it (a passkey). */
+  readonly phishingResistant: boolean;
+}
+
+/** The password of the sign-in page (and the password grant's check, under the same lockout). */
+export const PASSWORD: AuthenticationMethod = {
+  name: 'password',
+  amr: ['pwd'],
+  factors: ['knowledge'],
+  step: 'first',
+  phishingResistant: false,
+};
+
+/** Every method this server knows, by name: what a session's record is read against. */
+export const AUTHENTICATION_METHODS: ReadonlyMap<string, AuthenticationMethod> = new Map([
+  [PASSWORD.name, PASSWORD],
+]);
+
+/** The names of the methods that may satisfy the authorization step `sign-in` (first factors). */
+export const SIGN_IN_METHODS: readonly string[] = [...AUTHENTICATION_METHODS.values()]
+  .filter((method) => method.step === 'first')
+  .map((method) => method.name);
