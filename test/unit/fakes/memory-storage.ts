@@ -584,10 +584,10 @@ function deviceAuthorizations(t: Tables): DeviceAuthorizationStore {
 
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
 const noPurge: PurgeStore = {
-  tables: [],
-  statementMillis: 1,
-  async purgeBatch(table) {
-    throw new Error(`the in-memory store has no table ${table} to purge`);
+  kinds: [],
+  batchMillis: 1,
+  async purgeBatch(kind) {
+    throw new Error(`the in-memory store does not purge ${kind}`);
   },
 };
 
