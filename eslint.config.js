@@ -88,6 +88,14 @@ function layers() {
       },
     ),
     layer(
+      ['src/compose/**/*.ts'],
+      'src/compose opens a store by its URL (storage/open-store.ts) and speaks to it through the ports of core; no database of its own (docs/architecture.md, "Stores")',
+      {
+        packages: DATABASES,
+        regex: '^(\\.\\./)+storage/(?!open-store\\.js$)',
+      },
+    ),
+    layer(
       ['src/outbound/**/*.ts'],
       'src/outbound implements the ports of core that reach other servers (jwks_uri); it knows no store or front end',
       {

@@ -7,18 +7,15 @@ import type { KeyRing } from '../core/key-ring.js';
 import { DEFAULT_PURGE_PACING, Purger, PurgeScheduler, type PurgePolicy } from '../core/purge.js';
 import type { GatehouseMetrics } from '../http/metrics.js';
 import { systemClock, type Clock } from '../shared/clock.js';
-import {
-  createSqlStorage,
-  storeOpensFromOtherProcesses,
-  type SqlStorage,
-  type SqlStorageOptions,
-} from '../storage/sql/index.js';
+import type { GatehouseStore } from '../core/ports.js';
+import { openStore, storeOpensFromOtherProcesses, type StoreOpenOptions } from '../storage/open-store.js';
 import type { PurgeProcess } from './purge-process.js';
 import { migrateVerified, openExistingVerified, StoreStateError } from './secret-check.js';
 import type { TlsFiles } from './dev-certificate.js';
 
-export function openStorage(config: GatehouseConfig, extra: Partial<SqlStorageOptions> = {}): SqlStorage {
-  return createSqlStorage({
+/** The store `config` names, opened by its URL (src/storage/open-store.ts). */
+export function openStorage(config: GatehouseConfig, extra: Partial<StoreOpenOptions> = {}): GatehouseStore {
+  return openStore({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
     sqliteSynchronous: config.sqliteSynchronous,
@@ -31,7 +28,7 @@ export interface Gatehouse {
   /** Everything the server does, over `storage`. */
   engine: Engine;
   /** For operators' and tests' own reads and set-up; the server itself goes through `engine`. */
-  storage: SqlStorage;
+  storage: GatehouseStore;
   /** The engine's key ring. */
   keyRing: KeyRing;
   /**
@@ -57,7 +54,7 @@ export interface Gatehouse {
 
 export interface GatehouseOptions {
   clock?: Clock;
-  storage?: SqlStorage;
+  storage?: GatehouseStore;
   logger?: FastifyServerOptions['logger'];
   /** Process metrics (CPU, memory, event loop) in /metrics: on in `gatehouse serve`. */
   processMetrics?: boolean;
@@ -116,7 +113,7 @@ export async function createGatehouse(
   await engine.prepare();
 
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
-  const stopObservingQueries = storage.observeQueries((event) =>
+  const stopObservingQueries = storage.observeOperations((event) =>
     metrics.storeQuery(event.operation, event.durationMs / 1000, event.failed),
   );
   const tls = config.trustProxy && config.tlsCert === undefined ? undefined : await loadTls(config);
@@ -140,7 +137,7 @@ export async function createGatehouse(
   );
 
   const purgeObserver = {
-    purged: (table: string, rows: number) => metrics.purged(table, rows),
+    purged: (kind: string, rows: number) => metrics.purged(kind, rows),
     failed: (err: unknown) => app.log.warn({ err }, 'purge failed; retrying at the next interval'),
   };
   const purgePolicy: PurgePolicy = {
@@ -158,9 +155,7 @@ export async function createGatehouse(
   );
   const purgeApart =
     options.purgeProcess ??
-    (options.storage === undefined &&
-      options.clock === undefined &&
-      storeOpensFromOtherProcesses(config.databaseUrl, config.dataDir));
+    (options.storage === undefined && options.clock === undefined && storeOpensFromOtherProcesses(config));
   let purgeProcess: PurgeProcess | undefined;
   let closing = false;
   const startPurge = () => {
@@ -178,7 +173,7 @@ export async function createGatehouse(
       },
       {
         report({ purged, statements, failures }) {
-          for (const [table, rows] of Object.entries(purged)) metrics.purged(table, rows);
+          for (const [kind, rows] of Object.entries(purged)) metrics.purged(kind, rows);
           for (const [millis, failed] of statements) metrics.storeQuery('raw', millis / 1000, failed);
           for (const message of failures) {
             app.log.warn({ err: { message } }, 'purge failed; retrying at the next interval');
@@ -300,7 +295,7 @@ export async function initStore(
   const storage = openStorage(config);
   try {
     const pending = await storage.pendingMigrations();
-    const exists = !pending.includes('0001-initial');
+    const exists = await storage.exists();
     if (exists && pending.length > 0) {
       throw new StoreStateError(
         'migrations_pending',

@@ -5,14 +5,14 @@
 import { Purger, PurgeScheduler } from '../core/purge.js';
 import { systemClock } from '../shared/clock.js';
 import { lowerProcessPriority } from '../shared/background-process.js';
-import { createSqlStorage } from '../storage/sql/index.js';
+import { openStore } from '../storage/open-store.js';
 import type { PurgeProcessMessage, PurgeProcessSetup, PurgeReport } from './purge-process.js';
 
 /** How often the process sends what it did. */
 const REPORT_INTERVAL_MS = 1000;
 
 function start(setup: PurgeProcessSetup): void {
-  const storage = createSqlStorage({
+  const storage = openStore({
     databaseUrl: setup.databaseUrl,
     dataDir: setup.dataDir,
     sqliteSynchronous: setup.sqliteSynchronous,
@@ -29,10 +29,10 @@ function start(setup: PurgeProcessSetup): void {
     pending = { purged: {}, statements: [], failures: [] };
     send({ report: { purged, statements, failures } });
   };
-  storage.observeQueries((event) => pending.statements.push([event.durationMs, event.failed]));
+  storage.observeOperations((event) => pending.statements.push([event.durationMs, event.failed]));
   const observer = {
-    purged(table: string, rows: number) {
-      pending.purged[table] = (pending.purged[table] ?? 0) + rows;
+    purged(kind: string, rows: number) {
+      pending.purged[kind] = (pending.purged[kind] ?? 0) + rows;
     },
     failed(error: unknown) {
       pending.failures.push(error instanceof Error ? error.message : String(error));

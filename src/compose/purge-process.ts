@@ -16,7 +16,7 @@ export interface PurgeProcessSetup {
 
 /** What the purge process did since its last report (about once a second, and once as it stops). */
 export interface PurgeReport {
-  /** Rows deleted, by table. */
+  /** Records deleted, by kind (PurgeStore.kinds). */
   purged: Record<string, number>;
   /** Each purge statement: milliseconds, and whether it failed (the store-latency metric). */
   statements: Array<[millis: number, failed: boolean]>;

@@ -1,8 +1,7 @@
-import type { Kysely } from 'kysely';
 import { opensSigningKey } from '../core/key-ring.js';
+import type { GatehouseStore } from '../core/ports.js';
 import type { Clock } from '../shared/clock.js';
 import { deriveKey, safeEqual } from '../shared/crypto.js';
-import type { SqlStorage } from '../storage/sql/index.js';
 import { SecretMismatchError, StoreStateError } from './store-errors.js';
 
 // The errors live apart so the command line can name them without loading the key ring.
@@ -13,33 +12,12 @@ export { SecretMismatchError, StoreStateError };
  * derived from the secret. A process or command started with another secret must stop before it
  * writes anything (a key it rotated in, or a first key, would be one the deployment cannot open).
  * The store keeps a value derived from the secret (HKDF, one-way: it reveals nothing of the secret)
- * to compare against; a store made before that value existed is checked by unsealing its active
- * signing key, and then gets the value.
+ * to compare against (StoreLifecycle.secretCheck); a store made before that value existed is checked
+ * by unsealing its active signing key, and then gets the value.
  */
-
-const CHECK_MIGRATION = '0006-server-secret-check';
-const FIRST_MIGRATION = '0001-initial';
-const ROW_ID = 1;
-
-type CheckTables = {
-  server_secret_check: { id: number; check_value: string; created_at: number };
-};
-
-function checkTable(storage: SqlStorage): Kysely<CheckTables> {
-  return storage.db.withTables<CheckTables>();
-}
 
 function checkValue(secret: Buffer): string {
   return deriveKey(secret, 'server-secret-check').toString('base64url');
-}
-
-async function storedCheckValue(storage: SqlStorage): Promise<string | undefined> {
-  const row = await checkTable(storage)
-    .selectFrom('server_secret_check')
-    .select('check_value')
-    .where('id', '=', ROW_ID)
-    .executeTakeFirst();
-  return row?.check_value;
 }
 
 /** How the secret was found to belong to the store. */
@@ -49,16 +27,13 @@ export type SecretVerdict = 'check-value' | 'signing-key' | 'new-store';
  * Throws SecretMismatchError when `secret` is not the store's; writes nothing. Works on a store at any
  * migration level, so it runs before migrations are applied.
  */
-export async function verifyServerSecret(storage: SqlStorage, secret: Buffer): Promise<SecretVerdict> {
-  const pending = new Set(await storage.pendingMigrations());
-  if (!pending.has(CHECK_MIGRATION)) {
-    const stored = await storedCheckValue(storage);
-    if (stored !== undefined) {
-      if (!safeEqual(stored, checkValue(secret))) throw new SecretMismatchError();
-      return 'check-value';
-    }
+export async function verifyServerSecret(storage: GatehouseStore, secret: Buffer): Promise<SecretVerdict> {
+  const stored = await storage.secretCheck.read();
+  if (stored !== undefined) {
+    if (!safeEqual(stored, checkValue(secret))) throw new SecretMismatchError();
+    return 'check-value';
   }
-  if (!pending.has(FIRST_MIGRATION)) {
+  if (await storage.exists()) {
     const keys = await storage.signingKeys.list();
     // The key processes sign with (as KeyRing chooses it): the one that must open.
     const active = keys.find((key) => key.retiredAt === null) ?? keys[0];
@@ -77,21 +52,20 @@ export async function verifyServerSecret(storage: SqlStorage, secret: Buffer): P
  * it back, so of two first starts with different secrets racing on an empty store, one is refused.
  */
 export async function recordServerSecretCheck(
-  storage: SqlStorage,
+  storage: GatehouseStore,
   secret: Buffer,
   clock: Clock,
 ): Promise<void> {
-  await checkTable(storage)
-    .insertInto('server_secret_check')
-    .values({ id: ROW_ID, check_value: checkValue(secret), created_at: clock.now() })
-    .onConflict((conflict) => conflict.column('id').doNothing())
-    .execute();
-  const stored = await storedCheckValue(storage);
+  const stored = await storage.secretCheck.write(checkValue(secret), clock.now());
   if (stored === undefined || !safeEqual(stored, checkValue(secret))) throw new SecretMismatchError();
 }
 
 /** serve, init and migrate: verify the secret, then apply migrations, then record the check value. */
-export async function migrateVerified(storage: SqlStorage, secret: Buffer, clock: Clock): Promise<string[]> {
+export async function migrateVerified(
+  storage: GatehouseStore,
+  secret: Buffer,
+  clock: Clock,
+): Promise<string[]> {
   await verifyServerSecret(storage, secret);
   const applied = await storage.migrate();
   await recordServerSecretCheck(storage, secret, clock);
@@ -102,14 +76,18 @@ export async function migrateVerified(storage: SqlStorage, secret: Buffer, clock
  * Every other command: the store must exist and be current (a newer CLI never upgrades a deployment's
  * schema on its own), and the secret must be its secret.
  */
-export async function openExistingVerified(storage: SqlStorage, secret: Buffer, clock: Clock): Promise<void> {
-  const pending = await storage.pendingMigrations();
-  if (pending.includes(FIRST_MIGRATION)) {
+export async function openExistingVerified(
+  storage: GatehouseStore,
+  secret: Buffer,
+  clock: Clock,
+): Promise<void> {
+  if (!(await storage.exists())) {
     throw new StoreStateError(
       'store_missing',
       'no Gatehouse store in this database: run "gatehouse init" to create one (or check --database-url)',
     );
   }
+  const pending = await storage.pendingMigrations();
   if (pending.length > 0) {
     throw new StoreStateError(
       'migrations_pending',

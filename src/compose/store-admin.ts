@@ -1,19 +1,17 @@
 import type { GatehouseConfig } from '../config.js';
 import { systemClock, type Clock } from '../shared/clock.js';
-import { isPostgresUrl, sqliteFilename } from '../storage/sql/index.js';
+import { describeStoreLocation, storeFile } from '../storage/open-store.js';
 import { openStorage } from './gatehouse.js';
 import { migrateVerified, verifyServerSecret, type SecretVerdict } from './secret-check.js';
 
-/** The SQLite file a store location names, or undefined for PostgreSQL. */
+/** The local file (SQLite's) a store location names, or undefined for a store behind a server. */
 export function sqliteFileOf(location: { databaseUrl?: string; dataDir: string }): string | undefined {
-  return isPostgresUrl(location.databaseUrl)
-    ? undefined
-    : sqliteFilename(location.databaseUrl, location.dataDir);
+  return storeFile(location);
 }
 
-/** The store as messages name it: its SQLite file, or the PostgreSQL database. */
+/** The store as messages name it: its file, or the database. */
 export function describeStore(config: GatehouseConfig): string {
-  return sqliteFileOf(config) ?? 'the PostgreSQL database';
+  return describeStoreLocation(config);
 }
 
 /** `gatehouse migrate`: verifies the secret, applies pending migrations; returns the names applied. */

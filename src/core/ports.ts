@@ -203,22 +203,44 @@ export interface PurgeCutoffs {
   unusedOpenClientsRegisteredBefore?: number | null;
 }
 
-/** Deletes dead rows in small batches (operations floor; docs/decisions.md, decision 5). */
+/**
+ * The kinds of record the purge deletes once dead, in the order to purge them: children before the
+ * grants they belong to, so that no grant delete cascades over a large set, and anonymous clients
+ * last. The names are the metric's label (`gatehouse_purged_rows_total{table}`), kept as they were.
+ */
+export const PURGE_KINDS = [
+  'authorization_codes',
+  'pushed_authorization_requests',
+  'device_authorizations',
+  'refresh_tokens',
+  'browser_sessions',
+  'grants',
+  'revoked_access_tokens',
+  'throttle',
+  'mac_nonces',
+  'used_jtis',
+  'initial_access_tokens',
+  'clients',
+] as const;
+
+export type PurgeKind = (typeof PURGE_KINDS)[number];
+
+/** Deletes dead records in small batches (operations floor; docs/decisions.md, decision 5). */
 export interface PurgeStore {
-  /** The tables purged, in the order to purge them: children before the grants they belong to. */
-  readonly tables: readonly string[];
+  /** The kinds of record this store purges, in the order to purge them (PURGE_KINDS' order). */
+  readonly kinds: readonly string[];
   /**
-   * How long one purge statement should take, by the purger's own time (the clock less its waits for
-   * a CPU): what one statement may hold up of the requests beside it on this store. The purger sizes
-   * its batches to it (core/purge.ts).
+   * How long one batch should take, by the purger's own time (the clock less its waits for a CPU):
+   * what one batch may hold up of the requests beside it on this store. The purger sizes its batches
+   * to it (core/purge.ts); how the store arrives at it stays the store's own.
    */
-  readonly statementMillis: number;
+  readonly batchMillis: number;
   /**
-   * Deletes at most `limit` dead rows of `table` in one statement, with whatever upkeep the store's
-   * own deletes call for; returns how many rows went. Concurrent callers (other processes) never
-   * work on the same rows at once.
+   * Deletes at most `limit` dead records of `kind` at once, with whatever upkeep the store's own
+   * deletes call for; returns how many went. Concurrent callers (other processes) never work on the
+   * same records at once.
    */
-  purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<number>;
+  purgeBatch(kind: string, cutoffs: PurgeCutoffs, limit: number): Promise<number>;
 }
 
 /** Nonces of MAC-signed requests (docs/decisions.md, decision 3), kept until their timestamp window passes. */
@@ -343,3 +365,47 @@ export interface Storage {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
+
+/**
+ * The value derived from the server secret that the store keeps, to refuse a process started with
+ * another secret (compose/secret-check.ts). One per store.
+ */
+export interface SecretCheckStore {
+  /** The stored value; undefined when there is none yet (or the store has no place for one yet). */
+  read(): Promise<string | undefined>;
+  /**
+   * Stores `value` (made at `at`) unless a value is stored already, in one step, and returns the
+   * value stored now: of two first writers racing on an empty store, both read the winner's.
+   */
+  write(value: string, at: number): Promise<string | undefined>;
+}
+
+/** How long one operation on the store took (the store-latency metric). */
+export interface StoreOperationEvent {
+  /** What kind of operation (a store's own names, e.g. `select`, `insert`, `raw`). */
+  operation: string;
+  durationMs: number;
+  failed: boolean;
+}
+
+/**
+ * A store's lifecycle, beside what the engine reads and writes (Storage): its schema, the secret
+ * check value, observation and closing. What the composition root asks of a store it opened by URL
+ * (src/storage/open-store.ts).
+ */
+export interface StoreLifecycle {
+  /** Brings the store to this version's schema; returns the names of the steps applied. */
+  migrate(): Promise<string[]>;
+  /** Names of the steps migrate() would apply, in order; empty when the store is current. */
+  pendingMigrations(): Promise<string[]>;
+  /** Whether a Gatehouse store exists here at all (at any schema version). */
+  exists(): Promise<boolean>;
+  readonly secretCheck: SecretCheckStore;
+  /** Calls `listener` after every operation (metrics: store latency); returns a function that stops it. */
+  observeOperations(listener: (event: StoreOperationEvent) => void): () => void;
+  /** Calls `listener` when an idle connection to the store fails (it is replaced on demand). */
+  observeConnectionErrors(listener: (error: Error) => void): () => void;
+}
+
+/** A store as compose opens it: the engine's Storage and its lifecycle. */
+export type GatehouseStore = Storage & StoreLifecycle;

@@ -3,24 +3,24 @@ import { ownTimeMillis } from '../shared/own-time.js';
 import type { PurgeCutoffs, PurgeStore } from './ports.js';
 
 /**
- * How the purge paces itself beside requests (docs/decisions.md, decision 5): statements of the
- * length the store asks for (PurgeStore.statementMillis), a share of the time, a cap and a floor in
+ * How the purge paces itself beside requests (docs/decisions.md, decision 5): batches of the
+ * length the store asks for (PurgeStore.batchMillis), a share of the time, a cap and a floor in
  * rows a second, each applied after every batch by the time that batch took. Time is the purger's own
- * (ownTimeMillis: the clock less the time it waited for a CPU): on SQLite the statement's CPU time in
+ * (ownTimeMillis: the clock less the time it waited for a CPU): on SQLite the batch's CPU time in
  * the purge process, on PostgreSQL the database's answer. Timed by the clock, a purge process at nice
  * 19 preempted by a busy server saw every batch as slow, shrank them to 10 rows and had to be floored.
  *
  * Gone, and why: a longest pause (the floor bounds every pause to what the batch's rows allow at its
  * rate); a longest run (it was the unit the cap and floor were counted over, letting a run bank a
  * deficit and then delete at full speed to make it up; counted per batch nothing is banked, and a run
- * ends when the tables are clean or the scheduler stops it); a per-store pacing table in compose (the
- * store states its statement length); the revoked-token clock leeway as a setting (CLOCK_SKEW_SECONDS,
+ * ends when every kind is clean or the scheduler stops it); a per-store pacing table in compose (the
+ * store states its batch length); the revoked-token clock leeway as a setting (CLOCK_SKEW_SECONDS,
  * which no configuration ever set).
  */
 export interface PurgePacing {
   /**
-   * Most rows deleted per statement. A statement that took longer than the store's statementMillis
-   * halves the next one, one that took under half of it grows the next by half, up to this.
+   * Most rows deleted per batch. A batch that took longer than the store's batchMillis halves the
+   * next one, one that took under half of it grows the next by half, up to this.
    */
   batchSize: number;
   /**
@@ -87,7 +87,7 @@ export function pauseAfterBatch(pacing: PurgePacing, rows: number, tookMillis: n
 
 export interface PurgeObserver {
   /** Called after every batch that deleted rows. */
-  purged?(table: string, rows: number): void;
+  purged?(kind: string, rows: number): void;
   failed?(error: unknown): void;
 }
 
@@ -140,24 +140,24 @@ export class Purger {
   }
 
   /**
-   * One pass over every table, in the store's order (children before parents), until each has no
-   * dead rows left. Returns rows deleted per table. An aborted `signal` ends the pass after the batch
+   * One pass over every kind of record, in the store's order (children before parents), until each
+   * has no dead records left. Returns records deleted per kind. An aborted `signal` ends the pass after the batch
    * in progress (the scheduler's stop); the next pass carries on.
    */
   async runOnce(signal?: AbortSignal): Promise<Record<string, number>> {
     const deleted: Record<string, number> = {};
-    for (const table of this.store.tables) deleted[table] = 0;
-    for (const table of this.store.tables) {
+    for (const kind of this.store.kinds) deleted[kind] = 0;
+    for (const kind of this.store.kinds) {
       for (;;) {
         if (signal?.aborted) return deleted;
         const size = this.size;
         const started = this.stopwatch();
         // Fresh cutoffs per batch: a long run must not delete by a stale clock reading either way.
-        const rows = await this.store.purgeBatch(table, this.cutoffs(), size);
+        const rows = await this.store.purgeBatch(kind, this.cutoffs(), size);
         const took = this.stopwatch() - started;
         this.adapt(took);
-        deleted[table] = (deleted[table] ?? 0) + rows;
-        if (rows > 0) this.observer.purged?.(table, rows);
+        deleted[kind] = (deleted[kind] ?? 0) + rows;
+        if (rows > 0) this.observer.purged?.(kind, rows);
         if (rows < size) break;
         const wait = pauseAfterBatch(this.policy, rows, took);
         if (wait > 0) await pause(wait, signal);
@@ -167,7 +167,7 @@ export class Purger {
   }
 
   private adapt(tookMillis: number): void {
-    const target = this.store.statementMillis;
+    const target = this.store.batchMillis;
     if (tookMillis > target) this.size = Math.max(SMALLEST_BATCH, Math.floor(this.size / 2));
     else if (tookMillis < target / 2) this.size = Math.min(this.policy.batchSize, Math.ceil(this.size * 1.5));
   }
@@ -178,8 +178,8 @@ export class Purger {
     for (let run = 0; run < maxRuns; run++) {
       const deleted = await this.runOnce();
       let any = 0;
-      for (const [table, rows] of Object.entries(deleted)) {
-        total[table] = (total[table] ?? 0) + rows;
+      for (const [kind, rows] of Object.entries(deleted)) {
+        total[kind] = (total[kind] ?? 0) + rows;
         any += rows;
       }
       if (any === 0) break;

@@ -4,10 +4,17 @@
  * handle, so that a change in how the store is built changes this file only.
  */
 import type { Kysely, RawBuilder, Selectable } from 'kysely';
+import type { Storage } from '../../src/core/ports.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
 import type { Database } from '../../src/storage/sql/schema.js';
 
 export type Table = keyof Database;
+
+/** The SQL store behind `storage` (a test's own, or a Gatehouse's `storage`); throws on any other. */
+export function sqlStore(storage: Storage): SqlStorage {
+  if (!('db' in storage)) throw new Error('not a SQL store: raw SQL needs SQLite or PostgreSQL');
+  return storage as SqlStorage;
+}
 export type Row<T extends Table> = Selectable<Database[T]>;
 
 /** Every row of `table`. */

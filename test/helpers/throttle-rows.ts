@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import type { SqlStorage } from '../../src/storage/sql/index.js';
-import { insertRows, runSql } from './store-sql.js';
+import type { Storage } from '../../src/core/ports.js';
+import { insertRows, runSql, sqlStore } from './store-sql.js';
 
 /** Rows of the throttle table whose key starts with `prefix`. */
-export async function throttleRows(storage: SqlStorage, prefix: string): Promise<number> {
+export async function throttleRows(storage: Storage, prefix: string): Promise<number> {
   const [row] = await runSql(
-    storage,
+    sqlStore(storage),
     sql<{ n: number | string }>`SELECT count(*) AS n FROM throttle WHERE key LIKE ${`${prefix}%`}`,
   );
   return Number(row?.n ?? 0);
@@ -13,7 +13,7 @@ export async function throttleRows(storage: SqlStorage, prefix: string): Promise
 
 /** Inserts `count` throttle windows keyed `${prefix}0`, `${prefix}1`, …, ended at `resetAt` (to purge). */
 export async function insertDeadThrottleRows(
-  storage: SqlStorage,
+  storage: Storage,
   prefix: string,
   count: number,
   resetAt: number,
@@ -23,5 +23,5 @@ export async function insertDeadThrottleRows(
     count: 1,
     reset_at: resetAt,
   }));
-  await insertRows(storage, 'throttle', rows);
+  await insertRows(sqlStore(storage), 'throttle', rows);
 }

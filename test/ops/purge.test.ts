@@ -339,8 +339,8 @@ function fakePurgeStore(
 ) {
   const state = { remaining: rows, sizes: [] as number[] };
   const store = {
-    tables: ['t'],
-    statementMillis,
+    kinds: ['t'],
+    batchMillis: statementMillis,
     async purgeBatch(_table: string, _cutoffs: unknown, limit: number) {
       state.sizes.push(limit);
       const ms = typeof waitMs === 'number' ? waitMs : waitMs(limit);
@@ -488,7 +488,7 @@ for (const backend of backends()) {
     it('deletes every dead row in batches and keeps every row that can still matter', async () => {
       const clock = new ManualClock();
       const { keep, dead } = await seed(store.storage, clock, 1300);
-      assert.deepEqual([...store.storage.purge.tables].sort(), Object.keys(KEY_COLUMNS).sort());
+      assert.deepEqual([...store.storage.purge.kinds].sort(), Object.keys(KEY_COLUMNS).sort());
       const batches: number[] = [];
       const p = new Purger(
         store.storage.purge,

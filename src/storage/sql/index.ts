@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Kysely, Migrator, sql } from 'kysely';
-import type { Storage } from '../../core/ports.js';
+import type { GatehouseStore } from '../../core/ports.js';
 import { createPostgresDialect } from './dialects/postgres.js';
 import { createSqliteDialect } from './dialects/sqlite.js';
 import { checkpointsAfterPurges } from './dialects/sqlite-checkpointer.js';
@@ -8,6 +8,7 @@ import { migrationProvider } from './migrations/index.js';
 import { createAuthorizationCodeRepository } from './repositories/authorization-codes.js';
 import { createBrowserSessionRepository } from './repositories/browser-sessions.js';
 import { createPurgeRepository } from './repositories/purge.js';
+import { createSecretCheckRepository } from './repositories/secret-check.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
 import { createUsedJtiRepository } from './repositories/used-jtis.js';
@@ -49,18 +50,13 @@ export interface SqlStorageOptions {
   nowMs?: () => number;
 }
 
-export interface SqlStorage extends Storage {
-  /** Applies pending migrations; returns the names applied. */
-  migrate(): Promise<string[]>;
-  /** Names of migrations not yet applied. */
-  pendingMigrations(): Promise<string[]>;
-  /** Calls `listener` after every statement (metrics: store latency); returns a function that stops it. */
+/** The SQL store: the Storage port and its lifecycle (core/ports.ts), on SQLite or PostgreSQL. */
+export interface SqlStorage extends GatehouseStore {
+  /** Calls `listener` after every statement (observeOperations, by its SQL name). */
   observeQueries(listener: QueryListener): () => void;
-  /** Calls `listener` when a pooled PostgreSQL connection fails while idle (it is replaced on demand). */
-  observeConnectionErrors(listener: (error: Error) => void): () => void;
   /**
-   * The Kysely handle, for what no port covers: the server-secret check (compose/secret-check.ts).
-   * Tests go through test/helpers/store-sql.ts.
+   * The Kysely handle, for tests' own set-up and inspection (test/helpers/store-sql.ts): nothing
+   * outside this folder reads it.
    */
   readonly db: Kysely<Database>;
 }
@@ -71,6 +67,9 @@ export interface SqlStorage extends Storage {
  * costs a tenth of a client_credentials request.
  */
 const CLIENT_CACHE_TTL_MS = 1000;
+
+/** The migration that creates a store: a store without it is no Gatehouse store yet. */
+const FIRST_MIGRATION = '0001-initial';
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -83,11 +82,6 @@ export function sqliteFilename(databaseUrl: string | undefined, dataDir: string)
 
 export function isPostgresUrl(url: string | undefined): boolean {
   return url !== undefined && /^postgres(ql)?:\/\//.test(url);
-}
-
-/** Whether another process can open the store these settings name: any but SQLite's `:memory:`. */
-export function storeOpensFromOtherProcesses(databaseUrl: string | undefined, dataDir: string): boolean {
-  return isPostgresUrl(databaseUrl) || sqliteFilename(databaseUrl, dataDir) !== ':memory:';
 }
 
 export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
@@ -176,8 +170,10 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     return known.filter((name) => !applied.has(name));
   }
 
-  return {
+  // Read through the returned object, so that a wrapped pendingMigrations (tests' schema lock) is used.
+  const store: SqlStorage = {
     db,
+    secretCheck: createSecretCheckRepository(db, () => store.pendingMigrations()),
     clients: createClientRepository(db, statements, CLIENT_CACHE_TTL_MS, options.nowMs),
     users: createUserRepository(db),
     scopes: createScopeRepository(db),
@@ -197,6 +193,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     pushedRequests: createPushedRequestRepository(db),
     deviceAuthorizations: createDeviceAuthorizationRepository(db),
     observeQueries: queries.observe,
+    observeOperations: queries.observe,
     observeConnectionErrors(listener) {
       connectionErrorListeners.add(listener);
       return () => connectionErrorListeners.delete(listener);
@@ -220,5 +217,9 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
     pendingMigrations,
+    async exists() {
+      return !(await store.pendingMigrations()).includes(FIRST_MIGRATION);
+    },
   };
+  return store;
 }

@@ -28,7 +28,8 @@ import type {
   RevocationStore,
   ScopeStore,
   SigningKeyStore,
-  Storage,
+  GatehouseStore,
+  SecretCheckStore,
   ThrottleStore,
   UsedJtiStore,
   UserStore,
@@ -584,15 +585,32 @@ function deviceAuthorizations(t: Tables): DeviceAuthorizationStore {
 
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
 const noPurge: PurgeStore = {
-  tables: [],
-  statementMillis: 1,
-  async purgeBatch(table) {
-    throw new Error(`the in-memory store has no table ${table} to purge`);
+  kinds: [],
+  batchMillis: 1,
+  async purgeBatch(kind) {
+    throw new Error(`the in-memory store does not purge ${kind}`);
   },
 };
 
-/** A fresh, empty in-memory store behind the Storage interface. */
-export function memoryStorage(): Storage {
+/** The one check value of the server secret: the first written stays. */
+function secretCheck(): SecretCheckStore {
+  let stored: string | undefined;
+  return {
+    async read() {
+      return stored;
+    },
+    async write(value) {
+      stored ??= value;
+      return stored;
+    },
+  };
+}
+
+/**
+ * A fresh, empty in-memory store behind the Storage interface, with its lifecycle (StoreLifecycle):
+ * it has no schema to migrate, so it exists and is current from the start.
+ */
+export function memoryStorage(): GatehouseStore {
   const t: Tables = {
     clients: new Map(),
     users: new Map(),
@@ -631,6 +649,18 @@ export function memoryStorage(): Storage {
     initialAccessTokens: initialAccessTokens(t),
     pushedRequests: pushedRequests(t),
     deviceAuthorizations: deviceAuthorizations(t),
+    secretCheck: secretCheck(),
+    async migrate() {
+      return [];
+    },
+    async pendingMigrations() {
+      return [];
+    },
+    async exists() {
+      return true;
+    },
+    observeOperations: () => () => undefined,
+    observeConnectionErrors: () => () => undefined,
     async ping() {},
     async close() {},
   };

@@ -1,8 +1,10 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
-import type { PurgeCutoffs, PurgeStore } from '../../../core/ports.js';
+import { PURGE_KINDS, type PurgeCutoffs, type PurgeKind, type PurgeStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
 
 interface PurgePlan {
+  /** The table the kind's records are kept in. */
+  table: string;
   /** Primary-key columns: batches are chosen by key, then deleted by key. */
   key: readonly string[];
   /** Which rows are dead. Each plan's columns are indexed (migration 0003), so a batch never scans. */
@@ -14,38 +16,57 @@ interface PurgePlan {
 const deadGrant = (c: PurgeCutoffs) =>
   sql`(expires_at IS NOT NULL AND expires_at <= ${c.now}) OR (revoked_at IS NOT NULL AND revoked_at <= ${c.grantsRevokedBefore})`;
 
-/** Children first: a grant's rows go before the grant, so no grant delete cascades over a large set. */
-const PLANS: Record<string, PurgePlan> = {
-  authorization_codes: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
+/** Each kind of record the purge deletes (core/ports.ts, PURGE_KINDS, whose order the purge keeps). */
+const PLANS: Record<PurgeKind, PurgePlan> = {
+  authorization_codes: {
+    table: 'authorization_codes',
+    key: ['hash'],
+    dead: (c) => sql`expires_at <= ${c.now}`,
+  },
   // RFC 9126 pushed requests, consumed or not, once past their expiry (migration 0011 indexes it).
-  pushed_authorization_requests: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
+  pushed_authorization_requests: {
+    table: 'pushed_authorization_requests',
+    key: ['hash'],
+    dead: (c) => sql`expires_at <= ${c.now}`,
+  },
   // RFC 8628 device authorizations, decided or not, once past their expiry (migration 0013 indexes
   // it); before grants, which they reference.
-  device_authorizations: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
+  device_authorizations: {
+    table: 'device_authorizations',
+    key: ['hash'],
+    dead: (c) => sql`expires_at <= ${c.now}`,
+  },
   refresh_tokens: {
+    table: 'refresh_tokens',
     key: ['hash'],
     // Retired tokens stay until their own expiry: reuse detection (RFC 9700 §4.14) needs them.
     dead: (c) =>
       sql`(expires_at IS NOT NULL AND expires_at <= ${c.now}) OR grant_id IN (SELECT id FROM grants WHERE ${deadGrant(c)})`,
   },
-  browser_sessions: { key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
-  grants: { key: ['id'], dead: deadGrant },
+  browser_sessions: { table: 'browser_sessions', key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
+  grants: { table: 'grants', key: ['id'], dead: deadGrant },
   revoked_access_tokens: {
+    table: 'revoked_access_tokens',
     key: ['jti'],
     dead: (c) => sql`expires_at <= ${c.revokedAccessTokensExpiredBefore}`,
   },
-  throttle: { key: ['key'], dead: (c) => sql`reset_at <= ${c.now}` },
+  throttle: { table: 'throttle', key: ['key'], dead: (c) => sql`reset_at <= ${c.now}` },
   // MAC nonces are kept for their timestamp window only (migration 0004 indexes expires_at).
-  mac_nonces: { key: ['jti', 'nonce'], dead: (c) => sql`expires_at <= ${c.now}` },
+  mac_nonces: { table: 'mac_nonces', key: ['jti', 'nonce'], dead: (c) => sql`expires_at <= ${c.now}` },
   // Single-use ids (client assertions' jti) are kept until the token that carried them expires
   // (migration 0009 indexes expires_at).
-  used_jtis: { key: ['namespace', 'jti'], dead: (c) => sql`expires_at <= ${c.now}` },
+  used_jtis: { table: 'used_jtis', key: ['namespace', 'jti'], dead: (c) => sql`expires_at <= ${c.now}` },
   // RFC 7591 §3 initial access tokens past their expiry (migration 0010 indexes expires_at).
-  initial_access_tokens: { key: ['id'], dead: (c) => sql`expires_at <= ${c.now}` },
+  initial_access_tokens: {
+    table: 'initial_access_tokens',
+    key: ['id'],
+    dead: (c) => sql`expires_at <= ${c.now}`,
+  },
   // Clients that registered themselves anonymously and were never granted anything in their first
   // days (docs/decisions.md, decision 20). Last: after the grants, and with none of their own, their
   // delete cascades over nothing (migration 0010 indexes the search and the cascade).
   clients: {
+    table: 'clients',
     key: ['id'],
     dead: (c) =>
       c.unusedOpenClientsRegisteredBefore === undefined || c.unusedOpenClientsRegisteredBefore === null
@@ -80,12 +101,13 @@ export function createPurgeRepository(
   afterDeletes?: () => void,
 ): PurgeStore {
   return {
-    tables: Object.keys(PLANS),
-    statementMillis: kind === 'postgres' ? POSTGRES_STATEMENT_MILLIS : SQLITE_STATEMENT_MILLIS,
-    async purgeBatch(table: string, cutoffs: PurgeCutoffs, limit: number): Promise<number> {
-      const plan = PLANS[table];
-      if (plan === undefined) throw new Error(`no purge plan for table ${table}`);
-      const t = sql.table(table);
+    kinds: PURGE_KINDS,
+    // One batch is one statement here.
+    batchMillis: kind === 'postgres' ? POSTGRES_STATEMENT_MILLIS : SQLITE_STATEMENT_MILLIS,
+    async purgeBatch(purgeKind: string, cutoffs: PurgeCutoffs, limit: number): Promise<number> {
+      const plan = (PLANS as Record<string, PurgePlan | undefined>)[purgeKind];
+      if (plan === undefined) throw new Error(`no purge plan for ${purgeKind}`);
+      const t = sql.table(plan.table);
       const columns = sql.join(plan.key.map((column) => sql.ref(column)));
       const key = sql`(${columns})`;
       const statement =
