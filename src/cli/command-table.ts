@@ -36,7 +36,8 @@ export const GLOBAL_FLAGS = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Flags;
 
-const CLIENT_SETTINGS = {
+/** A client's settings, as `clients create` and `clients update` take them (commands/clients.ts parses them). */
+export const CLIENT_SETTINGS = {
   name: { type: 'string' },
   'redirect-uri': { type: 'string', multiple: true },
   'grant-types': { type: 'string' },

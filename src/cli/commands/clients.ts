@@ -4,6 +4,7 @@ import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE, TOKEN_EXCHANGE_GRANT } fr
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
+import { CLIENT_SETTINGS } from '../command-table.js';
 
 function describe(view: ClientView & { client_secret?: string }): string {
   const lines = [
@@ -58,23 +59,8 @@ function jwksFromFile(path: string | undefined): unknown {
   }
 }
 
-const SETTINGS = {
-  name: { type: 'string' },
-  'redirect-uri': { type: 'string', multiple: true },
-  'grant-types': { type: 'string' },
-  scopes: { type: 'string' },
-  'token-type': { type: 'string' },
-  'post-logout-redirect-uri': { type: 'string', multiple: true },
-  'id-token-signed-response-alg': { type: 'string' },
-  'auth-method': { type: 'string' },
-  'jwks-uri': { type: 'string' },
-  'jwks-file': { type: 'string' },
-  'require-par': { type: 'boolean' },
-  'no-require-par': { type: 'boolean' },
-  'require-dpop': { type: 'boolean' },
-  'no-require-dpop': { type: 'boolean' },
-  'exchange-target': { type: 'string', multiple: true },
-} as const satisfies Options;
+/** The flags of `clients create` and `update`, declared once in the command table. */
+const SETTINGS = CLIENT_SETTINGS;
 
 /** RFC 9126 §6: --require-par turns it on, --no-require-par off; undefined when neither is given. */
 function requirePar(values: { 'require-par'?: boolean; 'no-require-par'?: boolean }): boolean | undefined {
