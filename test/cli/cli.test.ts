@@ -3,7 +3,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it, type TestContext } from 'node:test';
@@ -14,6 +13,7 @@ import { verifyPassword } from '../../src/core/passwords.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
 import { dropTestSchema, TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';
+import { freePort } from './support/cli.js';
 
 // The compiled CLI beside this compiled test, whatever the output folder (dist/, .build/<name>/).
 const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
@@ -100,19 +100,6 @@ interface ClientJson {
   scopes: string[];
   token_type: string;
   public: boolean;
-}
-
-/** A port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

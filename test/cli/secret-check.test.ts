@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
@@ -15,7 +14,7 @@ import { ManualClock } from '../../src/shared/clock.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
 import { backends, createTestStore } from '../helpers/backends.js';
 import { runSql } from '../helpers/store-sql.js';
-import { assertOk, assertRefused, cliStore, newSecret } from './support/cli.js';
+import { assertOk, assertRefused, cliStore, newSecret, freePort } from './support/cli.js';
 
 const MISMATCH =
   /the secret does not open this database's signing keys: set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE/;
@@ -29,18 +28,6 @@ async function keyCount(storage: SqlStorage): Promise<number> {
 
 async function checkRows(storage: SqlStorage): Promise<{ check_value: string }[]> {
   return runSql(storage, sql<{ check_value: string }>`SELECT check_value FROM server_secret_check`);
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 for (const backend of backends()) {

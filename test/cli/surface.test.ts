@@ -1,26 +1,21 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
 import { loadTls } from '../../src/compose/dev-certificate.js';
 import { backends } from '../helpers/backends.js';
-import { CLI, assertOk, assertRefused, cleanEnv, cliStore, newSecret, runCli } from './support/cli.js';
-
-/** A port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+import {
+  CLI,
+  assertOk,
+  assertRefused,
+  cleanEnv,
+  cliStore,
+  newSecret,
+  runCli,
+  freePort,
+} from './support/cli.js';
 
 function scratch(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-surface-'));
