@@ -15,7 +15,24 @@ function testFiles(dir) {
   });
 }
 
-const requested = process.argv.slice(2);
+// `--folders unit,storage,package`: the files under those folders of dist/test (or the top-level
+// `NAME.test.js`); otherwise the files named, or every test file.
+function partsOfSuite(names) {
+  return names.flatMap((name) => {
+    const folder = join('dist/test', name);
+    if (existsSync(folder) && statSync(folder).isDirectory()) return testFiles(folder).sort();
+    if (existsSync(`${folder}.test.js`)) return [`${folder}.test.js`];
+    console.error(`run-tests: no folder or file dist/test/${name}(.test.js); build first (npx tsc -b)`);
+    process.exit(2);
+  });
+}
+
+const args = process.argv.slice(2);
+const foldersAt = args.indexOf('--folders');
+const requested =
+  foldersAt === -1
+    ? args
+    : [...args.slice(0, foldersAt), ...partsOfSuite((args[foldersAt + 1] ?? '').split(','))];
 const files = requested.length > 0 ? requested : testFiles('dist/test').sort();
 if (!process.env.GATEHOUSE_TEST_DATABASE_URL) {
   console.log(
