@@ -5,7 +5,7 @@
  * the password grant is then compared with. Prints one JSON line.
  */
 import { parseArgs } from 'node:util';
-import { hashPassword, verifyPassword } from '../src/core/passwords.js';
+import { hashPassword, verifyPassword } from '../src/core/users/passwords.js';
 
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '5' }, concurrency: { type: 'string', default: '4' } },

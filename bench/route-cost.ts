@@ -22,7 +22,6 @@ import { RATE_LIMITS_COUNTED } from './lib/rate-limits.js';
 
 type Compose = typeof import('../src/compose/gatehouse.js');
 type Config = typeof import('../src/config.js');
-type Registry = typeof import('../src/core/client-registry.js');
 
 const { values } = parseArgs({
   options: {
@@ -48,7 +47,6 @@ const load = async <T>(path: string): Promise<T> =>
   (await import(root === undefined ? `../src/${path}` : pathToFileURL(join(root, path)).href)) as T;
 const { createGatehouse } = await load<Compose>('compose/gatehouse.js');
 const { loadConfig } = await load<Config>('config.js');
-const { createClient } = await load<Registry>('core/client-registry.js');
 
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-route-cost-'));
 const config = loadConfig(
@@ -63,7 +61,7 @@ const config = loadConfig(
   RATE_LIMITS_COUNTED,
 );
 const gatehouse = await createGatehouse(config, { logger: false, purgeProcess: false });
-const { client, secret } = await createClient(gatehouse.storage, gatehouse.engine.clock, {
+const { client, secret } = await gatehouse.engine.clients.create({
   name: 'route-cost',
   grant_types: ['client_credentials'],
   scopes: [],

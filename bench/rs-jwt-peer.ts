@@ -16,7 +16,7 @@ import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
-import { KeyRing, type SigningAlgorithm } from '../src/core/key-ring.js';
+import { KeyRing, type SigningAlgorithm } from '../src/core/keys/key-ring.js';
 import type { SigningKeyRecord } from '../src/core/model.js';
 import { ResourceServer, type FetchLike, type RequestInfo } from 'gatehouse-oauth-resource-server';
 import { systemClock } from '../src/shared/clock.js';

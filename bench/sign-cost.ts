@@ -3,7 +3,7 @@
  * Gatehouse's CPU per request is budgeted as bare Fastify's plus one signature). The algorithm is the
  * one Gatehouse signs access tokens with in this run (GATEHOUSE_SIGNING_ALG, ES256 by default, see
  * src/config.ts); the payload is a client_credentials token's (RFC 9068), signed as KeyRing does it:
- * synchronous node:crypto sign of the JWS signing input (src/core/key-ring.ts).
+ * synchronous node:crypto sign of the JWS signing input (src/core/keys/key-ring.ts).
  *
  *   node sign-cost.js --seconds S    (prints one JSON line)
  */
@@ -11,7 +11,7 @@ import { generateKeyPairSync, randomUUID, sign, type KeyObject } from 'node:cryp
 import { tmpdir } from 'node:os';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config.js';
-import type { SigningAlgorithm } from '../src/core/key-ring.js';
+import type { SigningAlgorithm } from '../src/core/keys/key-ring.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string', default: '1' } } });
 const seconds = Number(values.seconds);

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { SignJWT, createLocalJWKSet, exportJWK, generateKeyPair, jwtVerify, type JSONWebKeySet } from 'jose';
 import { openStorage } from '../src/compose/gatehouse.js';
 import { loadConfig } from '../src/config.js';
-import { KeyRing, type SigningAlgorithm } from '../src/core/key-ring.js';
+import { KeyRing, type SigningAlgorithm } from '../src/core/keys/key-ring.js';
 import { systemClock } from '../src/shared/clock.js';
 import { describeMachine, loadAverage } from './lib/machine.js';
 import { repoRoot, writeBlock } from './lib/markdown-block.js';

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SigningAlgorithm } from './core/key-ring.js';
+import type { SigningAlgorithm } from './core/keys/key-ring.js';
 import { didYouMean } from './shared/did-you-mean.js';
-import type { RegistrationPolicy } from './core/dynamic-registration.js';
+import type { RegistrationPolicy } from './core/clients/dynamic-registration.js';
 
 /** Endpoints with request rate limits (docs/limits.md). */
 export const RATE_LIMITED_ENDPOINTS = [

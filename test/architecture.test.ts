@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, it } from 'node:test';
 
 /** The TypeScript sources under `dir` (tests run from the repository root). */
@@ -39,5 +39,97 @@ describe('the layers (docs/architecture.md)', () => {
 
   it('http and cli take the time from the engine’s clock', () => {
     assert.deepEqual(offenders(frontEnds, /\bDate\.now\(\)/), []);
+  });
+});
+
+/**
+ * The rooms of src/core, each with the rooms it may import (docs/architecture.md, "Rooms of core").
+ * `ground` is the files at core's top level but engine.ts: the records, the ports, the errors.
+ */
+const CORE_ROOMS: Readonly<Record<string, readonly string[]>> = {
+  ground: [],
+  ops: ['ground'],
+  keys: ['ground'],
+  grants: ['ground'],
+  users: ['ground'],
+  scopes: ['ground'],
+  'sign-in': ['ground', 'users'],
+  tokens: ['ground', 'keys', 'grants', 'scopes'],
+  clients: ['ground', 'tokens', 'scopes'],
+  authorize: ['ground', 'grants', 'scopes', 'sign-in', 'tokens', 'clients'],
+  oidc: ['ground', 'scopes', 'tokens', 'clients'],
+  device: ['ground', 'users', 'scopes', 'sign-in', 'authorize'],
+  'token-endpoint': ['ground', 'grants', 'users', 'scopes', 'tokens', 'clients', 'authorize', 'device'],
+  // engine.ts builds everything below it once (createEngine).
+  engine: [
+    'ground',
+    'ops',
+    'keys',
+    'grants',
+    'users',
+    'scopes',
+    'sign-in',
+    'tokens',
+    'clients',
+    'authorize',
+    'oidc',
+    'device',
+    'token-endpoint',
+  ],
+};
+
+const CORE = join('src', 'core');
+
+/** The room of a file of src/core: its folder, `engine` for engine.ts, `ground` for the other top-level files. */
+function roomOf(path: string): string {
+  const parts = relative(CORE, path).split(sep);
+  if (parts.length > 1) return parts[0]!;
+  return parts[0] === 'engine.ts' ? 'engine' : 'ground';
+}
+
+/** The files of src/core that `path` imports (relative imports, `.js` written for the `.ts`). */
+function coreImports(path: string): string[] {
+  const text = readFileSync(path, 'utf8');
+  const specifiers = [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.{1,2}\/[^']+)'/g)].map((m) => m[1]!);
+  return specifiers
+    .map((specifier) => relative(resolve('.'), resolve(dirname(path), specifier)).replace(/\.js$/, '.ts'))
+    .filter((target) => target.startsWith(CORE + sep));
+}
+
+describe('the rooms of core (docs/architecture.md)', () => {
+  const files = sources(CORE);
+
+  it('every folder of core is a room with its imports declared', () => {
+    const rooms = [...new Set(files.map(roomOf))].sort();
+    assert.deepEqual(rooms, Object.keys(CORE_ROOMS).sort());
+  });
+
+  it('no import runs back up: a room imports only itself and the rooms it declares', () => {
+    const upward = files.flatMap((path) => {
+      const room = roomOf(path);
+      const allowed = [room, ...(CORE_ROOMS[room] ?? [])];
+      return coreImports(path)
+        .filter((target) => !allowed.includes(roomOf(target)))
+        .map((target) => `${path} -> ${target}`);
+    });
+    assert.deepEqual(upward, []);
+  });
+
+  it('the declared rooms have no circle', () => {
+    const placed = new Set<string>();
+    let progress = true;
+    while (progress) {
+      progress = false;
+      for (const [room, below] of Object.entries(CORE_ROOMS)) {
+        if (!placed.has(room) && below.every((other) => placed.has(other))) {
+          placed.add(room);
+          progress = true;
+        }
+      }
+    }
+    assert.deepEqual(
+      Object.keys(CORE_ROOMS).filter((room) => !placed.has(room)),
+      [],
+    );
   });
 });

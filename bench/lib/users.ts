@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { openStorage } from '../../src/compose/gatehouse.js';
 import { loadConfig } from '../../src/config.js';
-import { createUser } from '../../src/core/user-registry.js';
+import { UserRegistry } from '../../src/core/users/user-registry.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { runCli, type CliTarget } from './processes.js';
 
@@ -23,7 +23,7 @@ export async function createBenchUsers(target: CliTarget, count: number): Promis
   runCli(target, ['users', 'create', '--username', first!.username, '--password-stdin'], first!.password);
   const storage = openStorage(loadConfig({ dataDir: target.dataDir, databaseUrl: target.databaseUrl }));
   try {
-    for (const user of rest) await createUser(storage, systemClock, user);
+    for (const user of rest) await new UserRegistry(storage, systemClock).create(user);
   } finally {
     await storage.close();
   }

@@ -2,7 +2,7 @@
  * The purge process (started by purge-process.ts): opens the store and runs the automatic purge on
  * it at nice 19, reporting its work to the server once a second.
  */
-import { Purger, PurgeScheduler } from '../core/purge.js';
+import { Purger, PurgeScheduler } from '../core/ops/purge.js';
 import { systemClock } from '../shared/clock.js';
 import { lowerProcessPriority } from '../shared/background-process.js';
 import { openStore } from '../storage/open-store.js';

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import type { PurgePolicy } from '../core/purge.js';
+import type { PurgePolicy } from '../core/ops/purge.js';
 import { awaitExitOrKill, forkBackgroundProcess } from '../shared/background-process.js';
 
 const ENTRY = fileURLToPath(new URL('./purge-process-entry.js', import.meta.url));

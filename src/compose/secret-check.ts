@@ -1,4 +1,4 @@
-import { opensSigningKey } from '../core/key-ring.js';
+import { opensSigningKey } from '../core/keys/key-ring.js';
 import type { GatehouseStore } from '../core/ports.js';
 import type { Clock } from '../shared/clock.js';
 import { deriveKey, safeEqual } from '../shared/crypto.js';

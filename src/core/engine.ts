@@ -2,32 +2,36 @@ import type { Clock } from '../shared/clock.js';
 import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
-import { BrowserSessions } from './browser-sessions.js';
+import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
 import { SignInService, type SignInResult } from './sign-in/sign-in-service.js';
-import { ClientAssertionVerifier } from './client-assertion.js';
-import { authenticateClient, type AuthenticatedClient, type ClientCredentialsInput } from './client-auth.js';
-import { RemoteKeySets } from './client-keys.js';
-import { ClientRegistry } from './client-registry.js';
-import { DpopVerifier, type DpopPolicy } from './dpop.js';
-import { DynamicRegistration, type RegistrationPolicy } from './dynamic-registration.js';
-import { GrantRegistry } from './grant-registry.js';
-import { verifyIdTokenHint, type IdTokenHint } from './id-token-hint.js';
-import { KeyRing, type SigningAlgorithm } from './key-ring.js';
-import { RpInitiatedLogout } from './logout.js';
-import { macTokens, type MacTokens } from './mac.js';
-import { IdTokenIssuer } from './oidc/id-token.js';
-import { InitialAccessTokenRegistry } from './initial-access-tokens.js';
+import { ClientAssertionVerifier } from './clients/client-assertion.js';
+import {
+  authenticateClient,
+  type AuthenticatedClient,
+  type ClientCredentialsInput,
+} from './clients/client-auth.js';
+import { RemoteKeySets } from './clients/client-keys.js';
+import { ClientRegistry } from './clients/client-registry.js';
+import { DpopVerifier, type DpopPolicy } from './tokens/dpop.js';
+import { DynamicRegistration, type RegistrationPolicy } from './clients/dynamic-registration.js';
+import { GrantRegistry } from './grants/grant-registry.js';
+import { verifyIdTokenHint, type IdTokenHint } from './tokens/id-token-hint.js';
+import { KeyRing, type SigningAlgorithm } from './keys/key-ring.js';
+import { RpInitiatedLogout } from './oidc/logout.js';
+import { macTokens, type MacTokens } from './keys/mac.js';
+import { IdTokenIssuer } from './tokens/id-token.js';
+import { InitialAccessTokenRegistry } from './clients/initial-access-tokens.js';
 import { UserInfoService } from './oidc/userinfo.js';
 import type { JwksFetcher, Storage } from './ports.js';
-import { ResourceRegistry } from './resource-registry.js';
-import { ResourceTargets } from './resources.js';
-import { ScopeRegistry } from './scope-registry.js';
-import { SigningKeyRegistry } from './signing-key-registry.js';
-import { TokenEndpoint } from './token-endpoint.js';
-import { TokenIssuer } from './token-issuer.js';
-import { createTokenServices, type TokenServices } from './token-services.js';
-import { UserRegistry } from './user-registry.js';
+import { ResourceRegistry } from './scopes/resource-registry.js';
+import { ResourceTargets } from './scopes/resources.js';
+import { ScopeRegistry } from './scopes/scope-registry.js';
+import { SigningKeyRegistry } from './keys/signing-key-registry.js';
+import { TokenEndpoint } from './token-endpoint/token-endpoint.js';
+import { TokenIssuer } from './tokens/token-issuer.js';
+import { createTokenServices, type TokenServices } from './tokens/token-services.js';
+import { UserRegistry } from './users/user-registry.js';
 
 /** The engine's rules as plain values: compose/gatehouse.ts derives them from the configuration. */
 export interface EnginePolicy {

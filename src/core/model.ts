@@ -33,7 +33,7 @@ export const CLIENT_AUTH_METHODS = [
 ] as const;
 export type ClientAuthMethod = (typeof CLIENT_AUTH_METHODS)[number];
 
-/** A JWK Set (RFC 7517 §5) of public keys; its members were checked by core/client-keys.ts. */
+/** A JWK Set (RFC 7517 §5) of public keys; its members were checked by core/clients/client-keys.ts. */
 export interface PublicJwkSet {
   keys: Array<Record<string, unknown>>;
 }
@@ -81,7 +81,7 @@ export interface Client {
   registrationScopes: string[] | null;
   /**
    * When a user first granted the client anything. Recorded for clients registered `open` only: the
-   * purge deletes those that were never granted anything (core/purge.ts).
+   * purge deletes those that were never granted anything (core/ops/purge.ts).
    */
   firstGrantedAt: number | null;
   /**
@@ -134,7 +134,7 @@ export interface Scope {
  * the access tokens issued for it.
  */
 export interface ResourceServer {
-  /** Absolute https URI (http only on loopback), no fragment, in canonical form (core/resources.ts). */
+  /** Absolute https URI (http only on loopback), no fragment, in canonical form (core/scopes/resources.ts). */
   uri: string;
   /** What operators call it; null when none was given. */
   name: string | null;

@@ -185,7 +185,7 @@ export interface RateLimitStore {
   ): Promise<{ key: string; count: number }[]>;
 }
 
-/** The times before which rows are dead, computed by core/purge.ts from the policy. */
+/** The times before which rows are dead, computed by core/ops/purge.ts from the policy. */
 export interface PurgeCutoffs {
   /**
    * Codes, refresh tokens, sessions, nonces, pushed requests, device authorizations and throttle
@@ -232,7 +232,7 @@ export interface PurgeStore {
   /**
    * How long one batch should take, by the purger's own time (the clock less its waits for a CPU):
    * what one batch may hold up of the requests beside it on this store. The purger sizes its batches
-   * to it (core/purge.ts); how the store arrives at it stays the store's own.
+   * to it (core/ops/purge.ts); how the store arrives at it stays the store's own.
    */
   readonly batchMillis: number;
   /**
@@ -267,7 +267,7 @@ export interface UsedJtiStore {
 
 /**
  * Reads a client's JWK Set from its `jwks_uri` (RFC 7591 §2). Network I/O, so implemented outside
- * core (src/outbound); core validates what it returns and caches it (core/client-keys.ts).
+ * core (src/outbound); core validates what it returns and caches it (core/clients/client-keys.ts).
  */
 export interface JwksFetcher {
   /** The document at `uri`, parsed as JSON; throws when it cannot be had under the fetch policy. */

@@ -1,7 +1,7 @@
 import formBody from '@fastify/formbody';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
-import { DPOP_SIGNING_ALGORITHMS } from '../core/dpop.js';
+import { DPOP_SIGNING_ALGORITHMS } from '../core/tokens/dpop.js';
 import type { Engine } from '../core/engine.js';
 import type { RateLimitStore } from '../core/ports.js';
 import { registerHealthRoutes, type StoreHealth } from './health-routes.js';

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import { TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
-import { DPOP_SIGNING_ALGORITHMS, DpopProofError, type DpopVerifier } from '../core/dpop.js';
-import type { TokenPresentation } from '../core/token-presentation.js';
+import { DPOP_SIGNING_ALGORITHMS, DpopProofError, type DpopVerifier } from '../core/tokens/dpop.js';
+import type { TokenPresentation } from '../core/tokens/token-presentation.js';
 
 /** The proof algorithms a DPoP challenge offers (RFC 9449 §7.1 `algs`). */
 export const DPOP_CHALLENGE_ALGORITHMS: readonly string[] = DPOP_SIGNING_ALGORITHMS;
@@ -32,7 +32,7 @@ export function publicUrlOf(request: FastifyRequest, issuer: string, basePath: s
   return `${issuer}${underBase.startsWith('/') ? underBase : `/${underBase}`}`;
 }
 
-/** How the request presented its token, for checkTokenPresentation (core/token-presentation.ts). */
+/** How the request presented its token, for checkTokenPresentation (core/tokens/token-presentation.ts). */
 export function presentationOf(
   request: FastifyRequest,
   scheme: 'bearer' | 'dpop',

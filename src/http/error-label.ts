@@ -1,5 +1,5 @@
 import { TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
-import { RegistrationAuthError } from '../core/dynamic-registration.js';
+import { RegistrationAuthError } from '../core/clients/dynamic-registration.js';
 import { OAuthError } from '../core/errors.js';
 import { Problem } from './api/v1/problem.js';
 

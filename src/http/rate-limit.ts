@@ -1,8 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimit, RateLimitedEndpoint } from '../config.js';
-import { BatchedRateCounter } from '../core/batched-rate-counter.js';
-import { claimedClientId } from '../core/client-assertion.js';
-import { requestSource } from '../core/account-lockout.js';
+import { BatchedRateCounter } from '../core/ops/batched-rate-counter.js';
+import { claimedClientId } from '../core/clients/client-assertion.js';
+import { requestSource } from '../core/users/account-lockout.js';
 import { RATE_LIMITED } from '../core/errors.js';
 import type { RateLimitStore } from '../core/ports.js';
 import type { Clock } from '../shared/clock.js';

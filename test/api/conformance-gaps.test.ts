@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { BrowserSessions } from '../../src/core/browser-sessions.js';
+import { BrowserSessions } from '../../src/core/sign-in/browser-sessions.js';
 import { NotFoundError } from '../../src/core/validation.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

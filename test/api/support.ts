@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { ClientInput } from '../../src/core/client-registry.js';
+import type { ClientInput } from '../../src/core/clients/client-registry.js';
 import type { Client, User } from '../../src/core/model.js';
 import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
 import type { TestServer } from '../helpers/server.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { OAuthError } from '../../src/core/errors.js';
-import { authorizationCodeGrant } from '../../src/core/grants/authorization-code.js';
-import type { GrantContext } from '../../src/core/grants/grant-handler.js';
+import { authorizationCodeGrant } from '../../src/core/token-endpoint/authorization-code.js';
+import type { GrantContext } from '../../src/core/token-endpoint/grant-handler.js';
 import type { AuthorizationCode, Client, Grant, User } from '../../src/core/model.js';
 import type { Storage } from '../../src/core/ports.js';
 import { ManualClock } from '../../src/shared/clock.js';

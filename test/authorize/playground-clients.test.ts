@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { request as httpsRequest } from 'node:https';
 import { after, before, describe, it } from 'node:test';
-import { createClient } from '../../src/core/client-registry.js';
+import { ClientRegistry } from '../../src/core/clients/client-registry.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { FormBrowser } from './form-browser.js';
@@ -60,9 +60,7 @@ for (const backend of backends()) {
         scopes: ['profile'],
       });
       // A client that registered itself (RFC 7591) is never listed, whatever its redirect URIs.
-      const selfRegistered = await createClient(
-        server.store.storage,
-        server.clock,
+      const selfRegistered = await new ClientRegistry(server.store.storage, server.clock).create(
         { name: 'Self-registered', redirect_uris: ['https://gatehouse.test/playground/callback'] },
         { registration: 'open', registrationAccessTokenHash: null, registrationScopes: ['profile'] },
       );

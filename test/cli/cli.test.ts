@@ -9,7 +9,7 @@ import { after, before, describe, it, type TestContext } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import pg from 'pg';
-import { verifyPassword } from '../../src/core/passwords.js';
+import { verifyPassword } from '../../src/core/users/passwords.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
 import { dropTestSchema, TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';

@@ -6,7 +6,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { generate } from 'selfsigned';
-import { verifyPassword } from '../../src/core/passwords.js';
+import { verifyPassword } from '../../src/core/users/passwords.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { backends } from '../helpers/backends.js';
 import {

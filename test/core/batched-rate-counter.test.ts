@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BatchedRateCounter } from '../../src/core/batched-rate-counter.js';
+import { BatchedRateCounter } from '../../src/core/ops/batched-rate-counter.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';
 import { tableRows } from '../helpers/store-sql.js';
 

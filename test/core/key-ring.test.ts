@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, errors, jwtVerify } from 'jose';
-import { generateSigningKey, KeyRing, type SigningAlgorithm } from '../../src/core/key-ring.js';
+import { generateSigningKey, KeyRing, type SigningAlgorithm } from '../../src/core/keys/key-ring.js';
 import type { SigningKeyStore } from '../../src/core/ports.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { backends, createTestStore, type TestStore } from '../helpers/backends.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { describe, it } from 'node:test';
-import { PasswordThreads } from '../../src/core/password-threads.js';
-import { hashPassword, PASSWORD_THREAD_NICE, verifyPassword } from '../../src/core/passwords.js';
+import { PasswordThreads } from '../../src/core/users/password-threads.js';
+import { hashPassword, PASSWORD_THREAD_NICE, verifyPassword } from '../../src/core/users/passwords.js';
 import { threadNiceValues } from '../helpers/threads.js';
 
 describe('password threads', () => {

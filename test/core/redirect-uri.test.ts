@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { canonicalRedirectUri, isRegisteredRedirectUri } from '../../src/core/redirect-uri.js';
+import { canonicalRedirectUri, isRegisteredRedirectUri } from '../../src/core/clients/redirect-uri.js';
 
 describe('canonicalRedirectUri', () => {
   it('answers the WHATWG serialisation: what a browser navigates to', () => {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../src/compose/gatehouse.js';
 import { loadConfig, type ConfigInput } from '../../src/config.js';
-import { createClient, type ClientInput } from '../../src/core/client-registry.js';
+import { ClientRegistry, type ClientInput } from '../../src/core/clients/client-registry.js';
 import type { Client, Grant, User } from '../../src/core/model.js';
-import { createUser } from '../../src/core/user-registry.js';
+import { UserRegistry } from '../../src/core/users/user-registry.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createTestStore, type Backend, type TestStore } from './backends.js';
@@ -104,7 +104,7 @@ export async function startTestServer(
     url,
     ca,
     async client(input) {
-      const { client, secret } = await createClient(storage, clock, {
+      const { client, secret } = await new ClientRegistry(storage, clock).create({
         name: input.name ?? 'test client',
         ...input,
       });
@@ -115,7 +115,7 @@ export async function startTestServer(
       password = 'correct horse battery',
       claims: { email?: string; name?: string } = {},
     ) {
-      const user = await createUser(storage, clock, { username, password, ...claims });
+      const user = await new UserRegistry(storage, clock).create({ username, password, ...claims });
       return { user, password };
     },
     async seedCode(options) {

@@ -4,7 +4,7 @@ import {
   signingKeyRecord,
   type KeyPair,
   type SigningAlgorithm,
-} from '../../src/core/key-ring.js';
+} from '../../src/core/keys/key-ring.js';
 import type { SigningKeyStore } from '../../src/core/ports.js';
 
 /**

@@ -10,9 +10,9 @@ import { waitFor } from '../helpers/wait.js';
 import BetterSqlite3 from 'better-sqlite3';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { sql } from 'kysely';
-import { createClient } from '../../src/core/client-registry.js';
+import { ClientRegistry } from '../../src/core/clients/client-registry.js';
 import type { Client, Grant } from '../../src/core/model.js';
-import { createUser } from '../../src/core/user-registry.js';
+import { UserRegistry } from '../../src/core/users/user-registry.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
@@ -178,14 +178,14 @@ for (const backend of backends()) {
     it('every token answered with 200 survives SIGKILL, no code is redeemed twice, the store is intact', async () => {
       const f = await fixture(backend);
       try {
-        const { client, secret } = await createClient(f.storage, systemClock, {
+        const { client, secret } = await new ClientRegistry(f.storage, systemClock).create({
           name: 'crash test',
           redirect_uris: [REDIRECT],
           grant_types: ['authorization_code', 'refresh_token', 'client_credentials'],
           scopes: ['read'],
         });
         const credentials = { id: client.id, secret: secret as string };
-        const user = await createUser(f.storage, systemClock, {
+        const user = await new UserRegistry(f.storage, systemClock).create({
           username: 'crash-user',
           password: 'a long enough password',
         });
@@ -345,7 +345,7 @@ describe('graceful shutdown (SIGTERM)', () => {
   it('finishes the request in flight, refuses new connections, exits 0', async () => {
     const f = await fixture('sqlite');
     try {
-      const { client, secret } = await createClient(f.storage, systemClock, {
+      const { client, secret } = await new ClientRegistry(f.storage, systemClock).create({
         name: 'drain test',
         grant_types: ['client_credentials'],
       });

@@ -4,8 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { createClient } from '../../src/core/client-registry.js';
-import { createUser } from '../../src/core/user-registry.js';
+import { ClientRegistry } from '../../src/core/clients/client-registry.js';
+import { UserRegistry } from '../../src/core/users/user-registry.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
 import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
@@ -36,18 +36,18 @@ describe('logs never contain secrets', () => {
       return res;
     };
 
-    const app = await createClient(storage, systemClock, {
+    const app = await new ClientRegistry(storage, systemClock).create({
       name: 'logged app',
       redirect_uris: [REDIRECT],
       grant_types: ['authorization_code', 'implicit', 'refresh_token', 'password', 'client_credentials'],
       scopes: ['read', 'profile'],
     });
-    const admin = await createClient(storage, systemClock, {
+    const admin = await new ClientRegistry(storage, systemClock).create({
       name: 'admin',
       grant_types: ['client_credentials'],
       scopes: ['admin'],
     });
-    const macClient = await createClient(storage, systemClock, {
+    const macClient = await new ClientRegistry(storage, systemClock).create({
       name: 'mac app',
       grant_types: ['client_credentials'],
       token_type: 'mac',
@@ -55,7 +55,7 @@ describe('logs never contain secrets', () => {
     keep(app.secret, admin.secret, macClient.secret);
     const password = `pw-${randomBytes(12).toString('base64url')}`;
     keep(password);
-    await createUser(storage, systemClock, { username: 'logged-user', password });
+    await new UserRegistry(storage, systemClock).create({ username: 'logged-user', password });
     await storage.close();
 
     const server = await spawnServer({

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { requestSource } from '../../src/core/account-lockout.js';
+import { requestSource } from '../../src/core/users/account-lockout.js';
 import { FormBrowser } from '../authorize/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';

@@ -7,7 +7,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
 import { loadConfig } from '../../src/config.js';
-import { createClient } from '../../src/core/client-registry.js';
+import { ClientRegistry } from '../../src/core/clients/client-registry.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { basicAuth, HttpsClient, type HttpResponse } from '../helpers/https-client.js';
 import {
@@ -87,7 +87,7 @@ describe('PostgreSQL goes away and comes back', () => {
         const purgePid = gatehouse.purgeProcessPid;
         assert.ok(purgePid !== undefined, 'a purge process runs');
 
-        const { client: app, secret } = await createClient(gatehouse.storage, systemClock, {
+        const { client: app, secret } = await new ClientRegistry(gatehouse.storage, systemClock).create({
           name: 'outage probe',
           grant_types: ['client_credentials'],
           scopes: ['admin'],

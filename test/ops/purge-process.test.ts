@@ -8,7 +8,7 @@ import pg from 'pg';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
 import { startPurgeProcess, type RestartBackoff } from '../../src/compose/purge-process.js';
 import { loadConfig } from '../../src/config.js';
-import { DEFAULT_PURGE_PACING } from '../../src/core/purge.js';
+import { DEFAULT_PURGE_PACING } from '../../src/core/ops/purge.js';
 import { backends, TEST_DATABASE_URL, type Backend } from '../helpers/backends.js';
 import { alive, LINUX, SCHED_OTHER, threadPriorities, withSaturatedCores } from '../helpers/processes.js';
 import { insertDeadThrottleRows, throttleRows } from '../helpers/throttle-rows.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createClient } from '../../src/core/client-registry.js';
+import { ClientRegistry } from '../../src/core/clients/client-registry.js';
 import {
   CLOCK_SKEW_SECONDS,
   DEFAULT_PURGE_PACING,
@@ -10,8 +10,8 @@ import {
   Purger,
   PurgeScheduler,
   type PurgePacing,
-} from '../../src/core/purge.js';
-import { createUser } from '../../src/core/user-registry.js';
+} from '../../src/core/ops/purge.js';
+import { UserRegistry } from '../../src/core/users/user-registry.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { ownTimeMillis } from '../../src/shared/own-time.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
@@ -59,12 +59,12 @@ interface Fixture {
 /** Many dead rows and, next to each kind, the nearly-dead rows that must survive. */
 async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise<Fixture> {
   const now = clock.now();
-  const { client } = await createClient(storage, clock, {
+  const { client } = await new ClientRegistry(storage, clock).create({
     name: 'purge test',
     redirect_uris: ['https://app.test/cb'],
     grant_types: ['authorization_code', 'refresh_token'],
   });
-  const user = await createUser(storage, clock, {
+  const user = await new UserRegistry(storage, clock).create({
     username: `u-${randomUUID()}`,
     password: 'a long password',
   });

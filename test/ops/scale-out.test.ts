@@ -6,10 +6,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
-import { createClient } from '../../src/core/client-registry.js';
+import { ClientRegistry } from '../../src/core/clients/client-registry.js';
 import type { Client } from '../../src/core/model.js';
 import { signMacRequest } from 'gatehouse-oauth-resource-server/mac';
-import { createUser } from '../../src/core/user-registry.js';
+import { UserRegistry } from '../../src/core/users/user-registry.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
@@ -59,7 +59,7 @@ describe(
       grantTypes: string[],
       extra: { scopes?: string[]; token_type?: string } = {},
     ): Promise<{ client: Client; credentials: Credentials }> => {
-      const created = await createClient(storage, systemClock, {
+      const created = await new ClientRegistry(storage, systemClock).create({
         name: `scale-out ${randomUUID().slice(0, 6)}`,
         redirect_uris: [REDIRECT],
         grant_types: grantTypes,
@@ -133,7 +133,7 @@ describe(
     });
 
     it('a code issued through A (browser session shared) is redeemed at B', async () => {
-      const user = await createUser(storage, systemClock, {
+      const user = await new UserRegistry(storage, systemClock).create({
         username: 'scale-user',
         password: 'a long enough password',
       });
@@ -188,7 +188,7 @@ describe(
 
     it('20 concurrent redemptions of one code, split over A and B, give exactly one 200', async () => {
       await freshClient();
-      const user = await createUser(storage, systemClock, {
+      const user = await new UserRegistry(storage, systemClock).create({
         username: `u-${randomUUID()}`,
         password: 'a long enough password',
       });
@@ -201,7 +201,7 @@ describe(
 
     it('20 concurrent refreshes with one refresh token, split over A and B, give exactly one 200', async () => {
       await freshClient();
-      const user = await createUser(storage, systemClock, {
+      const user = await new UserRegistry(storage, systemClock).create({
         username: `u-${randomUUID()}`,
         password: 'a long enough password',
       });
@@ -223,7 +223,7 @@ describe(
 
     it('a grant revoked through A is refused at B at once', async () => {
       await freshClient();
-      const user = await createUser(storage, systemClock, {
+      const user = await new UserRegistry(storage, systemClock).create({
         username: `u-${randomUUID()}`,
         password: 'a long enough password',
       });
@@ -316,7 +316,10 @@ describe(
 
     it('a MAC nonce used at A is refused at B', async () => {
       const mac = await newClient(['password'], { scopes: ['profile'], token_type: 'mac' });
-      await createUser(storage, systemClock, { username: 'mac-user', password: 'a long enough password' });
+      await new UserRegistry(storage, systemClock).create({
+        username: 'mac-user',
+        password: 'a long enough password',
+      });
       const issued = (
         await a.http.token(
           {
@@ -354,7 +357,10 @@ describe(
 
     it('the account lockout counts failed passwords across A and B', async () => {
       const pw = await newClient(['password']);
-      await createUser(storage, systemClock, { username: 'lockme', password: 'the right password' });
+      await new UserRegistry(storage, systemClock).create({
+        username: 'lockme',
+        password: 'the right password',
+      });
       const attempt = (server: SpawnedServer, password: string) =>
         server.http.token({ grant_type: 'password', username: 'lockme', password }, pw.credentials);
       for (const server of [a, b, a, b, a]) assert.equal((await attempt(server, 'wrong')).status, 401);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { BrowserSessions } from '../../src/core/browser-sessions.js';
+import { BrowserSessions } from '../../src/core/sign-in/browser-sessions.js';
 import type { QueryEvent } from '../../src/storage/sql/query-observer.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';

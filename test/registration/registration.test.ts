@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { after, before, describe, it } from 'node:test';
-import type { ClientInformation } from '../../src/core/dynamic-registration.js';
+import type { ClientInformation } from '../../src/core/clients/dynamic-registration.js';
 import { DEVICE_CODE_GRANT_TYPE } from '../../src/core/model.js';
 import type { ConfigInput } from '../../src/config.js';
 import { FormBrowser } from '../authorize/form-browser.js';

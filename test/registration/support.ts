@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import type { ClientInformation } from '../../src/core/dynamic-registration.js';
+import type { ClientInformation } from '../../src/core/clients/dynamic-registration.js';
 import { TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import type { TestServer } from '../helpers/server.js';

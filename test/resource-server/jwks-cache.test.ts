@@ -5,7 +5,7 @@ import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, type JWK } from 'jose';
 import { deriveServerKeys } from '../../src/compose/engine-policy.js';
-import { KeyRing } from '../../src/core/key-ring.js';
+import { KeyRing } from '../../src/core/keys/key-ring.js';
 import {
   nodeFetch,
   ResourceServer,

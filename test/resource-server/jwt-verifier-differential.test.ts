@@ -11,7 +11,7 @@ import {
   type JWK,
   type JWTVerifyGetKey,
 } from 'jose';
-import { KeyRing, type SigningAlgorithm } from '../../src/core/key-ring.js';
+import { KeyRing, type SigningAlgorithm } from '../../src/core/keys/key-ring.js';
 import type { SigningKeyRecord } from '../../src/core/model.js';
 import {
   b64,
@@ -265,7 +265,7 @@ const CONFIGS: Config[] = [
     clockToleranceSeconds: 0,
   },
   {
-    // What the server's own validator passes (src/core/access-token-validation.ts, decision 26).
+    // What the server's own validator passes (src/core/tokens/access-token-validation.ts, decision 26).
     name: "Gatehouse core's: any audience, scope required, no tolerance",
     algorithms: ['ES256', 'EdDSA', 'Ed25519', 'RS256'],
     audiences: 'any',

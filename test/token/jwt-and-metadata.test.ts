@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { deriveServerKeys } from '../../src/compose/engine-policy.js';
-import { KeyRing } from '../../src/core/key-ring.js';
+import { KeyRing } from '../../src/core/keys/key-ring.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { assertTokenSuccess, fetchJwks, ISSUER, jwtHeader, verifyAccessToken } from './support.js';

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
-import { CLIENT_ASSERTION_TYPE } from '../../src/core/client-assertion.js';
+import { CLIENT_ASSERTION_TYPE } from '../../src/core/clients/client-assertion.js';
 import type { Client } from '../../src/core/model.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { apiClient, assertProblem, clientCredentialsToken, expectStatus } from '../api/support.js';

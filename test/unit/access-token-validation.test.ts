@@ -6,8 +6,8 @@ import {
   InvalidAccessTokenError,
   MAX_ACTOR_DEPTH,
   type AudienceCheck,
-} from '../../src/core/access-token-validation.js';
-import type { VerificationJwks } from '../../src/core/key-ring.js';
+} from '../../src/core/tokens/access-token-validation.js';
+import type { VerificationJwks } from '../../src/core/keys/key-ring.js';
 import type { Storage } from '../../src/core/ports.js';
 import { ManualClock } from '../../src/shared/clock.js';
 

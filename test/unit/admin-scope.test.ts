@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
-import { adminOnly, scopeForUser } from '../../src/core/admin-scope.js';
-import { ACCESS_TOKEN_TYPE } from '../../src/core/grants/token-exchange.js';
+import { adminOnly, scopeForUser } from '../../src/core/scopes/admin-scope.js';
+import { ACCESS_TOKEN_TYPE } from '../../src/core/token-endpoint/token-exchange.js';
 import {
   DEVICE_CODE_GRANT_TYPE,
   TOKEN_EXCHANGE_GRANT,

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { responseLocation } from '../../src/core/authorize/response.js';
 import type { OAuthError } from '../../src/core/errors.js';
 import type { Client, Grant, User } from '../../src/core/model.js';
-import type { TokenEndpointRequest } from '../../src/core/token-endpoint.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+import type { TokenEndpointRequest } from '../../src/core/token-endpoint/token-endpoint.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import {
   addClient,

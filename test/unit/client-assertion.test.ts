@@ -14,8 +14,8 @@ import {
   ASSERTION_REJECTED,
   CLIENT_ASSERTION_TYPE,
   clientAssertionNamespace,
-} from '../../src/core/client-assertion.js';
-import type { ClientAuthMethod, ClientCredentialsInput } from '../../src/core/client-auth.js';
+} from '../../src/core/clients/client-assertion.js';
+import type { ClientAuthMethod, ClientCredentialsInput } from '../../src/core/clients/client-auth.js';
 import type { Client, PublicJwkSet } from '../../src/core/model.js';
 import type { JwksFetcher } from '../../src/core/ports.js';
 import { addClient, basic, expectOAuthError, wireAnswer, type ExpectedError } from './fakes/fixtures.js';

@@ -4,7 +4,7 @@ import {
   authenticateClient,
   type ClientAuthMethod,
   type ClientCredentialsInput,
-} from '../../src/core/client-auth.js';
+} from '../../src/core/clients/client-auth.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { addClient, basic, expectOAuthError, wireAnswer, type ExpectedError } from './fakes/fixtures.js';
 import { memoryStorage } from './fakes/memory-storage.js';

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, type JWK } from 'jose';
-import type { ClientInput } from '../../src/core/client-registry.js';
+import type { ClientInput } from '../../src/core/clients/client-registry.js';
 import type { Client } from '../../src/core/model.js';
 import { ConflictError, ValidationError } from '../../src/core/validation.js';
 import { testEngine } from './fakes/test-engine.js';
 
 /**
- * How a client authenticates, as the registry takes it (core/client-registry.ts; the same rules for
+ * How a client authenticates, as the registry takes it (core/clients/client-registry.ts; the same rules for
  * `gatehouse clients` and /v1/clients): token_endpoint_auth_method, jwks, jwks_uri (RFC 7591 §2).
  */
 

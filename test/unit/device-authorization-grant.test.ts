@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
-import type { Authentication } from '../../src/core/authorize/authorization-service.js';
+import type { Authentication } from '../../src/core/sign-in/assurance.js';
 import type {
   DeviceAuthorizationResponse,
   UserCodeCheck,
@@ -15,7 +15,7 @@ import {
 } from '../../src/core/device/user-code.js';
 import type { OAuthErrorCode } from '../../src/core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE, type Client, type User } from '../../src/core/model.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import { addClient, addUser, expectOAuthError, isLive, liveClaims, withBasic } from './fakes/fixtures.js';
 import { ISSUER, START, testEngine, type TestEngine } from './fakes/test-engine.js';

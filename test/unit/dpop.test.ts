@@ -2,17 +2,17 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
-import { InvalidAccessTokenError } from '../../src/core/access-token-validation.js';
+import { InvalidAccessTokenError } from '../../src/core/tokens/access-token-validation.js';
 import {
   DPOP_NONCE_SLOT_SECONDS,
   DpopProofError,
   dpopReplayNamespace,
   type DpopProofRequest,
-} from '../../src/core/dpop.js';
-import { ACCESS_TOKEN_TYPE } from '../../src/core/grants/token-exchange.js';
+} from '../../src/core/tokens/dpop.js';
+import { ACCESS_TOKEN_TYPE } from '../../src/core/token-endpoint/token-exchange.js';
 import { DEVICE_CODE_GRANT_TYPE, TOKEN_EXCHANGE_GRANT, type Client } from '../../src/core/model.js';
-import { checkTokenPresentation } from '../../src/core/token-presentation.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+import { checkTokenPresentation } from '../../src/core/tokens/token-presentation.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import { ath, makeProof, proofKey, unsignedProof, type ProofKey } from '../helpers/dpop-proofs.js';

@@ -6,7 +6,7 @@ import {
   RegistrationAuthError,
   type ClientInformation,
   type RegistrationPolicy,
-} from '../../src/core/dynamic-registration.js';
+} from '../../src/core/clients/dynamic-registration.js';
 import { OAuthError } from '../../src/core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE, type Client } from '../../src/core/model.js';
 import { sha256 } from '../../src/shared/crypto.js';
@@ -65,7 +65,7 @@ const ROWS: Row[] = [
     metadata: { redirect_uris: Array.from({ length: 51 }, (_, i) => `${CALLBACK}${i}`) },
     expected: { error: 'invalid_redirect_uri', description: /at most 50/ },
   },
-  // The redirect URI rules of `clients create` (core/redirect-uri.ts)
+  // The redirect URI rules of `clients create` (core/clients/redirect-uri.ts)
   ...[
     ['http on a host that is not loopback', 'http://app.example/cb', /https/],
     ['a fragment', `${CALLBACK}#x`, /fragment/],

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import type { Client, User } from '../../src/core/model.js';
-import type { IdTokenInput } from '../../src/core/oidc/id-token.js';
-import { leftHalfHash } from '../../src/core/oidc/id-token.js';
+import type { IdTokenInput } from '../../src/core/tokens/id-token.js';
+import { leftHalfHash } from '../../src/core/tokens/id-token.js';
 import { addClient, addUser } from './fakes/fixtures.js';
 import { ISSUER, START, testEngine, type TestEngine } from './fakes/test-engine.js';
 

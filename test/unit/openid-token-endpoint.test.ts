@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import type { Client, Grant, User } from '../../src/core/model.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import { addClient, addUser, expectOAuthError, PASSWORD, seedCode, withBasic } from './fakes/fixtures.js';
 import { ISSUER, START, testEngine, type TestEngine } from './fakes/test-engine.js';

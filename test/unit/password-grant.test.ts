@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Algorithm, hash } from '@node-rs/argon2';
-import { lockoutKey, sourceFailuresKey } from '../../src/core/account-lockout.js';
+import { lockoutKey, sourceFailuresKey } from '../../src/core/users/account-lockout.js';
 import { OAuthError } from '../../src/core/errors.js';
 import type { Client, User } from '../../src/core/model.js';
-import { PASSWORD_COST } from '../../src/core/passwords.js';
-import type { TokenEndpointRequest } from '../../src/core/token-endpoint.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+import { PASSWORD_COST } from '../../src/core/users/passwords.js';
+import type { TokenEndpointRequest } from '../../src/core/token-endpoint/token-endpoint.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import {
   addClient,

@@ -7,7 +7,7 @@ import {
   type CodeChallengeCheck,
   type CodeChallengeParams,
   type PkceRules,
-} from '../../src/core/pkce.js';
+} from '../../src/core/authorize/pkce.js';
 
 // The authorization request's PKCE rules (RFC 7636 §4.3, §4.4.1; RFC 9700 §2.1.1), as the `pkce`
 // step of validateAuthorizationRequest calls them; beside pkce.test.ts, which covers the verifier.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
-import { isValidCodeChallenge, verifyCodeVerifier } from '../../src/core/pkce.js';
+import { isValidCodeChallenge, verifyCodeVerifier } from '../../src/core/authorize/pkce.js';
 
 // RFC 7636 Appendix B: the example verifier and its S256 challenge.
 const RFC_VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';

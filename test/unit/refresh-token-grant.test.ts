@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { OAuthError } from '../../src/core/errors.js';
 import type { Client, Grant, RefreshToken, User } from '../../src/core/model.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import {
   addClient,

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
-import { InvalidAccessTokenError } from '../../src/core/access-token-validation.js';
+import { InvalidAccessTokenError } from '../../src/core/tokens/access-token-validation.js';
 import { OAuthError } from '../../src/core/errors.js';
 import type { Client, ResourceServer, User } from '../../src/core/model.js';
 import { UserInfoError } from '../../src/core/oidc/userinfo.js';
@@ -11,8 +11,8 @@ import {
   narrowResources,
   parseResources,
   scopeForResources,
-} from '../../src/core/resources.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+} from '../../src/core/scopes/resources.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../src/core/validation.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import {

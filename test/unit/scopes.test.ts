@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { responseLocation } from '../../src/core/authorize/response.js';
 import { OAuthError, type OAuthErrorCode } from '../../src/core/errors.js';
-import { parseScope, resolveScope } from '../../src/core/scopes.js';
+import { parseScope, resolveScope } from '../../src/core/scopes/scopes.js';
 import { addClient, addUser, expectOAuthError, PASSWORD, REDIRECT, withBasic } from './fakes/fixtures.js';
 import { testEngine, type TestEngine } from './fakes/test-engine.js';
 

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Algorithm, hash } from '@node-rs/argon2';
-import { lockoutKey, sourceFailuresKey } from '../../src/core/account-lockout.js';
-import { BrowserSessions } from '../../src/core/browser-sessions.js';
+import { lockoutKey, sourceFailuresKey } from '../../src/core/users/account-lockout.js';
+import { BrowserSessions } from '../../src/core/sign-in/browser-sessions.js';
 import type { User } from '../../src/core/model.js';
-import { PASSWORD_COST } from '../../src/core/passwords.js';
+import { PASSWORD_COST } from '../../src/core/users/passwords.js';
 import type { Storage } from '../../src/core/ports.js';
 import {
   ACR_MULTI_FACTOR,

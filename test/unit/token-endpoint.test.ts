@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { deriveMacKey } from '../../src/core/mac.js';
+import { deriveMacKey } from '../../src/core/keys/mac.js';
 import type { Client } from '../../src/core/model.js';
-import type { TokenEndpointRequest } from '../../src/core/token-endpoint.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+import type { TokenEndpointRequest } from '../../src/core/token-endpoint/token-endpoint.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { deriveKey } from '../../src/shared/crypto.js';
 import { addClient, basic, expectOAuthError, liveClaims, type ExpectedError } from './fakes/fixtures.js';
 import { START, testEngine, type TestEngine } from './fakes/test-engine.js';

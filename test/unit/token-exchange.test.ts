@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
-import { ACCESS_TOKEN_TYPE } from '../../src/core/grants/token-exchange.js';
+import { ACCESS_TOKEN_TYPE } from '../../src/core/token-endpoint/token-exchange.js';
 import { TOKEN_EXCHANGE_GRANT, type Client, type Grant, type User } from '../../src/core/model.js';
-import type { TokenResponse } from '../../src/core/token-issuer.js';
+import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { addClient, addUser, basic, expectOAuthError, isLive, type ExpectedError } from './fakes/fixtures.js';
 import { ISSUER, testEngine, type TestEngine } from './fakes/test-engine.js';
 

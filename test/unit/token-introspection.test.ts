@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '../../src/core/model.js';
-import { introspectionJson, MAC_KEY_SCOPE } from '../../src/core/token-introspection.js';
+import { introspectionJson, MAC_KEY_SCOPE } from '../../src/core/tokens/token-introspection.js';
 import { addClient, basic } from './fakes/fixtures.js';
 import { testEngine, type TestEngine } from './fakes/test-engine.js';
 

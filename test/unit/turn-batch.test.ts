@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { TurnBatch } from '../../src/core/turn-batch.js';
+import { TurnBatch } from '../../src/core/keys/turn-batch.js';
 
 /** A scheduler the test runs by hand: the batch's flushes, in the order they were asked for. */
 function manualTurns() {
@@ -18,7 +18,7 @@ function manualTurns() {
   };
 }
 
-describe('signatures made in batches, one per event-loop turn (core/turn-batch.ts, decision 28)', () => {
+describe('signatures made in batches, one per event-loop turn (core/keys/turn-batch.ts, decision 28)', () => {
   it('runs nothing until the turn ends, then everything queued in it, in order, in one flush', async () => {
     const turns = manualTurns();
     const batch = new TurnBatch(turns.schedule);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Client, Grant, User } from '../../src/core/model.js';
 import { UserInfoError, type UserInfoResponse } from '../../src/core/oidc/userinfo.js';
-import { validateEmail, validateName } from '../../src/core/user-registry.js';
+import { validateEmail, validateName } from '../../src/core/users/user-registry.js';
 import { ValidationError } from '../../src/core/validation.js';
 import { addClient, addUser, seedCode, withBasic } from './fakes/fixtures.js';
 import { START, testEngine, type TestEngine } from './fakes/test-engine.js';
@@ -142,7 +142,7 @@ describe('UserInfo (OpenID Connect Core §5.3): engine.userInfo.claims', () => {
   }
 });
 
-describe('the users’ OpenID Connect claims: email and name rules (core/user-registry.ts)', () => {
+describe('the users’ OpenID Connect claims: email and name rules (core/users/user-registry.ts)', () => {
   const EMAILS: [unknown, string | null | 'valid' | 'invalid'][] = [
     ['alice@example.com', 'alice@example.com'],
     ['first.last+tag@sub.example.co.uk', 'first.last+tag@sub.example.co.uk'],

@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
-import { AccessTokenValidator, InvalidAccessTokenError } from '../../src/core/access-token-validation.js';
-import type { VerificationJwks } from '../../src/core/key-ring.js';
+import {
+  AccessTokenValidator,
+  InvalidAccessTokenError,
+} from '../../src/core/tokens/access-token-validation.js';
+import type { VerificationJwks } from '../../src/core/keys/key-ring.js';
 import type { Client } from '../../src/core/model.js';
 import type { Storage } from '../../src/core/ports.js';
-import { VerifiedTokenCache } from '../../src/core/verified-token-cache.js';
+import { VerifiedTokenCache } from '../../src/core/tokens/verified-token-cache.js';
 import { ManualClock } from '../../src/shared/clock.js';
 
 const ISSUER = 'https://as.example';

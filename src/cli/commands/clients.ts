@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { viewClient, type ClientView } from '../../core/client-registry.js';
+import { viewClient, type ClientView } from '../../core/clients/client-registry.js';
 import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE, TOKEN_EXCHANGE_GRANT } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';

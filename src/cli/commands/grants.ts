@@ -1,4 +1,4 @@
-import { viewGrant } from '../../core/grant-registry.js';
+import { viewGrant } from '../../core/grants/grant-registry.js';
 import type { Grant } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
 import { notFound, printJson, type WithEngine } from '../context.js';

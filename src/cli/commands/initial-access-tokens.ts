@@ -1,5 +1,5 @@
-import { INITIAL_ACCESS_TOKEN_MAX_TTL } from '../../core/dynamic-registration.js';
-import type { InitialAccessTokenView } from '../../core/initial-access-tokens.js';
+import { INITIAL_ACCESS_TOKEN_MAX_TTL } from '../../core/clients/dynamic-registration.js';
+import type { InitialAccessTokenView } from '../../core/clients/initial-access-tokens.js';
 import { UsageError, integerFlag, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { printJson, type WithEngine } from '../context.js';
 import { INITIAL_ACCESS_TOKENS_HELP } from '../help.js';

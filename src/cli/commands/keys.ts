@@ -1,4 +1,4 @@
-import { viewSigningKey } from '../../core/signing-key-registry.js';
+import { viewSigningKey } from '../../core/keys/signing-key-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
 import { printJson, type WithEngine } from '../context.js';
 import { KEYS_HELP } from '../help.js';

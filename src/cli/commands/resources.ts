@@ -1,4 +1,4 @@
-import { viewResource, type ResourceView } from '../../core/resource-registry.js';
+import { viewResource, type ResourceView } from '../../core/scopes/resource-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { printJson, type WithEngine } from '../context.js';
 import { RESOURCES_HELP } from '../help.js';

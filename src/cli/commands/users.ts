@@ -1,6 +1,6 @@
 import type { Engine } from '../../core/engine.js';
 import type { User } from '../../core/model.js';
-import { validatePassword, viewUser } from '../../core/user-registry.js';
+import { validatePassword, viewUser } from '../../core/users/user-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, readPassword } from '../args.js';
 import { printJson, type WithEngine } from '../context.js';
 import { USERS_HELP } from '../help.js';

@@ -1,17 +1,18 @@
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
-import { adminOnly, ADMIN_SCOPE, scopeForUser } from '../admin-scope.js';
-import type { DpopVerifier } from '../dpop.js';
+import { adminOnly, ADMIN_SCOPE, scopeForUser } from '../scopes/admin-scope.js';
+import type { DpopVerifier } from '../tokens/dpop.js';
 import { dpopProofError, invalidRequest, OAuthError } from '../errors.js';
 import { isGrantLive } from '../grants/liveness.js';
-import type { IdTokenHint } from '../id-token-hint.js';
-import type { IdTokenInput } from '../oidc/id-token.js';
+import type { IdTokenHint } from '../tokens/id-token-hint.js';
+import type { IdTokenInput } from '../tokens/id-token.js';
 import type { Client, Grant } from '../model.js';
 import type { Storage } from '../ports.js';
-import type { ResourceTargets } from '../resources.js';
-import { isSubset } from '../scopes.js';
-import { SIGN_IN_METHODS, type AmrValue } from '../sign-in/methods.js';
-import type { TokenIssuer, TokenResponse } from '../token-issuer.js';
+import type { ResourceTargets } from '../scopes/resources.js';
+import { isSubset } from '../scopes/scopes.js';
+import type { Authentication, SignedIn } from '../sign-in/assurance.js';
+import { SIGN_IN_METHODS } from '../sign-in/methods.js';
+import type { TokenIssuer, TokenResponse } from '../tokens/token-issuer.js';
 import { GRANT_LIFETIMES, recordConsent, type ConsentDecision } from './consent.js';
 import {
   CLIENT_AUTHENTICATION_PARAMS,
@@ -38,23 +39,6 @@ export type IdTokenRequest = Omit<IdTokenInput, 'now'>;
 export interface IdTokenMinter {
   issue(input: IdTokenRequest): Promise<string>;
 }
-
-/**
- * A sign-in, as an authorization request is answered under it: who, when the latest method was used
- * (Core §2 `auth_time`), and the browser session's stable, non-secret id (`sid`). `amr` and `acr` are
- * what the session's methods are worth (decision 30), derived by BrowserSessions; ID tokens do not
- * carry them yet.
- */
-export interface Authentication {
-  userId: string;
-  authTime: number;
-  sid: string;
-  amr?: readonly AmrValue[];
-  acr?: string;
-}
-
-/** Who is signed in: the user, and for an OpenID Connect request the sign-in itself (Authentication). */
-export type SignedIn = Pick<Authentication, 'userId'> | Authentication;
 
 const isAuthentication = (session: SignedIn | undefined): session is Authentication =>
   session !== undefined && 'authTime' in session;

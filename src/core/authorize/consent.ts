@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { ADMIN_SCOPE, scopeForUser } from '../admin-scope.js';
+import { ADMIN_SCOPE, scopeForUser } from '../scopes/admin-scope.js';
 import { isGrantLive } from '../grants/liveness.js';
 import type { Client, Grant } from '../model.js';
 import type { ClientStore, GrantStore, UserStore } from '../ports.js';
-import { isSubset } from '../scopes.js';
+import { isSubset } from '../scopes/scopes.js';
 
 /** The lifetimes the consent page offers, in seconds; null is "until I revoke it". */
 export const GRANT_LIFETIMES: readonly (number | null)[] = [3600, 86400, 30 * 86400, null];
@@ -83,7 +83,7 @@ export async function recordConsent(
     revokedAt: null,
   };
   await grants.insert(grant);
-  // An anonymous registration that someone granted something is in use: the purge keeps it (core/purge.ts).
+  // An anonymous registration that someone granted something is in use: the purge keeps it (core/ops/purge.ts).
   if (client.registration === 'open' && client.firstGrantedAt === null) {
     await storage.clients.recordFirstGrant(client.id, now);
   }

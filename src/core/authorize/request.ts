@@ -1,8 +1,8 @@
 import type { OAuthErrorCode } from '../errors.js';
-import type { IdTokenHint } from '../id-token-hint.js';
+import type { IdTokenHint } from '../tokens/id-token-hint.js';
 import type { Client, ResourceServer } from '../model.js';
 import type { ClientStore } from '../ports.js';
-import type { ResourceTargets } from '../resources.js';
+import type { ResourceTargets } from '../scopes/resources.js';
 import { authorizationRequest, refuse, requestDraft, trustDraft, trusted } from './request-steps/draft.js';
 import { REQUEST_STEPS, TRUST_STEPS } from './request-steps/index.js';
 import type { AuthorizationResponse, ResponseMode, ResponseType } from './response.js';

@@ -1,15 +1,15 @@
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
-import { requestSource } from '../account-lockout.js';
-import { ADMIN_SCOPE, scopeForUser } from '../admin-scope.js';
-import type { Authentication, SignedIn } from '../authorize/authorization-service.js';
+import { requestSource } from '../users/account-lockout.js';
+import { ADMIN_SCOPE, scopeForUser } from '../scopes/admin-scope.js';
+import type { Authentication, SignedIn } from '../sign-in/assurance.js';
 import { recordConsent, type ConsentDecision } from '../authorize/consent.js';
 import { invalidTarget, unauthorizedClient } from '../errors.js';
 import { DEVICE_CODE_GRANT_TYPE, type Client, type DeviceAuthorization, type User } from '../model.js';
-import { isOpenIdScope, OPENID_SCOPE, UNSERVED_STANDARD_SCOPES } from '../oidc/claims.js';
+import { isOpenIdScope, OPENID_SCOPE, UNSERVED_STANDARD_SCOPES } from '../scopes/claims.js';
 import type { Storage } from '../ports.js';
-import { resolveScopeForResources, urisOf, type ResourceTargets } from '../resources.js';
-import { parseScope } from '../scopes.js';
+import { resolveScopeForResources, urisOf, type ResourceTargets } from '../scopes/resources.js';
+import { parseScope } from '../scopes/scopes.js';
 import { formatUserCode, newUserCode, normaliseUserCode, userCodeHash } from './user-code.js';
 
 /** RFC 8628 §3.5: what a slow_down adds to the polling interval, for this and every later poll. */
@@ -77,7 +77,7 @@ export const userCodeFailuresKey = (source: string): string => `device:user-code
 /**
  * The device authorization grant's front half (RFC 8628 §3.1-§3.3): POST /device_authorization
  * starts a request, the verification page finds it by the user code, and the user's consent decides
- * it. The token endpoint's half (the polling) is grants/device-code.ts.
+ * it. The token endpoint's half (the polling) is token-endpoint/device-code.ts.
  */
 export class DeviceAuthorizationService {
   constructor(private readonly options: DeviceAuthorizationOptions) {}

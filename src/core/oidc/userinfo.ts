@@ -1,8 +1,8 @@
-import { InvalidAccessTokenError, type AccessTokenValidator } from '../access-token-validation.js';
-import type { DpopVerifier } from '../dpop.js';
+import { InvalidAccessTokenError, type AccessTokenValidator } from '../tokens/access-token-validation.js';
+import type { DpopVerifier } from '../tokens/dpop.js';
 import type { UserStore } from '../ports.js';
-import { checkTokenPresentation, type TokenPresentation } from '../token-presentation.js';
-import { isOpenIdScope, OPENID_SCOPE, userClaims, type UserClaims } from './claims.js';
+import { checkTokenPresentation, type TokenPresentation } from '../tokens/token-presentation.js';
+import { isOpenIdScope, OPENID_SCOPE, userClaims, type UserClaims } from '../scopes/claims.js';
 
 /** The UserInfo response (Core §5.3.2): `sub` always, then the claims the token's scopes release. */
 export interface UserInfoResponse extends UserClaims {

@@ -20,6 +20,23 @@ export interface Assurance {
 }
 
 /**
+ * A sign-in, as an authorization request is answered under it: who, when the latest method was used
+ * (Core §2 `auth_time`), and the browser session's stable, non-secret id (`sid`). `amr` and `acr` are
+ * what the session's methods are worth (decision 30), derived by BrowserSessions; ID tokens do not
+ * carry them yet.
+ */
+export interface Authentication {
+  userId: string;
+  authTime: number;
+  sid: string;
+  amr?: readonly AmrValue[];
+  acr?: string;
+}
+
+/** Who is signed in: the user, and for an OpenID Connect request the sign-in itself (Authentication). */
+export type SignedIn = Pick<Authentication, 'userId'> | Authentication;
+
+/**
  * The methods a session records (decision 30). A session that records none (stored before migration
  * 0016) was started by a password at its creation: the only way to sign in there was.
  */

@@ -1,6 +1,6 @@
 import type { Clock } from '../../shared/clock.js';
-import { cannotBeUsername } from '../account-lockout.js';
-import { hashPassword, needsRehash, verifyPassword } from '../passwords.js';
+import { cannotBeUsername } from '../users/account-lockout.js';
+import { hashPassword, needsRehash, verifyPassword } from '../users/passwords.js';
 import type { UserStore } from '../ports.js';
 import type { Authenticator, AuthenticatorResult } from './authenticator.js';
 import { PASSWORD } from './methods.js';

@@ -1,5 +1,5 @@
 import type { Clock } from '../../shared/clock.js';
-import { AccountLockout, SourceFailures } from '../account-lockout.js';
+import { AccountLockout, SourceFailures } from '../users/account-lockout.js';
 import type { SessionAuthentication, User } from '../model.js';
 import type { ThrottleStore } from '../ports.js';
 import type { AttemptContext, Authenticator } from './authenticator.js';

@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import type { Engine } from '../../core/engine.js';
-import { formClientCredentials, type AuthenticatedClient } from '../../core/client-auth.js';
+import { formClientCredentials, type AuthenticatedClient } from '../../core/clients/client-auth.js';
 import { requireFormBody, singleValuedParams } from '../form-params.js';
 
 /**

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Engine } from '../../core/engine.js';
 import { invalidClient, invalidRequest } from '../../core/errors.js';
-import { introspectionJson } from '../../core/token-introspection.js';
-import { TurnBatch } from '../../core/turn-batch.js';
+import { introspectionJson } from '../../core/tokens/token-introspection.js';
+import { TurnBatch } from '../../core/keys/turn-batch.js';
 import { readClientFormRequest } from './client-form-request.js';
 import { noStoreJson } from '../no-store.js';
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { KeyRing } from '../../core/key-ring.js';
+import type { KeyRing } from '../../core/keys/key-ring.js';
 
 /** GET /jwks: the active and recently retired public signing keys (RFC 7517 JWK Set). */
 export function registerJwksRoute(app: FastifyInstance, keyRing: KeyRing): void {

@@ -1,9 +1,9 @@
 import type { FastifyInstance } from 'fastify';
-import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/client-keys.js';
-import { NEVER_REGISTRABLE_SCOPES } from '../../core/dynamic-registration.js';
+import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
+import { NEVER_REGISTRABLE_SCOPES } from '../../core/clients/dynamic-registration.js';
 import { CLIENT_AUTH_METHODS, type Scope } from '../../core/model.js';
-import { SUPPORTED_CLAIMS } from '../../core/oidc/claims.js';
-import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../core/oidc/id-token.js';
+import { SUPPORTED_CLAIMS } from '../../core/scopes/claims.js';
+import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../core/tokens/id-token.js';
 
 /** The response types /authorize answers (the contract's seven: OAuth's two and OpenID Connect's). */
 export const RESPONSE_TYPES: readonly string[] = [

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { formClientCredentials } from '../../core/client-auth.js';
+import { formClientCredentials } from '../../core/clients/client-auth.js';
 import type { Engine } from '../../core/engine.js';
 import { invalidRequest, OAuthError } from '../../core/errors.js';
 import { dpopHeaderValues } from '../dpop-request.js';

@@ -1,7 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { extractCredential, TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
 import type { GatehouseConfig } from '../../config.js';
-import { RegistrationAuthError, type DynamicRegistration } from '../../core/dynamic-registration.js';
+import { RegistrationAuthError, type DynamicRegistration } from '../../core/clients/dynamic-registration.js';
 import { OAuthError } from '../../core/errors.js';
 import type { RateLimitStore } from '../../core/ports.js';
 import type { Clock } from '../../shared/clock.js';

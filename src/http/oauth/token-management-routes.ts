@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/client-keys.js';
+import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
 import type { Engine } from '../../core/engine.js';
 import { CLIENT_AUTH_METHODS } from '../../core/model.js';
 import { registerIntrospectRoute } from './introspect-route.js';

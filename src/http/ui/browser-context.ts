@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Authentication } from '../../core/authorize/authorization-service.js';
-import { BrowserSessions, type SignedInBrowser } from '../../core/browser-sessions.js';
+import type { Authentication } from '../../core/sign-in/assurance.js';
+import { BrowserSessions, type SignedInBrowser } from '../../core/sign-in/browser-sessions.js';
 import type { Grant, User } from '../../core/model.js';
 import { sha256 } from '../../shared/crypto.js';
 import type { CsrfTokens } from './csrf.js';

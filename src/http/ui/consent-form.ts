@@ -1,5 +1,5 @@
 import { GRANT_LIFETIMES } from '../../core/authorize/consent.js';
-import { isSubset } from '../../core/scopes.js';
+import { isSubset } from '../../core/scopes/scopes.js';
 import { LIFETIME_OPTIONS, type ConsentPageInput } from './pages/consent-page.js';
 import { field, fields } from './ui-context.js';
 

@@ -60,7 +60,7 @@ export interface ScopesTable {
 }
 
 export interface ResourcesTable {
-  /** Canonical URI (core/resources.ts). */
+  /** Canonical URI (core/scopes/resources.ts). */
   uri: string;
   name: string | null;
   /** Space-delimited; empty: any scope. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
 import type { GatehouseOptions } from '../../../src/compose/gatehouse.js';
 import type { ConfigInput } from '../../../src/config.js';
-import type { ClientInput } from '../../../src/core/client-registry.js';
+import type { ClientInput } from '../../../src/core/clients/client-registry.js';
 import type { Client, User } from '../../../src/core/model.js';
 import { FormBrowser } from '../../authorize/form-browser.js';
 import type { Backend } from '../../helpers/backends.js';

@@ -3,11 +3,11 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JWTPayload } from 'jose';
 import { decodeJwt } from 'jose';
-import { InvalidAccessTokenError } from '../../../src/core/access-token-validation.js';
+import { InvalidAccessTokenError } from '../../../src/core/tokens/access-token-validation.js';
 import { OAuthError, type OAuthErrorCode } from '../../../src/core/errors.js';
 import type { AuthorizationCode, Client, Grant, User } from '../../../src/core/model.js';
-import { hashPassword } from '../../../src/core/passwords.js';
-import type { TokenEndpointRequest } from '../../../src/core/token-endpoint.js';
+import { hashPassword } from '../../../src/core/users/passwords.js';
+import type { TokenEndpointRequest } from '../../../src/core/token-endpoint/token-endpoint.js';
 import { oauthErrorHandler } from '../../../src/http/oauth/oauth-errors.js';
 import { randomToken, sha256 } from '../../../src/shared/crypto.js';
 import type { TestEngine } from './test-engine.js';
@@ -156,7 +156,7 @@ export function withBasic(
   return { authorization: basic(client.id, secret), params };
 }
 
-/** A fresh RFC 7636 verifier and its S256 challenge, computed independently of src/core/pkce.ts. */
+/** A fresh RFC 7636 verifier and its S256 challenge, computed independently of src/core/authorize/pkce.ts. */
 export function pkcePair(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');
   return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };

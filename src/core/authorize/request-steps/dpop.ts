@@ -1,4 +1,4 @@
-import { isJwkThumbprint } from '../../dpop.js';
+import { isJwkThumbprint } from '../../tokens/dpop.js';
 import { responseParts } from '../response.js';
 import { responseTypeOf, single, type RequestDraft, type StepError } from './draft.js';
 

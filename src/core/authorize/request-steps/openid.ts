@@ -1,4 +1,4 @@
-import type { IdTokenHint } from '../../id-token-hint.js';
+import type { IdTokenHint } from '../../tokens/id-token-hint.js';
 import type { AuthorizationPolicy, Prompt } from '../request.js';
 import { responseParts, type ResponseParts } from '../response.js';
 import {

@@ -1,10 +1,10 @@
-import { checkCodeChallenge } from '../../pkce.js';
+import { checkCodeChallenge } from '../pkce.js';
 import { responseParts } from '../response.js';
 import { responseTypeOf, single, type RequestDraft, type StepError } from './draft.js';
 
 /**
  * PKCE (RFC 7636 §4.3, §4.4.1), for every response type with a code; public clients must use S256
- * (RFC 9700 §2.1.1). The rules are checkCodeChallenge's (core/pkce.ts), beside the verifier's.
+ * (RFC 9700 §2.1.1). The rules are checkCodeChallenge's (core/authorize/pkce.ts), beside the verifier's.
  */
 export function checkPkce(draft: RequestDraft): StepError | undefined {
   if (!responseParts(responseTypeOf(draft)).code) return undefined;

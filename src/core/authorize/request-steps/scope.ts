@@ -1,7 +1,7 @@
 import { OAuthError } from '../../errors.js';
-import { OFFLINE_ACCESS_SCOPE, UNSERVED_STANDARD_SCOPES } from '../../oidc/claims.js';
-import { resolveScopeForResources, urisOf } from '../../resources.js';
-import { parseScope } from '../../scopes.js';
+import { OFFLINE_ACCESS_SCOPE, UNSERVED_STANDARD_SCOPES } from '../../scopes/claims.js';
+import { resolveScopeForResources, urisOf } from '../../scopes/resources.js';
+import { parseScope } from '../../scopes/scopes.js';
 import { responseParts } from '../response.js';
 import { promptValues, responseTypeOf, single, type RequestDraft, type StepError } from './draft.js';
 

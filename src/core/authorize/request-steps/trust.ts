@@ -1,4 +1,4 @@
-import { canonicalRedirectUri, isRegisteredRedirectUri } from '../../redirect-uri.js';
+import { canonicalRedirectUri, isRegisteredRedirectUri } from '../../clients/redirect-uri.js';
 import { isPushedRequestUri } from '../pushed-requests.js';
 import { filled, single, type PageError, type TrustDraft } from './draft.js';
 

@@ -3,11 +3,11 @@ import {
   AccessTokenValidator,
   InvalidAccessTokenError,
   type ValidAccessToken,
-} from '../../../core/access-token-validation.js';
+} from '../../../core/tokens/access-token-validation.js';
 import { extractCredential, missingScopes, TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
-import type { DpopVerifier } from '../../../core/dpop.js';
-import { ADMIN_SCOPE } from '../../../core/admin-scope.js';
-import { checkTokenPresentation } from '../../../core/token-presentation.js';
+import type { DpopVerifier } from '../../../core/tokens/dpop.js';
+import { ADMIN_SCOPE } from '../../../core/scopes/admin-scope.js';
+import { checkTokenPresentation } from '../../../core/tokens/token-presentation.js';
 import { dpopTokenError, presentationOf } from '../../dpop-request.js';
 import { mediaType } from '../../form-params.js';
 import { Problem } from './problem.js';

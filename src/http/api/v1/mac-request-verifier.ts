@@ -13,8 +13,8 @@ import {
   AccessTokenValidator,
   InvalidAccessTokenError,
   type ValidAccessToken,
-} from '../../../core/access-token-validation.js';
-import { ISSUED_MAC_ALGORITHM, type MacTokens } from '../../../core/mac.js';
+} from '../../../core/tokens/access-token-validation.js';
+import { ISSUED_MAC_ALGORITHM, type MacTokens } from '../../../core/keys/mac.js';
 
 export interface MacRequestVerifierOptions {
   validator: AccessTokenValidator;

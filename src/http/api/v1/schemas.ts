@@ -1,10 +1,10 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
-import { MAX_CLIENT_KEYS } from '../../../core/client-keys.js';
+import { MAX_CLIENT_KEYS } from '../../../core/clients/client-keys.js';
 import { CLIENT_AUTH_METHODS, CLIENT_REGISTRATIONS, GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
-import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/oidc/id-token.js';
-import { RESOURCE_NAME_MAX_LENGTH, RESOURCE_SCOPES_MAX } from '../../../core/resource-registry.js';
-import { MAX_RESOURCE_URI_LENGTH } from '../../../core/resources.js';
-import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../../../core/user-registry.js';
+import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/tokens/id-token.js';
+import { RESOURCE_NAME_MAX_LENGTH, RESOURCE_SCOPES_MAX } from '../../../core/scopes/resource-registry.js';
+import { MAX_RESOURCE_URI_LENGTH } from '../../../core/scopes/resources.js';
+import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../../../core/users/user-registry.js';
 
 /** Every object schema here refuses properties it does not name (additionalProperties: false). */
 const strict = { additionalProperties: false } as const;
@@ -58,7 +58,7 @@ const ClientAuthMethodName = Type.Union(
       'client_secret_post; private_key_jwt (RFC 7523) has no secret and one of jwks / jwks_uri; none is public',
   },
 );
-// Each key's members are checked by the registry (core/client-keys.ts): here only the shape.
+// Each key's members are checked by the registry (core/clients/client-keys.ts): here only the shape.
 const Jwk = Type.Object(
   { kty: Type.String({ minLength: 1, maxLength: 10 }), kid: Type.Optional(Type.String({ maxLength: 200 })) },
   { additionalProperties: true, description: 'RFC 7517 JSON Web Key: public members only' },

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { PushedRequestSpentError, type SignedIn } from '../../../core/authorize/authorization-service.js';
+import { PushedRequestSpentError } from '../../../core/authorize/authorization-service.js';
+import type { SignedIn } from '../../../core/sign-in/assurance.js';
 import type { AuthorizationRequest, AuthorizationValidation } from '../../../core/authorize/request.js';
 import { responseLocation, type AuthorizationResponse } from '../../../core/authorize/response.js';
 import type { BrowserContext } from '../browser-context.js';

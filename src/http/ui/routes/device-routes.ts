@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Authentication, SignedIn } from '../../../core/authorize/authorization-service.js';
+import type { Authentication, SignedIn } from '../../../core/sign-in/assurance.js';
 import type { PendingDeviceRequest, UserCodeCheck } from '../../../core/device/device-authorization.js';
 import { normaliseUserCode } from '../../../core/device/user-code.js';
 import type { BrowserContext } from '../browser-context.js';

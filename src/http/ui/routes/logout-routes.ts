@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BrowserSessions } from '../../../core/browser-sessions.js';
-import type { LogoutValidation } from '../../../core/logout.js';
+import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
+import type { LogoutValidation } from '../../../core/oidc/logout.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { logoutPage, signedOutPage } from '../pages/logout-page.js';
 import {

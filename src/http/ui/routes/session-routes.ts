@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { BrowserSessions } from '../../../core/browser-sessions.js';
+import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';

@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 
 // Frozen in time: later changes go into new migration files, never here.
-// The automatic purge (core/purge.ts) picks dead rows by these columns every few seconds; without an
+// The automatic purge (core/ops/purge.ts) picks dead rows by these columns every few seconds; without an
 // index each batch would scan the whole table, which is what makes token tables hurt as they grow.
 // (authorization_codes.expires_at and browser_sessions.expires_at are indexed by 0001 and 0002.)
 const INDEXES: ReadonlyArray<[name: string, table: string, column: string]> = [

@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('resources')
-    // The canonical URI (core/resources.ts): one resource server, one row.
+    // The canonical URI (core/scopes/resources.ts): one resource server, one row.
     .addColumn('uri', 'text', (c) => c.primaryKey())
     .addColumn('name', 'text')
     // Space-delimited, like clients.scopes; empty: it accepts any scope.

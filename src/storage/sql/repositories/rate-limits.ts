@@ -5,7 +5,7 @@ import type { Database } from '../schema.js';
 /**
  * Request counters in the throttle table (keys prefixed `rl:` and suffixed with their window by the
  * caller; the purge deletes windows that have ended). Each process merges what it counted locally in
- * one upsert (core/batched-rate-counter.ts), so rate limits cost no statement on the request path.
+ * one upsert (core/ops/batched-rate-counter.ts), so rate limits cost no statement on the request path.
  */
 export function createRateLimitRepository(db: Kysely<Database>): RateLimitStore {
   return {

@@ -1,6 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { viewClient, type ClientWithSecret as ClientAndSecret } from '../../../../core/client-registry.js';
+import {
+  viewClient,
+  type ClientWithSecret as ClientAndSecret,
+} from '../../../../core/clients/client-registry.js';
 import type { Client } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';

@@ -1,4 +1,4 @@
-import { viewGrant, type GrantOwner } from '../../../../core/grant-registry.js';
+import { viewGrant, type GrantOwner } from '../../../../core/grants/grant-registry.js';
 import type { Grant } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
 import { notFound } from '../problem.js';

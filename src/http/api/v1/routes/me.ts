@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { viewUser } from '../../../../core/user-registry.js';
+import { viewUser } from '../../../../core/users/user-registry.js';
 import { callerOf } from '../authentication.js';
 import type { ApiContext } from '../context.js';
 import { notFound } from '../problem.js';

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { viewResource } from '../../../../core/resource-registry.js';
+import { viewResource } from '../../../../core/scopes/resource-registry.js';
 import type { ResourceServer } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';

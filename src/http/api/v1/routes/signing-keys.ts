@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { viewSigningKey as viewKey } from '../../../../core/signing-key-registry.js';
+import { viewSigningKey as viewKey } from '../../../../core/keys/signing-key-registry.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';
 import { notFound } from '../problem.js';

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { User } from '../../../../core/model.js';
-import { viewUser, type UserChanges } from '../../../../core/user-registry.js';
+import { viewUser, type UserChanges } from '../../../../core/users/user-registry.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';
 import { notFound } from '../problem.js';
@@ -37,7 +37,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     return user;
   }
 
-  /** PUT and PATCH: core updateUser's rules (a new password ends the user's sign-ins, decision 12). */
+  /** PUT and PATCH: UserRegistry.update's rules (a new password ends the user's sign-ins, decision 12). */
   async function update(user: User, changes: UserChanges) {
     return viewUser(await users.update(user, changes));
   }
