@@ -284,13 +284,17 @@ export function metadataEndpoints(
   return members;
 }
 
-/** The routes the request rate limits count, `METHOD <base path><path>`, and the bucket of each. */
+/**
+ * The routes the request rate limits count, `METHOD <base path><path>`, and the bucket of each. A
+ * GET's HEAD counts with it: Fastify answers it with the GET's handler, which does all the GET does.
+ */
 export function rateLimitedRoutes(basePath: string): Map<string, RateLimitedEndpoint> {
   const routes = new Map<string, RateLimitedEndpoint>();
   for (const endpoint of endpoints()) {
     for (const [method, decision] of Object.entries(endpoint.methods)) {
       if (!('bucket' in decision)) continue;
       routes.set(`${method} ${basePath}${endpoint.path}`, decision.bucket);
+      if (method === 'GET') routes.set(`HEAD ${basePath}${endpoint.path}`, decision.bucket);
     }
   }
   return routes;

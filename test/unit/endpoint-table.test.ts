@@ -80,8 +80,14 @@ const METADATA_CASES: {
   },
 ];
 
-/** The routes the rate limits counted before the table (rate-limit.ts's LIMITED_ROUTES). */
-const LIMITED_BEFORE: [string, string][] = [
+/**
+ * The routes the rate limits counted before the table (rate-limit.ts's LIMITED_ROUTES), and the HEADs
+ * of its GETs, which Fastify answers with the GET's handler: they were counted nowhere.
+ */
+const LIMITED: [string, string][] = [
+  ['HEAD /authorize', 'authorize'],
+  ['HEAD /userinfo', 'userinfo'],
+  ['HEAD /logout', 'logout'],
   ['POST /token', 'token'],
   ['POST /par', 'token'],
   ['POST /device_authorization', 'token'],
@@ -125,12 +131,12 @@ describe('the endpoint table (src/http/endpoints.ts, decision 31)', () => {
   }
 
   for (const basePath of ['', '/gh']) {
-    it(`derives the rate-limited routes, as they were listed by hand (base path '${basePath}')`, () => {
+    it(`derives the rate-limited routes, as they were listed by hand, and their GETs' HEADs (base path '${basePath}')`, () => {
       const derived = [...rateLimitedRoutes(basePath)].map(([route, bucket]): [string, string] => [
         route,
         bucket,
       ]);
-      const expected = LIMITED_BEFORE.map(([route, bucket]): [string, string] => [
+      const expected = LIMITED.map(([route, bucket]): [string, string] => [
         route.replace(' ', ` ${basePath}`),
         bucket,
       ]);
