@@ -1,5 +1,6 @@
 import type { GatehouseConfig } from '../config.js';
 import type { EnginePolicy } from '../core/engine.js';
+import { ENDPOINTS, endpointUrl } from '../http/endpoints.js';
 import { deriveKey } from '../shared/crypto.js';
 
 /** The purpose-bound keys derived from the one server secret. */
@@ -17,10 +18,10 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
   const keys = deriveServerKeys(config.secret);
   return {
     issuer: config.issuer,
-    // Where http/oauth/token-route.ts serves it, and the metadata says it is.
-    tokenEndpoint: `${config.issuer}/token`,
-    // Where http/oauth/par-route.ts serves it.
-    pushedAuthorizationRequestEndpoint: `${config.issuer}/par`,
+    // Their URLs as the endpoint table has them: where the routes are served and the metadata says
+    // they are (the audiences of client assertions and DPoP proofs there).
+    tokenEndpoint: endpointUrl(config.issuer, ENDPOINTS.token),
+    pushedAuthorizationRequestEndpoint: endpointUrl(config.issuer, ENDPOINTS.pushedAuthorizationRequest),
     dpop: {
       proofWindowSeconds: config.dpopProofWindowSeconds,
       nonce: config.dpopNonce,

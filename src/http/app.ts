@@ -8,21 +8,22 @@ import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
 import { createMetrics, type GatehouseMetrics } from './metrics.js';
 import { installObservability, requestId, type MetricsCollector } from './observability.js';
 import { installDrain } from './drain.js';
+import { ENDPOINTS, isOn } from './endpoints.js';
 import { installRateLimits } from './rate-limit.js';
 import { applyServerTimeouts, CONNECTION_CHECK_MS, installParameterLimits } from './request-limits.js';
+import { refuseUndeclaredRoutes } from './undeclared-routes.js';
 import { registerDeviceAuthorizationRoute } from './oauth/device-authorization-route.js';
 import { registerJwksRoute } from './oauth/jwks-route.js';
-import { registerMetadataRoute, RESPONSE_MODES, RESPONSE_TYPES } from './oauth/metadata-route.js';
+import { registerMetadataRoute } from './oauth/metadata-route.js';
 import { oauthErrorHandler } from './oauth/oauth-errors.js';
 import { registerPushedAuthorizationRequestRoute } from './oauth/par-route.js';
 import { registerTokenRoute } from './oauth/token-route.js';
 import { registerUserInfoRoute } from './oauth/userinfo-route.js';
-import { registrationEndpoints, registrationRoutes } from './oauth/registration-routes.js';
+import { registrationRoutes } from './oauth/registration-routes.js';
 import { browserUi } from './ui/plugin.js';
 import {
   registerTokenManagementRoutes,
   tokenManagementAuthMetadata,
-  tokenManagementEndpoints,
 } from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
 import { frameworkErrorHandler } from './api/v1/problem.js';
@@ -99,8 +100,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // A path segment may be a whole resource URI (/v1/resources/{uri}, up to 2000 characters decoded);
     // longer ones fall through to 404. Other segments are bounded by their route's schema.
     routerOptions: { maxParamLength: 2048 },
-    frameworkErrors: frameworkErrorHandler(`${config.basePath}/v1`),
+    frameworkErrors: frameworkErrorHandler(`${config.basePath}${ENDPOINTS.managementApi.path}`),
   }) as unknown as FastifyInstance;
+  // First, so that it sees every route: one the endpoint table does not decide a limit for stops the
+  // start (docs/decisions.md, decision 31).
+  refuseUndeclaredRoutes(app, { basePath: config.basePath, settings: config });
   applyServerTimeouts(app.server, config.requestTimeoutSeconds, config.maxConnections);
   installDrain(app);
 
@@ -147,27 +151,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerDeviceAuthorizationRoute(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
+        endpointSettings: config,
         // The implicit grant has no token request; /authorize serves it (response_type=token).
         grantTypes: [...engine.tokenEndpoint.grantTypes, 'implicit'],
         allowPlainPkce: config.allowPlainPkce,
-        extraEndpoints: {
-          ...tokenManagementEndpoints(config.issuer),
-          authorization_endpoint: `${config.issuer}/authorize`,
-          // RFC 8414 §2: advertised only while registration is on.
-          ...(config.dynamicRegistration === 'off' ? {} : registrationEndpoints(config.issuer)),
-          // RFC 9126 §5.
-          pushed_authorization_request_endpoint: `${config.issuer}/par`,
-          // RFC 8628 §4.
-          device_authorization_endpoint: `${config.issuer}/device_authorization`,
-        },
         extraMembers: {
           ...tokenManagementAuthMetadata(),
           // RFC 9449 §5.1: the algorithms the token endpoint (and every resource here) takes proofs in.
           dpop_signing_alg_values_supported: DPOP_SIGNING_ALGORITHMS,
         },
         requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
-        responseTypes: RESPONSE_TYPES,
-        responseModes: RESPONSE_MODES,
       });
       registerUserInfoRoute(oauth, engine, {
         allowQuery: config.allowAccessTokenInQuery,
@@ -177,7 +170,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: config.basePath },
   );
-  if (config.dynamicRegistration !== 'off') {
+  if (isOn(ENDPOINTS.registration, config)) {
     // Its own context: RFC 7591 takes JSON, which the form-only endpoints above refuse.
     await app.register(
       registrationRoutes({
@@ -190,7 +183,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       { prefix: config.basePath },
     );
   }
-  await app.register(apiV1({ config, engine }), { prefix: `${config.basePath}/v1` });
+  await app.register(apiV1({ config, engine }), {
+    prefix: `${config.basePath}${ENDPOINTS.managementApi.path}`,
+  });
   await app.register(
     async function operations(ops) {
       registerHealthRoutes(ops, deps.health);

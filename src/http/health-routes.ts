@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ENDPOINTS } from './endpoints.js';
 export interface StoreHealth {
   ping(): Promise<void>;
   pendingMigrations(): Promise<string[]>;
@@ -6,10 +7,10 @@ export interface StoreHealth {
 
 /** /healthz: the process answers. /readyz: the store answers and its schema is current. */
 export function registerHealthRoutes(app: FastifyInstance, store: StoreHealth): void {
-  app.get('/healthz', async function healthz() {
+  app.get(ENDPOINTS.liveness.path, async function healthz() {
     return { status: 'ok' };
   });
-  app.get('/readyz', async function readyz(request, reply) {
+  app.get(ENDPOINTS.readiness.path, async function readyz(request, reply) {
     try {
       await store.ping();
       const pending = await store.pendingMigrations();

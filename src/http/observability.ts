@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { safeEqual, sha256 } from '../shared/crypto.js';
+import { ENDPOINTS } from './endpoints.js';
 import { errorLabel } from './error-label.js';
 import type { GatehouseMetrics } from './metrics.js';
 import { wasRateLimited } from './rate-limit.js';
@@ -101,7 +102,7 @@ export function installObservability(app: FastifyInstance, options: Observabilit
     done();
   });
 
-  app.get(`${options.basePath}/metrics`, async function prometheusMetrics(request, reply) {
+  app.get(`${options.basePath}${ENDPOINTS.metrics.path}`, async function prometheusMetrics(request, reply) {
     const access = metricsAccess(request, options);
     if (access === 'hidden') {
       reply.code(404);

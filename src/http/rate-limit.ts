@@ -7,6 +7,7 @@ import { RATE_LIMITED } from '../core/errors.js';
 import type { RateLimitStore } from '../core/ports.js';
 import type { Clock } from '../shared/clock.js';
 import { sha256 } from '../shared/crypto.js';
+import { rateLimitedRoutes } from './endpoints.js';
 import type { GatehouseMetrics } from './metrics.js';
 
 export interface RateLimitOptions {
@@ -18,29 +19,6 @@ export interface RateLimitOptions {
   metrics: GatehouseMetrics;
   flushIntervalMs?: number;
 }
-
-/** Which routes are limited, by method and path (without the base path). */
-const LIMITED_ROUTES: Record<string, RateLimitedEndpoint> = {
-  'POST /token': 'token',
-  // RFC 9126 §2: a client-authenticated request like the token endpoint's, counted with them.
-  'POST /par': 'token',
-  // RFC 8628 §3.1: client-authenticated like the token endpoint's requests, counted with them.
-  'POST /device_authorization': 'token',
-  'GET /authorize': 'authorize',
-  'POST /introspect': 'introspect',
-  'POST /sign-in': 'signIn',
-  // The device verification page's form (RFC 8628 §3.3): a guess at a user code per request, counted
-  // per address like guesses at a password (its wrong codes are also throttled: §5.1).
-  'POST /device': 'signIn',
-  'POST /revoke': 'revoke',
-  // OpenID Connect Core §5.3.1: GET and POST.
-  'GET /userinfo': 'userinfo',
-  'POST /userinfo': 'userinfo',
-  // RP-Initiated Logout 1.0 §2 (GET and POST) and the confirmation page's form.
-  'GET /logout': 'logout',
-  'POST /logout': 'logout',
-  'POST /logout/confirm': 'logout',
-};
 
 const BROWSER_ENDPOINTS: ReadonlySet<RateLimitedEndpoint> = new Set(['authorize', 'signIn', 'logout']);
 
@@ -137,11 +115,8 @@ export function installRateLimits(app: FastifyInstance, options: RateLimitOption
     windowCounter.stop();
     await windowCounter.flush().catch(() => undefined);
   });
-  const routes = new Map<string, RateLimitedEndpoint>();
-  for (const [route, endpoint] of Object.entries(LIMITED_ROUTES)) {
-    const [method, path] = route.split(' ');
-    routes.set(`${method} ${options.basePath}${path}`, endpoint);
-  }
+  // Which routes count, and in which bucket: the endpoint table's decisions (endpoints.ts).
+  const routes = rateLimitedRoutes(options.basePath);
 
   // requestSource of the last address seen: a keep-alive connection sends the same one every time.
   let lastIp: string | undefined;

@@ -106,6 +106,27 @@ for (const backend of backends()) {
       assert.deepEqual(again.json, claims);
     });
 
+    it('/userinfo: a HEAD, answered by the GET handler, counts in the same allowance (decision 31)', async () => {
+      const rp = await server.client({ redirect_uris: ['https://rp.example/cb'], scopes: ['openid'] });
+      const { user } = await server.user();
+      const { code } = await server.seedCode({ client: rp.client, user, scope: ['openid'] });
+      const tokens = await server.http.token(
+        { grant_type: 'authorization_code', code, redirect_uri: 'https://rp.example/cb' },
+        { id: rp.client.id, secret: rp.secret },
+      );
+      assert.equal(tokens.status, 200, tokens.text);
+      const bearer = { authorization: `Bearer ${(tokens.json as { access_token: string }).access_token}` };
+      const head = () => server.http.request('/userinfo', { method: 'HEAD', headers: bearer });
+
+      server.clock.advance(WINDOW);
+      assert.deepEqual(
+        [(await head()).status, (await head()).status, (await head()).status],
+        [200, 200, 200],
+      );
+      assert.equal((await head()).status, 429);
+      assertRefused(await server.http.request('/userinfo', { headers: bearer }), /^application\/json/);
+    });
+
     it('/logout: the pages and the confirmation share one allowance; a refused confirmation ends no session', async () => {
       const { user, password } = await server.user('lars', 'correct horse battery');
       const browser = new FormBrowser(server);

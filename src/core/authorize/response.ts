@@ -8,19 +8,22 @@ import type { OAuthError } from '../errors.js';
  */
 export type ResponseMode = 'query' | 'fragment' | 'form_post';
 
+/** Listed as discovery advertises them (`response_modes_supported`). */
 export const RESPONSE_MODES: readonly ResponseMode[] = ['query', 'fragment', 'form_post'];
 
 /**
- * The response types (RFC 6749 §3.1.1; OAuth 2.0 Multiple Response Type Encoding Practices §3, §5), in
- * the canonical order of their parts. Those with `id_token` exist only in OpenID Connect requests.
+ * The response types (RFC 6749 §3.1.1; OAuth 2.0 Multiple Response Type Encoding Practices §3, §5),
+ * each with its parts in their canonical order. Those with `id_token` exist only in OpenID Connect
+ * requests. Listed as discovery advertises them (`response_types_supported`): OAuth's two, then
+ * OpenID Connect's.
  */
 export const RESPONSE_TYPES = [
   'code',
   'token',
   'id_token',
+  'id_token token',
   'code id_token',
   'code token',
-  'id_token token',
   'code id_token token',
 ] as const;
 export type ResponseType = (typeof RESPONSE_TYPES)[number];

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { formClientCredentials } from '../../core/clients/client-auth.js';
 import type { Engine } from '../../core/engine.js';
 import { OAuthError } from '../../core/errors.js';
+import { ENDPOINTS, endpointUrl } from '../endpoints.js';
 import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
 import { noStoreJson } from '../no-store.js';
 
@@ -16,20 +17,18 @@ const REPEATABLE = ['resource'];
 export function registerDeviceAuthorizationRoute(
   app: FastifyInstance,
   engine: Pick<Engine, 'authenticateClient' | 'deviceAuthorization'>,
-  /** The issuer URL: this endpoint's own address is `${issuer}/device_authorization`. */
+  /** The issuer URL, under which this endpoint's own address is (a client assertion's audience). */
   issuer: string,
 ): void {
-  app.post('/device_authorization', async function deviceAuthorization(request, reply) {
+  const { path } = ENDPOINTS.deviceAuthorization;
+  const ownUrl = endpointUrl(issuer, ENDPOINTS.deviceAuthorization);
+  app.post(path, async function deviceAuthorization(request, reply) {
     requireFormBody(request.headers['content-type']);
     const params = singleValuedParams(request.body, REPEATABLE);
     // Every method the token endpoint takes: the assertion's too, where client authentication reads
     // one, whose audience may be this endpoint (built from the issuer, never from the request's Host).
     const { client } = await engine.authenticateClient(
-      formClientCredentials(
-        (name) => params[name],
-        request.headers.authorization,
-        `${issuer}/device_authorization`,
-      ),
+      formClientCredentials((name) => params[name], request.headers.authorization, ownUrl),
     );
     const response = await engine.deviceAuthorization.start(client, {
       scope: params.scope,
@@ -42,7 +41,7 @@ export function registerDeviceAuthorizationRoute(
   // RFC 8628 §3.1: the endpoint takes POST; anything else is answered 405.
   app.route({
     method: ['GET', 'PUT', 'PATCH', 'DELETE'],
-    url: '/device_authorization',
+    url: path,
     handler: async function deviceAuthorizationMethodNotAllowed(_request, reply) {
       reply.header('allow', 'POST');
       throw new OAuthError('invalid_request', 'the device authorization endpoint takes POST', 405);

@@ -4,6 +4,7 @@ import { invalidClient, invalidRequest } from '../../core/errors.js';
 import { introspectionJson } from '../../core/tokens/token-introspection.js';
 import { TurnBatch } from '../../core/keys/turn-batch.js';
 import { readClientFormRequest } from './client-form-request.js';
+import { ENDPOINTS } from '../endpoints.js';
 import { noStoreJson } from '../no-store.js';
 
 /** POST /introspect (RFC 7662). */
@@ -16,7 +17,7 @@ export function registerIntrospectRoute(
   // Decision 28: the answers of one turn are made and written together, once every request read in
   // that turn is checked, not each between the reading of the next ones.
   const answers = new TurnBatch();
-  app.post('/introspect', async function introspect(request, reply) {
+  app.post(ENDPOINTS.introspection.path, async function introspect(request, reply) {
     const { client, params } = await readClientFormRequest(request, engine, endpointUrl);
     // RFC 7662 §2.1 requires the caller to be authorized; a public client proves nothing about itself,
     // and answering it would let anyone probe tokens (§4).

@@ -1,34 +1,20 @@
 import type { FastifyInstance } from 'fastify';
+import { RESPONSE_MODES, RESPONSE_TYPES } from '../../core/authorize/response.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
 import { NEVER_REGISTRABLE_SCOPES } from '../../core/clients/dynamic-registration.js';
 import { CLIENT_AUTH_METHODS, type Scope } from '../../core/model.js';
 import { SUPPORTED_CLAIMS } from '../../core/scopes/claims.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../core/tokens/id-token.js';
-
-/** The response types /authorize answers (the contract's seven: OAuth's two and OpenID Connect's). */
-export const RESPONSE_TYPES: readonly string[] = [
-  'code',
-  'token',
-  'id_token',
-  'id_token token',
-  'code id_token',
-  'code token',
-  'code id_token token',
-];
-
-/** OAuth 2.0 Multiple Response Type Encoding Practices §2.1, and Form Post Response Mode §2. */
-export const RESPONSE_MODES: readonly string[] = ['query', 'fragment', 'form_post'];
+import { ENDPOINTS, metadataEndpoints, type EndpointSettings } from '../endpoints.js';
 
 export interface MetadataOptions {
   issuer: string;
+  /** What turns endpoints on and off: the documents name those that are on (endpoints.ts). */
+  endpointSettings: EndpointSettings;
   grantTypes: string[];
   allowPlainPkce: boolean;
-  /** Endpoints other parts of the server add, keyed by their RFC 8414 member name. */
-  extraEndpoints?: Record<string, string>;
-  /** Other RFC 8414 members those parts add (their endpoints' auth methods, …). */
+  /** Other RFC 8414 members other parts of the server add (their endpoints' auth methods, …). */
   extraMembers?: Record<string, string | boolean | readonly string[]>;
-  responseTypes?: readonly string[];
-  responseModes?: readonly string[];
   /** RFC 9126 §5: /authorize takes only pushed requests, from every client. */
   requirePushedAuthorizationRequests?: boolean;
 }
@@ -37,12 +23,12 @@ export interface MetadataOptions {
 function authorizationServerMetadata(options: MetadataOptions, scopeNames: string[]) {
   return {
     issuer: options.issuer,
-    token_endpoint: `${options.issuer}/token`,
-    jwks_uri: `${options.issuer}/jwks`,
-    ...options.extraEndpoints,
+    // token_endpoint, jwks_uri, authorization_endpoint, …: the endpoint table's, in its order.
+    ...metadataEndpoints(options.issuer, options.endpointSettings, 'both'),
     scopes_supported: scopeNames,
-    response_types_supported: options.responseTypes ?? [],
-    ...(options.responseModes === undefined ? {} : { response_modes_supported: options.responseModes }),
+    // The response types and modes /authorize answers (core/authorize/response.ts).
+    response_types_supported: RESPONSE_TYPES,
+    response_modes_supported: RESPONSE_MODES,
     grant_types_supported: options.grantTypes,
     // RFC 8414 §2; private_key_jwt is RFC 7523 §2.2, signed with one of these algorithms.
     token_endpoint_auth_methods_supported: [...CLIENT_AUTH_METHODS],
@@ -75,17 +61,16 @@ export function registerMetadataRoute(
     (await scopes.list())
       .map((scope) => scope.name)
       .filter((name) => !NEVER_REGISTRABLE_SCOPES.includes(name));
-  app.get('/.well-known/oauth-authorization-server', async function metadata(_request, reply) {
+  app.get(ENDPOINTS.authorizationServerMetadata.path, async function metadata(_request, reply) {
     reply.header('cache-control', 'public, max-age=60');
     return authorizationServerMetadata(options, await scopeNames());
   });
-  app.get('/.well-known/openid-configuration', async function openIdConfiguration(_request, reply) {
+  app.get(ENDPOINTS.openIdConfiguration.path, async function openIdConfiguration(_request, reply) {
     reply.header('cache-control', 'public, max-age=60');
     return {
       ...authorizationServerMetadata(options, await scopeNames()),
-      userinfo_endpoint: `${options.issuer}/userinfo`,
-      // RP-Initiated Logout §2.1.
-      end_session_endpoint: `${options.issuer}/logout`,
+      // userinfo_endpoint (Discovery §3), end_session_endpoint (RP-Initiated Logout §2.1).
+      ...metadataEndpoints(options.issuer, options.endpointSettings, 'openid-only'),
       // Core §8: the user id is the subject for every client.
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: [...ID_TOKEN_SIGNING_ALGORITHMS],

@@ -3,6 +3,7 @@ import { formClientCredentials } from '../../core/clients/client-auth.js';
 import type { Engine } from '../../core/engine.js';
 import { invalidRequest, OAuthError } from '../../core/errors.js';
 import { dpopHeaderValues } from '../dpop-request.js';
+import { ENDPOINTS, endpointUrl } from '../endpoints.js';
 import { formAsSearchParams, requireFormBody } from '../form-params.js';
 import { noStoreJson } from '../no-store.js';
 
@@ -21,10 +22,12 @@ function credential(params: URLSearchParams, name: string): string | undefined {
 export function registerPushedAuthorizationRequestRoute(
   app: FastifyInstance,
   engine: Pick<Engine, 'authenticateClient' | 'authorization' | 'dpop'>,
-  /** The issuer URL: this endpoint's own address is `${issuer}/par`. */
+  /** The issuer URL, under which this endpoint's own address is (a client assertion's audience). */
   issuer: string,
 ): void {
-  app.post('/par', async function pushAuthorizationRequest(request, reply) {
+  const { path } = ENDPOINTS.pushedAuthorizationRequest;
+  const ownUrl = endpointUrl(issuer, ENDPOINTS.pushedAuthorizationRequest);
+  app.post(path, async function pushAuthorizationRequest(request, reply) {
     requireFormBody(request.headers['content-type']);
     // Repeated parameters kept: the authorization request's own checks refuse them (RFC 6749 §3.1).
     const params = formAsSearchParams(request.body);
@@ -32,11 +35,7 @@ export function registerPushedAuthorizationRequestRoute(
     // authentication reads one, whose audience may be this endpoint (built from the issuer, never
     // from the request's Host).
     const { client } = await engine.authenticateClient(
-      formClientCredentials(
-        (name) => credential(params, name),
-        request.headers.authorization,
-        `${issuer}/par`,
-      ),
+      formClientCredentials((name) => credential(params, name), request.headers.authorization, ownUrl),
     );
     // RFC 9449 §10.1: a DPoP proof binds the code to its key, as dpop_jkt does.
     const pushed = await engine.authorization.push(client, params.toString(), dpopHeaderValues(request));
@@ -50,7 +49,7 @@ export function registerPushedAuthorizationRequestRoute(
   // RFC 9126 §2.3: any other method is answered 405.
   app.route({
     method: ['GET', 'PUT', 'PATCH', 'DELETE'],
-    url: '/par',
+    url: path,
     handler: async function parMethodNotAllowed(_request, reply) {
       reply.header('allow', 'POST');
       throw new OAuthError('invalid_request', 'the pushed authorization request endpoint takes POST', 405);

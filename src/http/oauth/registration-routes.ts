@@ -6,6 +6,7 @@ import { OAuthError } from '../../core/errors.js';
 import type { RateLimitStore } from '../../core/ports.js';
 import type { Clock } from '../../shared/clock.js';
 import type { GatehouseMetrics } from '../metrics.js';
+import { ENDPOINTS } from '../endpoints.js';
 import { addressRateLimit } from '../rate-limit.js';
 import { oauthErrorHandler } from './oauth-errors.js';
 import { noStore } from '../no-store.js';
@@ -22,11 +23,6 @@ export interface RegistrationRoutesOptions {
   clock: Clock;
   rateLimitCounters: RateLimitStore;
   metrics: GatehouseMetrics;
-}
-
-/** Its RFC 8414 metadata member (RFC 7591 §3; OpenID Connect Discovery §3 too). */
-export function registrationEndpoints(issuer: string): Record<string, string> {
-  return { registration_endpoint: `${issuer}/register` };
 }
 
 /**
@@ -98,27 +94,33 @@ export function registrationRoutes(options: RegistrationRoutesOptions) {
 
     // onRequest, before the body is parsed: every attempt counts, those the JSON parser refuses (a
     // malformed body, a __proto__ key) included (docs/decisions.md, decision 20).
-    app.post('/register', { onRequest: limit }, async function register(request, reply) {
+    app.post(ENDPOINTS.registration.path, { onRequest: limit }, async function register(request, reply) {
       const information = await registration.register(request.body, bearerToken(request));
       noStore(reply).code(201);
       return information;
     });
 
-    app.get<{ Params: { id: string } }>('/register/:id', async function readRegistration(request, reply) {
-      const information = await registration.read(request.params.id, bearerToken(request));
-      noStore(reply);
-      return information;
-    });
+    app.get<{ Params: { id: string } }>(
+      ENDPOINTS.registrationConfiguration.path,
+      async function readRegistration(request, reply) {
+        const information = await registration.read(request.params.id, bearerToken(request));
+        noStore(reply);
+        return information;
+      },
+    );
 
     // RFC 7592 §2.2 answers an update with 200 and the client as it now stands.
-    app.put<{ Params: { id: string } }>('/register/:id', async function updateRegistration(request, reply) {
-      const information = await registration.update(request.params.id, bearerToken(request), request.body);
-      noStore(reply);
-      return information;
-    });
+    app.put<{ Params: { id: string } }>(
+      ENDPOINTS.registrationConfiguration.path,
+      async function updateRegistration(request, reply) {
+        const information = await registration.update(request.params.id, bearerToken(request), request.body);
+        noStore(reply);
+        return information;
+      },
+    );
 
     app.delete<{ Params: { id: string } }>(
-      '/register/:id',
+      ENDPOINTS.registrationConfiguration.path,
       async function deleteRegistration(request, reply) {
         await registration.delete(request.params.id, bearerToken(request));
         return noStore(reply).code(204).send();

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from '../../core/errors.js';
 import type { Engine } from '../../core/engine.js';
 import { readClientFormRequest } from './client-form-request.js';
+import { ENDPOINTS } from '../endpoints.js';
 import { noStore } from '../no-store.js';
 
 /** POST /revoke (RFC 7009). Public clients may revoke their own tokens, identified by client_id (§2.1). */
@@ -11,7 +12,7 @@ export function registerRevokeRoute(
   /** This endpoint's URL under the issuer (a client assertion's possible audience). */
   endpointUrl: string,
 ): void {
-  app.post('/revoke', async function revoke(request, reply) {
+  app.post(ENDPOINTS.revocation.path, async function revoke(request, reply) {
     const { client, params } = await readClientFormRequest(request, engine, endpointUrl);
     const token = params.token;
     if (token === undefined) throw invalidRequest('token is required');

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
 import type { Engine } from '../../core/engine.js';
 import { CLIENT_AUTH_METHODS } from '../../core/model.js';
+import { ENDPOINTS, endpointUrl } from '../endpoints.js';
 import { registerIntrospectRoute } from './introspect-route.js';
 import { registerRevokeRoute } from './revoke-route.js';
 
@@ -11,17 +12,8 @@ export function registerTokenManagementRoutes(
   engine: Pick<Engine, 'authenticateClient' | 'tokens'>,
   issuer: string,
 ): void {
-  const endpoints = tokenManagementEndpoints(issuer);
-  registerIntrospectRoute(app, engine, endpoints.introspection_endpoint);
-  registerRevokeRoute(app, engine, endpoints.revocation_endpoint);
-}
-
-/** Their RFC 8414 metadata members: the URLs. */
-export function tokenManagementEndpoints(issuer: string) {
-  return {
-    introspection_endpoint: `${issuer}/introspect`,
-    revocation_endpoint: `${issuer}/revoke`,
-  };
+  registerIntrospectRoute(app, engine, endpointUrl(issuer, ENDPOINTS.introspection));
+  registerRevokeRoute(app, engine, endpointUrl(issuer, ENDPOINTS.revocation));
 }
 
 /**

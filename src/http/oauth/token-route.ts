@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TokenEndpoint } from '../../core/token-endpoint/token-endpoint.js';
 import type { TokenResponse } from '../../core/tokens/token-issuer.js';
 import { dpopHeaderValues } from '../dpop-request.js';
+import { ENDPOINTS } from '../endpoints.js';
 import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
 import { noStoreJson } from '../no-store.js';
 
@@ -22,7 +23,7 @@ export function registerTokenRoute(
   tokenEndpoint: TokenEndpoint,
   observer?: TokenRouteObserver,
 ): void {
-  app.post('/token', async function token(request, reply) {
+  app.post(ENDPOINTS.token.path, async function token(request, reply) {
     requireFormBody(request.headers['content-type']);
     const params = singleValuedParams(request.body, REPEATABLE);
     const response = await tokenEndpoint.handle({

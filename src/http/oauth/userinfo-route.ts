@@ -3,6 +3,7 @@ import type { Engine } from '../../core/engine.js';
 import { UserInfoError } from '../../core/oidc/userinfo.js';
 import { extractCredential, TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
 import { DPOP_CHALLENGE_ALGORITHMS, dpopTokenError, presentationOf } from '../dpop-request.js';
+import { ENDPOINTS } from '../endpoints.js';
 import { FORM_CONTENT_TYPE, mediaType } from '../form-params.js';
 import { noStore } from '../no-store.js';
 
@@ -77,6 +78,6 @@ export function registerUserInfoRoute(
         : { error: refusal.code, error_description: refusal.description };
     }
   }
-  app.get('/userinfo', answer);
-  app.post('/userinfo', answer);
+  app.get(ENDPOINTS.userInfo.path, answer);
+  app.post(ENDPOINTS.userInfo.path, answer);
 }

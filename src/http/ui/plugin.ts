@@ -19,6 +19,7 @@ import { registerLogoutRoutes } from './routes/logout-routes.js';
 import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
 import { sendMessage, type UiContext } from './ui-context.js';
+import { ENDPOINTS } from '../endpoints.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store-unavailable.js';
 
 /**
@@ -83,15 +84,15 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     });
 
     const assets: StaticAsset[] = [
-      { path: '/assets/style', contentType: 'text/css; charset=utf-8', body: STYLESHEET },
-      { path: '/assets/icon', contentType: 'image/svg+xml', body: ICON_SVG },
+      { path: `${ENDPOINTS.assets.path}/style`, contentType: 'text/css; charset=utf-8', body: STYLESHEET },
+      { path: `${ENDPOINTS.assets.path}/icon`, contentType: 'image/svg+xml', body: ICON_SVG },
       {
-        path: '/assets/playground',
+        path: `${ENDPOINTS.assets.path}/playground`,
         contentType: 'text/javascript; charset=utf-8',
         body: compiledScript('playground'),
       },
       {
-        path: '/assets/form-post',
+        path: `${ENDPOINTS.assets.path}/form-post`,
         contentType: 'text/javascript; charset=utf-8',
         body: compiledScript('form-post'),
       },

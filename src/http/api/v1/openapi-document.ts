@@ -1,4 +1,5 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
+import { ENDPOINTS, endpointUrl } from '../../endpoints.js';
 import { authRequirementOf } from './authentication.js';
 
 const apiDescription = (issuer: string) => `The REST API of Gatehouse, version 1.
@@ -14,7 +15,7 @@ user's token is refused 403 \`insufficient_scope\`. \`GET /v1/users/me\` needs \
 An operator gets an admin token with a client made on the command line:
 
     gatehouse clients create --name admin --scopes admin --json
-    curl -u "$CLIENT_ID:$CLIENT_SECRET" -d grant_type=client_credentials ${issuer}/token
+    curl -u "$CLIENT_ID:$CLIENT_SECRET" -d grant_type=client_credentials ${endpointUrl(issuer, ENDPOINTS.token)}
 
 **Status codes.** 200 for GET, 201 for POST, PUT and PATCH (POST adds \`Location\`), 204 for DELETE,
 400 for a bad request (nothing was changed), 401 without a valid token, 403 when its scope is not enough,
@@ -66,10 +67,10 @@ export function openApiOptions(options: {
             description:
               'Access tokens from this server, presented as Bearer tokens (RFC 6750), or DPoP-bound tokens with the DPoP scheme and a proof (RFC 9449 §7).',
             flows: {
-              clientCredentials: { tokenUrl: `${issuer}/token`, scopes },
+              clientCredentials: { tokenUrl: endpointUrl(issuer, ENDPOINTS.token), scopes },
               authorizationCode: {
-                authorizationUrl: `${issuer}/authorize`,
-                tokenUrl: `${issuer}/token`,
+                authorizationUrl: endpointUrl(issuer, ENDPOINTS.authorization),
+                tokenUrl: endpointUrl(issuer, ENDPOINTS.token),
                 scopes,
               },
             },

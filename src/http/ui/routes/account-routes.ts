@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ENDPOINTS } from '../../endpoints.js';
 import { appsPage } from '../pages/apps-page.js';
 import { forbiddenForm, field, frameFor, sendPage, type UiContext } from '../ui-context.js';
 
@@ -14,7 +15,7 @@ const NOTICE_OPTIONS = { path: '/', secure: true, httpOnly: true, sameSite: 'str
 export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void {
   const base = ui.config.basePath;
 
-  app.get('/account/apps', async function connectedApps(request, reply) {
+  app.get(ENDPOINTS.connectedApps.path, async function connectedApps(request, reply) {
     const browser = await ui.browsers.load(request, reply);
     if (browser.user === undefined) return reply.redirect(`${base}/sign-in?next=/account/apps`, 303);
     const [apps, scopes] = await Promise.all([
@@ -39,7 +40,7 @@ export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void
   });
 
   app.post<{ Params: { clientId: string } }>(
-    '/account/apps/:clientId/revoke',
+    ENDPOINTS.connectedAppRevocation.path,
     async function revokeApp(request, reply) {
       if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token')))
         return forbiddenForm(ui, reply);

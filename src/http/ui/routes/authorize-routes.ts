@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ENDPOINTS } from '../../endpoints.js';
 import { PushedRequestSpentError } from '../../../core/authorize/authorization-service.js';
 import type { SignedIn } from '../../../core/sign-in/assurance.js';
 import type { AuthorizationRequest, AuthorizationValidation } from '../../../core/authorize/request.js';
@@ -179,17 +180,17 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     }
   }
 
-  app.get('/authorize', async function authorizeGet(request, reply) {
+  app.get(ENDPOINTS.authorization.path, async function authorizeGet(request, reply) {
     return once(reply, () => authorize(request, reply, rawQuery(request.url)));
   });
 
   // Core §3.1.2.1: the authorization endpoint takes POST too. The browser is sent on to GET with the
   // same parameters, where its SameSite=Lax cookie comes along (a cross-site POST carries none).
-  app.post('/authorize', async function authorizePost(request, reply) {
+  app.post(ENDPOINTS.authorization.path, async function authorizePost(request, reply) {
     return reply.redirect(`${ui.config.basePath}/authorize?${formAsQuery(request.body)}`, 303);
   });
 
-  app.post('/consent', async function consent(request, reply) {
+  app.post(ENDPOINTS.consent.path, async function consent(request, reply) {
     return once(reply, () => consentAnswer(request, reply));
   });
 

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ENDPOINTS } from '../../endpoints.js';
 import type { Authentication, SignedIn } from '../../../core/sign-in/assurance.js';
 import type { PendingDeviceRequest, UserCodeCheck } from '../../../core/device/device-authorization.js';
 import { normaliseUserCode } from '../../../core/device/user-code.js';
@@ -11,7 +12,7 @@ import { signInPage } from '../pages/sign-in-page.js';
 import { field, forbiddenForm, frameFor, sendMessage, sendPage, type UiContext } from '../ui-context.js';
 
 /** Where the consent page of a checked code lives (GET shows it, POST answers it). */
-export const DEVICE_CONSENT_PATH = '/device/consent';
+export const DEVICE_CONSENT_PATH = ENDPOINTS.deviceConsent.path;
 
 /** What the verification page says of a code that cannot be used (RFC 8628 §3.3). */
 const REFUSALS: Record<Exclude<UserCodeCheck['outcome'], 'pending' | 'throttled'>, string> = {
@@ -158,7 +159,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     );
   }
 
-  app.get('/device', async function deviceCodeForm(request, reply) {
+  app.get(ENDPOINTS.deviceVerification.path, async function deviceCodeForm(request, reply) {
     const browser = await ui.browsers.load(request, reply);
     const query = request.query as Record<string, unknown>;
     const prefill =
@@ -166,7 +167,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     return codePage(reply, browser, 200, prefill !== undefined ? { userCode: prefill } : {});
   });
 
-  app.post('/device', async function deviceCodeEntered(request, reply) {
+  app.post(ENDPOINTS.deviceVerification.path, async function deviceCodeEntered(request, reply) {
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const browser = await ui.browsers.load(request, reply);
     const typed = (field(request.body, 'user_code') ?? '').slice(0, 64);

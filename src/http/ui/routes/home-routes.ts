@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ENDPOINTS } from '../../endpoints.js';
 import { negotiate } from '../../content-negotiation.js';
 import { homePage } from '../pages/home-page.js';
 import { frameFor, sendPage, type UiContext } from '../ui-context.js';
@@ -13,7 +14,7 @@ const JSON_TYPE = 'application/json';
  */
 export function registerHomeRoutes(app: FastifyInstance, ui: UiContext): void {
   // Under a base path, /base and /base/ both reach this route (Fastify's prefixTrailingSlash 'both').
-  app.get('/', async function home(request, reply) {
+  app.get(ENDPOINTS.home.path, async function home(request, reply) {
     reply.header('vary', 'accept');
     if (negotiate(request.headers.accept, [JSON_TYPE, HTML_TYPE]) !== HTML_TYPE) {
       return reply.code(404).send({ error: 'not_found', error_description: 'no such endpoint' });

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ENDPOINTS } from '../../endpoints.js';
 import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
 import type { LogoutValidation } from '../../../core/oidc/logout.js';
 import { allowFormTarget } from '../content-security-policy.js';
@@ -55,16 +56,16 @@ export function registerLogoutRoutes(app: FastifyInstance, ui: UiContext): void 
     );
   }
 
-  app.get('/logout', async function logoutGet(request, reply) {
+  app.get(ENDPOINTS.endSession.path, async function logoutGet(request, reply) {
     return logout(request, reply, rawQuery(request.url));
   });
 
   // §2: POST too. On to GET with the same parameters, where the SameSite=Lax cookie comes along.
-  app.post('/logout', async function logoutPost(request, reply) {
+  app.post(ENDPOINTS.endSession.path, async function logoutPost(request, reply) {
     return reply.redirect(`${base}/logout?${formAsQuery(request.body)}`, 303);
   });
 
-  app.post('/logout/confirm', async function logoutConfirm(request, reply) {
+  app.post(ENDPOINTS.endSessionConfirmation.path, async function logoutConfirm(request, reply) {
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const validation = await ui.engine.logout.validate(field(request.body, 'request') ?? '');
     const error = refused(reply, validation);

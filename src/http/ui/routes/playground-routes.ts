@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ENDPOINTS, endpointUrl } from '../../endpoints.js';
 import type { Client } from '../../../core/model.js';
 import { playgroundCallbackPage, playgroundClient, playgroundPage } from '../pages/playground-page.js';
 import { frameFor, sendPage, type UiContext } from '../ui-context.js';
@@ -12,7 +13,7 @@ const PAGE_SIZE = 500;
  * listed to whoever sends that host.
  */
 function callbackUrl(ui: UiContext): string {
-  return `${ui.config.issuer}/playground/callback`;
+  return endpointUrl(ui.config.issuer, ENDPOINTS.playgroundCallback);
 }
 
 /**
@@ -41,7 +42,7 @@ async function playgroundClients(ui: UiContext, callback: string): Promise<Clien
 
 /** GET /playground (signed-in developers) and GET /playground/callback (the example client page). */
 export function registerPlaygroundRoutes(app: FastifyInstance, ui: UiContext): void {
-  app.get('/playground', async function playground(request, reply) {
+  app.get(ENDPOINTS.playground.path, async function playground(request, reply) {
     const browser = await ui.browsers.load(request, reply);
     // Signed in only: the page lists the clients registered for the playground.
     if (browser.user === undefined)
@@ -50,7 +51,7 @@ export function registerPlaygroundRoutes(app: FastifyInstance, ui: UiContext): v
     return sendPage(reply, 200, playgroundPage(frameFor(ui, browser), clients.map(playgroundClient)));
   });
 
-  app.get('/playground/callback', async function playgroundCallback(request, reply) {
+  app.get(ENDPOINTS.playgroundCallback.path, async function playgroundCallback(request, reply) {
     const browser = await ui.browsers.load(request, reply);
     return sendPage(reply, 200, playgroundCallbackPage(frameFor(ui, browser)));
   });

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import { ENDPOINTS } from '../../endpoints.js';
 import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
@@ -21,7 +22,7 @@ const AUTHORIZE = '/authorize?';
 export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void {
   const base = ui.config.basePath;
 
-  app.get('/sign-in', async function signInForm(request, reply) {
+  app.get(ENDPOINTS.signIn.path, async function signInForm(request, reply) {
     const query = request.query as Record<string, unknown>;
     const next = safeNext(typeof query.next === 'string' ? query.next : undefined);
     const browser = await ui.browsers.load(request, reply);
@@ -39,7 +40,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
     );
   });
 
-  app.post('/sign-in', async function signInSubmit(request, reply) {
+  app.post(ENDPOINTS.signIn.path, async function signInSubmit(request, reply) {
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const next = safeNext(field(request.body, 'next'));
     const username = (field(request.body, 'username') ?? '').trim();
@@ -90,7 +91,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
 
   // prompt=select_account (OpenID Connect Core §3.1.2.1): the user chose to continue as the account
   // signed in. Only for an authorization request, which is validated again where this continues.
-  app.post('/sign-in/continue', async function continueAs(request, reply) {
+  app.post(ENDPOINTS.signInContinuation.path, async function continueAs(request, reply) {
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const next = safeNext(field(request.body, 'next'));
     const browser = await ui.browsers.load(request, reply);
@@ -101,7 +102,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
     return reply.redirect(base + next, 303);
   });
 
-  app.post('/sign-out', async function signOut(request, reply) {
+  app.post(ENDPOINTS.signOut.path, async function signOut(request, reply) {
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     await ui.engine.browserSessions.end(ui.browsers.browserId(request));
     ui.browsers.setCookie(reply, BrowserSessions.newBrowserId());
