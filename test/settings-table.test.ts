@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { COMMANDS, GLOBAL_FLAGS } from '../src/cli/command-table.js';
 import { settingsFromFlags } from '../src/cli/context.js';
 import { ConfigError, loadConfig, SETTINGS, unknownVariableWarnings } from '../src/config.js';
+import { testEngine } from './unit/fakes/test-engine.js';
 import { currentSettingsDoc, REGENERATE, SETTINGS_DOC, withSettingsTable } from './helpers/settings-doc.js';
 
 const SECRET = Buffer.alloc(32, 1).toString('base64url');
@@ -68,6 +69,27 @@ describe('the settings table (src/config/settings.ts)', () => {
           error instanceof ConfigError &&
           !error.message.includes('too-short') &&
           !error.message.includes('hunter2'),
+      );
+    }
+  });
+
+  it('the rules http advertises from them are asked of the engine, which holds them', async (t) => {
+    for (const [overrides, expected] of [
+      [{}, [false, false, 'off']],
+      [
+        { allowPlainPkce: true, requirePushedAuthorizationRequests: true, dynamicRegistration: 'open' },
+        [true, true, 'open'],
+      ],
+    ] as const) {
+      const { engine, close } = await testEngine(overrides);
+      t.after(close);
+      assert.deepEqual(
+        [
+          engine.authorization.allowsPlainPkce,
+          engine.authorization.requiresPushedRequests,
+          engine.registration.policy,
+        ],
+        expected,
       );
     }
   });
