@@ -1,3 +1,5 @@
+import { SETTINGS } from '../config/settings.js';
+import { boolean } from '../config/value-types.js';
 import type { Options } from './args.js';
 
 /**
@@ -58,16 +60,17 @@ export const CLIENT_SETTINGS = {
 const none = { flags: {}, positionals: 0 } as const;
 const byId = { flags: {}, positionals: 1 } as const;
 
-/** How serve is reached: check takes the same flags, so it checks what serve would run with. */
-const SERVER_SETTINGS = {
-  port: { type: 'string' },
-  host: { type: 'string' },
-  issuer: { type: 'string' },
-  'base-path': { type: 'string' },
-  'tls-cert': { type: 'string' },
-  'tls-key': { type: 'string' },
-  'trust-proxy': { type: 'boolean' },
-} as const satisfies Flags;
+/**
+ * How serve is reached: the flags of the settings table (config/settings.ts) that are not every
+ * command's. check takes the same flags, so it checks what serve would run with.
+ */
+const SERVER_SETTINGS: Flags = Object.fromEntries(
+  Object.values(SETTINGS).flatMap((row) =>
+    row.flag === undefined || row.flag in GLOBAL_FLAGS
+      ? []
+      : [[row.flag, { type: row.type === boolean ? 'boolean' : 'string' } satisfies FlagSpec]],
+  ),
+);
 
 export const COMMANDS = {
   serve: { flags: { ...SERVER_SETTINGS, workers: { type: 'string' } } },

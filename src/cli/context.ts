@@ -2,14 +2,20 @@ import cluster from 'node:cluster';
 import { existsSync } from 'node:fs';
 import { StoreStateError } from '../compose/store-errors.js';
 import {
+  flagOf,
   loadConfig,
+  SETTINGS,
   storeLocation,
   unknownVariableWarnings,
+  variableOf,
   type ConfigInput,
   type GatehouseConfig,
+  type SettingName,
 } from '../config.js';
 import type { Engine } from '../core/engine.js';
 import { NotFoundError } from '../core/validation.js';
+import { integerFlag } from './args.js';
+import { GLOBAL_FLAGS, type Flags } from './command-table.js';
 
 export interface CommandContext {
   config: GatehouseConfig;
@@ -51,12 +57,31 @@ export function warn(message: string): void {
   );
 }
 
+/**
+ * The settings a command's flags set: each flag of `flags` that a row of the settings table names
+ * (config/settings.ts), a number read within the row's range. serve and check read theirs here, so
+ * that what check checks is what serve would run with.
+ */
+export function settingsFromFlags(values: Readonly<Record<string, unknown>>, flags: Flags): ConfigInput {
+  const input: Partial<Record<SettingName, unknown>> = {};
+  for (const [name, row] of Object.entries(SETTINGS) as [SettingName, (typeof SETTINGS)[SettingName]][]) {
+    if (row.flag === undefined || !(row.flag in flags)) continue;
+    const value = values[row.flag];
+    if (value === undefined) continue;
+    const range = row.type?.range;
+    input[name] =
+      range !== undefined && typeof value === 'string'
+        ? integerFlag(value, `--${row.flag}`, range.min, range.max)
+        : value;
+  }
+  // The command table declares each of these flags from its row: a string, or a boolean for a
+  // boolean setting (command-table.ts), which is what the row's input takes.
+  return input as ConfigInput;
+}
+
 /** --data-dir and --database-url, which every command takes. */
-export function globalConfigInput(values: Record<string, unknown>): ConfigInput {
-  const input: ConfigInput = {};
-  if (typeof values['data-dir'] === 'string') input.dataDir = values['data-dir'];
-  if (typeof values['database-url'] === 'string') input.databaseUrl = values['database-url'];
-  return input;
+export function globalConfigInput(values: Readonly<Record<string, unknown>>): ConfigInput {
+  return settingsFromFlags(values, GLOBAL_FLAGS);
 }
 
 /**
@@ -69,8 +94,8 @@ export async function cliConfig(input: ConfigInput, mayCreate: boolean): Promise
   if (!mayCreate && file !== undefined && !existsSync(file)) {
     throw new StoreStateError(
       'store_missing',
-      `no Gatehouse store at ${file}: run "gatehouse init" to create one, or point --data-dir ` +
-        '(GATEHOUSE_DATA_DIR) or --database-url (DATABASE_URL) at the existing one',
+      `no Gatehouse store at ${file}: run "gatehouse init" to create one, or point ${flagOf('dataDir')} ` +
+        `(${variableOf('dataDir')}) or ${flagOf('databaseUrl')} (${variableOf('databaseUrl')}) at the existing one`,
     );
   }
   const config = loadConfig(input, process.env, {

@@ -8,7 +8,7 @@ import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
 import { createMetrics, type GatehouseMetrics } from './metrics.js';
 import { installObservability, requestId, type MetricsCollector } from './observability.js';
 import { installDrain } from './drain.js';
-import { ENDPOINTS, isOn } from './endpoints.js';
+import { ENDPOINTS, isOn, type EndpointSettings } from './endpoints.js';
 import { installRateLimits } from './rate-limit.js';
 import { applyServerTimeouts, CONNECTION_CHECK_MS, installParameterLimits } from './request-limits.js';
 import { refuseUndeclaredRoutes } from './undeclared-routes.js';
@@ -73,6 +73,8 @@ export function loggerOptions(level: string): FastifyServerOptions['logger'] {
 /** Builds the Fastify application; the caller listens. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, engine } = deps;
+  // Which endpoints are on is the engine's rule (registration's policy), asked of it (decision 32).
+  const endpointSettings: EndpointSettings = { dynamicRegistration: engine.registration.policy };
   const app = Fastify({
     // Request line plus headers beyond maxHeaderBytes get 431 from node itself (docs/limits.md).
     ...(deps.tls
@@ -104,7 +106,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   }) as unknown as FastifyInstance;
   // First, so that it sees every route: one the endpoint table does not decide a limit for stops the
   // start (docs/decisions.md, decision 31).
-  refuseUndeclaredRoutes(app, { basePath: config.basePath, settings: config });
+  refuseUndeclaredRoutes(app, { basePath: config.basePath, settings: endpointSettings });
   applyServerTimeouts(app.server, config.requestTimeoutSeconds, config.maxConnections);
   installDrain(app);
 
@@ -151,16 +153,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       registerDeviceAuthorizationRoute(oauth, engine, config.issuer);
       registerMetadataRoute(oauth, engine.scopes, {
         issuer: config.issuer,
-        endpointSettings: config,
+        endpointSettings,
         // The implicit grant has no token request; /authorize serves it (response_type=token).
         grantTypes: [...engine.tokenEndpoint.grantTypes, 'implicit'],
-        allowPlainPkce: config.allowPlainPkce,
+        allowPlainPkce: engine.authorization.allowsPlainPkce,
         extraMembers: {
           ...tokenManagementAuthMetadata(),
           // RFC 9449 §5.1: the algorithms the token endpoint (and every resource here) takes proofs in.
           dpop_signing_alg_values_supported: DPOP_SIGNING_ALGORITHMS,
         },
-        requirePushedAuthorizationRequests: config.requirePushedAuthorizationRequests,
+        requirePushedAuthorizationRequests: engine.authorization.requiresPushedRequests,
       });
       registerUserInfoRoute(oauth, engine, {
         allowQuery: config.allowAccessTokenInQuery,
@@ -170,7 +172,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: config.basePath },
   );
-  if (isOn(ENDPOINTS.registration, config)) {
+  if (isOn(ENDPOINTS.registration, endpointSettings)) {
     // Its own context: RFC 7591 takes JSON, which the form-only endpoints above refuse.
     await app.register(
       registrationRoutes({

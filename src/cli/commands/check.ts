@@ -2,10 +2,19 @@ import { X509Certificate, createPrivateKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStoreProbe, sqliteFileOf, type StoreProbe } from '../../compose/store-admin.js';
-import { loadConfig, storeLocation, unknownVariableWarnings, type GatehouseConfig } from '../../config.js';
+import {
+  flagOf,
+  loadConfig,
+  storeLocation,
+  unknownVariableWarnings,
+  variableOf,
+  type GatehouseConfig,
+  type SettingName,
+} from '../../config.js';
 import { systemClock } from '../../shared/clock.js';
-import { integerFlag, isHelpFlag, parseCommandArgs } from '../args.js';
-import { COMMANDS } from '../command-table.js';
+import { isHelpFlag, parseCommandArgs } from '../args.js';
+import { COMMANDS, GLOBAL_FLAGS } from '../command-table.js';
+import { settingsFromFlags } from '../context.js';
 import { CHECK_HELP } from '../help.js';
 
 interface CheckResult {
@@ -18,6 +27,11 @@ interface CheckResult {
 
 const DAY = 86_400;
 
+/** "GATEHOUSE_TLS_CERT (--tls-cert)": how an operator sets `name`, as the settings table declares it. */
+function variableAndFlag(name: SettingName): string {
+  return `${variableOf(name)} (${flagOf(name)})`;
+}
+
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -26,7 +40,11 @@ function message(error: unknown): string {
 function checkTls(config: GatehouseConfig): CheckResult {
   const check = 'TLS certificate';
   if (config.trustProxy && config.tlsCert === undefined) {
-    return { check, ok: true, detail: 'none: plain HTTP behind a TLS-terminating proxy (--trust-proxy)' };
+    return {
+      check,
+      ok: true,
+      detail: `none: plain HTTP behind a TLS-terminating proxy (${flagOf('trustProxy')})`,
+    };
   }
   const devDir = join(config.dataDir, 'tls');
   const certPath = config.tlsCert ?? join(devDir, 'cert.pem');
@@ -35,7 +53,7 @@ function checkTls(config: GatehouseConfig): CheckResult {
     return {
       check,
       ok: false,
-      detail: 'GATEHOUSE_TLS_CERT (--tls-cert) and GATEHOUSE_TLS_KEY (--tls-key) go together',
+      detail: `${variableAndFlag('tlsCert')} and ${variableAndFlag('tlsKey')} go together`,
     };
   }
   if (config.tlsCert === undefined && !existsSync(certPath)) {
@@ -89,8 +107,9 @@ function devCertificateWarning(config: GatehouseConfig): CheckResult | undefined
     warning: true,
     detail:
       `the development certificate (self-signed, for localhost only) would serve the issuer ${config.issuer}, ` +
-      `whose clients refuse it${perServer}: give --tls-cert and --tls-key (GATEHOUSE_TLS_CERT, ` +
-      'GATEHOUSE_TLS_KEY), or, behind a TLS-terminating proxy, --trust-proxy (GATEHOUSE_TRUST_PROXY)',
+      `whose clients refuse it${perServer}: give ${flagOf('tlsCert')} and ${flagOf('tlsKey')} ` +
+      `(${variableOf('tlsCert')}, ${variableOf('tlsKey')}), or, behind a TLS-terminating proxy, ` +
+      `${flagOf('trustProxy')} (${variableOf('trustProxy')})`,
   };
 }
 
@@ -108,22 +127,11 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     process.stdout.write(CHECK_HELP);
     return 0;
   }
-  const port = integerFlag(values.port, '--port', 1, 65535);
+  // serve's own settings, so that what is checked is what `serve` with the same flags would run.
+  const input = settingsFromFlags(values, { ...GLOBAL_FLAGS, ...COMMANDS.check.flags });
   const results: CheckResult[] = [];
   const notChecked = (check: string, why: string) =>
     results.push({ check, ok: false, detail: `not checked: ${why}` });
-  const input = {
-    ...(typeof values['data-dir'] === 'string' ? { dataDir: values['data-dir'] } : {}),
-    ...(typeof values['database-url'] === 'string' ? { databaseUrl: values['database-url'] } : {}),
-    // serve's own settings, so that what is checked is what `serve` with the same flags would run.
-    port,
-    host: values.host,
-    issuer: values.issuer,
-    basePath: values['base-path'],
-    tlsCert: values['tls-cert'],
-    tlsKey: values['tls-key'],
-    trustProxy: values['trust-proxy'],
-  };
   let config: GatehouseConfig | undefined;
   try {
     config = loadConfig(input, process.env, { createSecret: false });
@@ -204,7 +212,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
         : {
             check: 'issuer is https',
             ok: false,
-            detail: `${config.issuer}: OAuth endpoints must be served over TLS (RFC 6749 §3.1); set GATEHOUSE_ISSUER or --issuer`,
+            detail: `${config.issuer}: OAuth endpoints must be served over TLS (RFC 6749 §3.1); set ${variableOf('issuer')} or ${flagOf('issuer')}`,
           },
     );
   } else {

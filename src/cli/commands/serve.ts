@@ -1,8 +1,8 @@
 import cluster from 'node:cluster';
 import { createGatehouse, listenUrl } from '../../compose/gatehouse.js';
 import { integerFlag, parseCommandArgs } from '../args.js';
-import { COMMANDS } from '../command-table.js';
-import { cliConfig, globalConfigInput } from '../context.js';
+import { COMMANDS, GLOBAL_FLAGS } from '../command-table.js';
+import { cliConfig, settingsFromFlags } from '../context.js';
 import { SERVE_HELP } from '../help.js';
 
 /**
@@ -29,21 +29,9 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     process.stdout.write(SERVE_HELP);
     return 0;
   }
-  const port = integerFlag(values.port, '--port', 1, 65535);
+  const settings = settingsFromFlags(values, { ...GLOBAL_FLAGS, ...COMMANDS.serve.flags });
   const workers = integerFlag(values.workers, '--workers', 1, 256) ?? 1;
-  const config = await cliConfig(
-    {
-      ...globalConfigInput(values),
-      port,
-      host: values.host,
-      issuer: values.issuer,
-      basePath: values['base-path'],
-      tlsCert: values['tls-cert'],
-      tlsKey: values['tls-key'],
-      trustProxy: values['trust-proxy'],
-    },
-    true,
-  );
+  const config = await cliConfig(settings, true);
   if (workers > 1 && cluster.isPrimary) {
     // Migrations, the first signing key and the dev certificate are made once, before the fork.
     const gatehouse = await createGatehouse(config);

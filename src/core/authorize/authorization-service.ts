@@ -144,14 +144,24 @@ export function mayReuseConsent(request: AuthorizationRequest): boolean {
 export class AuthorizationService {
   constructor(private readonly options: AuthorizationServiceOptions) {}
 
+  /** RFC 7636 §4.2 `plain` challenges are taken (the metadata's `code_challenge_methods_supported`). */
+  get allowsPlainPkce(): boolean {
+    return this.options.allowPlainPkce ?? false;
+  }
+
+  /** RFC 9126 §5: every client's requests must be pushed first (`require_pushed_authorization_requests`). */
+  get requiresPushedRequests(): boolean {
+    return this.options.requirePushedRequests ?? false;
+  }
+
   private policy(endpoint: 'authorize' | 'push'): AuthorizationPolicy {
     return {
       issuer: this.options.issuerIdentifier,
-      allowPlainPkce: this.options.allowPlainPkce ?? false,
+      allowPlainPkce: this.allowsPlainPkce,
       ...(this.options.verifyIdTokenHint ? { verifyIdTokenHint: this.options.verifyIdTokenHint } : {}),
       ...(this.options.resources ? { resources: this.options.resources } : {}),
       endpoint,
-      requirePushedRequests: this.options.requirePushedRequests ?? false,
+      requirePushedRequests: this.requiresPushedRequests,
       openPushedRequest: (client, requestUri) => this.openPushedRequest(client, requestUri),
     };
   }
