@@ -1,6 +1,6 @@
 import type { GatehouseConfig } from '../config.js';
 import type { EnginePolicy } from '../core/engine.js';
-import { ENDPOINTS, endpointUrl } from '../http/endpoints.js';
+import { ENDPOINTS, endpointUrl } from '../config/endpoints.js';
 import { deriveKey } from '../shared/crypto.js';
 
 /** The purpose-bound keys derived from the one server secret. */

@@ -8,7 +8,7 @@ import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
 import { createMetrics, type GatehouseMetrics } from './metrics.js';
 import { installObservability, requestId, type MetricsCollector } from './observability.js';
 import { installDrain } from './drain.js';
-import { ENDPOINTS, isOn, type EndpointSettings } from './endpoints.js';
+import { ENDPOINTS, isOn, type EndpointSettings } from '../config/endpoints.js';
 import { installRateLimits } from './rate-limit.js';
 import { applyServerTimeouts, CONNECTION_CHECK_MS, installParameterLimits } from './request-limits.js';
 import { refuseUndeclaredRoutes } from './undeclared-routes.js';

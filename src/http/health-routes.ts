@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ENDPOINTS } from './endpoints.js';
+import { ENDPOINTS } from '../config/endpoints.js';
 export interface StoreHealth {
   ping(): Promise<void>;
   pendingMigrations(): Promise<string[]>;

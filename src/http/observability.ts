@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { safeEqual, sha256 } from '../shared/crypto.js';
-import { ENDPOINTS } from './endpoints.js';
+import { ENDPOINTS } from '../config/endpoints.js';
 import { errorLabel } from './error-label.js';
 import type { GatehouseMetrics } from './metrics.js';
 import { wasRateLimited } from './rate-limit.js';

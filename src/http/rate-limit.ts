@@ -7,7 +7,7 @@ import { RATE_LIMITED } from '../core/errors.js';
 import type { RateLimitStore } from '../core/ports.js';
 import type { Clock } from '../shared/clock.js';
 import { sha256 } from '../shared/crypto.js';
-import { rateLimitedRoutes } from './endpoints.js';
+import { rateLimitedRoutes } from '../config/endpoints.js';
 import type { GatehouseMetrics } from './metrics.js';
 
 export interface RateLimitOptions {

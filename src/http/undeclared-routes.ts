@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { endpoints, isOn, limitDecision, type EndpointSettings } from './endpoints.js';
+import { endpoints, isOn, limitDecision, type EndpointSettings } from '../config/endpoints.js';
 
 /** A route as Fastify registered it: one method, the full URL (base path included). */
 export interface ServedRoute {
@@ -30,7 +30,7 @@ export function routeProblems(
     if (path !== undefined) servedKeys.add(`${method} ${path}`);
     if (path === undefined || limitDecision(method, path) === undefined) {
       problems.push(
-        `${method} ${url} has no rate-limit decision: declare it in src/http/endpoints.ts (a bucket, its own limit, or unlimited and why)`,
+        `${method} ${url} has no rate-limit decision: declare it in src/config/endpoints.ts (a bucket, its own limit, or unlimited and why)`,
       );
     }
   }
@@ -40,7 +40,7 @@ export function routeProblems(
     for (const method of Object.keys(endpoint.methods)) {
       const isServed = servedKeys.has(`${method} ${endpoint.path}`);
       if (on && !isServed) {
-        problems.push(`${method} ${endpoint.path} is declared in src/http/endpoints.ts but not served`);
+        problems.push(`${method} ${endpoint.path} is declared in src/config/endpoints.ts but not served`);
       } else if (!on && isServed) {
         problems.push(`${method} ${endpoint.path} is served although it is off with these settings`);
       }

@@ -9,7 +9,7 @@ import {
   metadataEndpoints,
   rateLimitedRoutes,
   type Endpoint,
-} from '../../src/http/endpoints.js';
+} from '../../src/config/endpoints.js';
 import { refuseUndeclaredRoutes, routeProblems, type ServedRoute } from '../../src/http/undeclared-routes.js';
 
 const SECRET = 'a'.repeat(64);
@@ -121,7 +121,7 @@ function servedAsDeclared(basePath: string, settings: Pick<GatehouseConfig, 'dyn
   return served;
 }
 
-describe('the endpoint table (src/http/endpoints.ts, decision 31)', () => {
+describe('the endpoint table (src/config/endpoints.ts, decision 31)', () => {
   for (const c of METADATA_CASES) {
     it(`derives the metadata documents' endpoint members, in their order (${c.name})`, () => {
       const settings = { dynamicRegistration: c.dynamicRegistration };
@@ -196,9 +196,9 @@ describe('the endpoint table (src/http/endpoints.ts, decision 31)', () => {
       { method: 'POST', url: '/register' },
     ];
     assert.deepEqual(routeProblems(served, { basePath: '', settings }), [
-      'POST /nowhere has no rate-limit decision: declare it in src/http/endpoints.ts (a bucket, its own limit, or unlimited and why)',
-      'PUT /token has no rate-limit decision: declare it in src/http/endpoints.ts (a bucket, its own limit, or unlimited and why)',
-      'GET /jwks is declared in src/http/endpoints.ts but not served',
+      'POST /nowhere has no rate-limit decision: declare it in src/config/endpoints.ts (a bucket, its own limit, or unlimited and why)',
+      'PUT /token has no rate-limit decision: declare it in src/config/endpoints.ts (a bucket, its own limit, or unlimited and why)',
+      'GET /jwks is declared in src/config/endpoints.ts but not served',
       'POST /register is served although it is off with these settings',
     ]);
   });

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { formClientCredentials } from '../../core/clients/client-auth.js';
 import type { Engine } from '../../core/engine.js';
 import { OAuthError } from '../../core/errors.js';
-import { ENDPOINTS, endpointUrl } from '../endpoints.js';
+import { ENDPOINTS, endpointUrl } from '../../config/endpoints.js';
 import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
 import { noStoreJson } from '../no-store.js';
 

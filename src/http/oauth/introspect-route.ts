@@ -4,7 +4,7 @@ import { invalidClient, invalidRequest } from '../../core/errors.js';
 import { introspectionJson } from '../../core/tokens/token-introspection.js';
 import { TurnBatch } from '../../core/keys/turn-batch.js';
 import { readClientFormRequest } from './client-form-request.js';
-import { ENDPOINTS } from '../endpoints.js';
+import { ENDPOINTS } from '../../config/endpoints.js';
 import { noStoreJson } from '../no-store.js';
 
 /** POST /introspect (RFC 7662). */

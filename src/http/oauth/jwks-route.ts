@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { KeyRing } from '../../core/keys/key-ring.js';
-import { ENDPOINTS } from '../endpoints.js';
+import { ENDPOINTS } from '../../config/endpoints.js';
 
 /** GET /jwks: the active and recently retired public signing keys (RFC 7517 JWK Set). */
 export function registerJwksRoute(app: FastifyInstance, keyRing: KeyRing): void {

@@ -5,7 +5,7 @@ import { NEVER_REGISTRABLE_SCOPES } from '../../core/clients/dynamic-registratio
 import { CLIENT_AUTH_METHODS, type Scope } from '../../core/model.js';
 import { SUPPORTED_CLAIMS } from '../../core/scopes/claims.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../core/tokens/id-token.js';
-import { ENDPOINTS, metadataEndpoints, type EndpointSettings } from '../endpoints.js';
+import { ENDPOINTS, metadataEndpoints, type EndpointSettings } from '../../config/endpoints.js';
 
 export interface MetadataOptions {
   issuer: string;

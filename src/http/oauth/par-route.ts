@@ -3,7 +3,7 @@ import { formClientCredentials } from '../../core/clients/client-auth.js';
 import type { Engine } from '../../core/engine.js';
 import { invalidRequest, OAuthError } from '../../core/errors.js';
 import { dpopHeaderValues } from '../dpop-request.js';
-import { ENDPOINTS, endpointUrl } from '../endpoints.js';
+import { ENDPOINTS, endpointUrl } from '../../config/endpoints.js';
 import { formAsSearchParams, requireFormBody } from '../form-params.js';
 import { noStoreJson } from '../no-store.js';
 

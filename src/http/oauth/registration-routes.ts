@@ -6,7 +6,7 @@ import { OAuthError } from '../../core/errors.js';
 import type { RateLimitStore } from '../../core/ports.js';
 import type { Clock } from '../../shared/clock.js';
 import type { GatehouseMetrics } from '../metrics.js';
-import { ENDPOINTS } from '../endpoints.js';
+import { ENDPOINTS } from '../../config/endpoints.js';
 import { addressRateLimit } from '../rate-limit.js';
 import { oauthErrorHandler } from './oauth-errors.js';
 import { noStore } from '../no-store.js';

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { invalidRequest } from '../../core/errors.js';
 import type { Engine } from '../../core/engine.js';
 import { readClientFormRequest } from './client-form-request.js';
-import { ENDPOINTS } from '../endpoints.js';
+import { ENDPOINTS } from '../../config/endpoints.js';
 import { noStore } from '../no-store.js';
 
 /** POST /revoke (RFC 7009). Public clients may revoke their own tokens, identified by client_id (§2.1). */

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
 import type { Engine } from '../../core/engine.js';
 import { CLIENT_AUTH_METHODS } from '../../core/model.js';
-import { ENDPOINTS, endpointUrl } from '../endpoints.js';
+import { ENDPOINTS, endpointUrl } from '../../config/endpoints.js';
 import { registerIntrospectRoute } from './introspect-route.js';
 import { registerRevokeRoute } from './revoke-route.js';
 

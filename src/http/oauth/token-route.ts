@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TokenEndpoint } from '../../core/token-endpoint/token-endpoint.js';
 import type { TokenResponse } from '../../core/tokens/token-issuer.js';
 import { dpopHeaderValues } from '../dpop-request.js';
-import { ENDPOINTS } from '../endpoints.js';
+import { ENDPOINTS } from '../../config/endpoints.js';
 import { repeatedParam, requireFormBody, singleValuedParams } from '../form-params.js';
 import { noStoreJson } from '../no-store.js';
 

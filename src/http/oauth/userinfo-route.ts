@@ -3,7 +3,7 @@ import type { Engine } from '../../core/engine.js';
 import { UserInfoError } from '../../core/oidc/userinfo.js';
 import { extractCredential, TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
 import { DPOP_CHALLENGE_ALGORITHMS, dpopTokenError, presentationOf } from '../dpop-request.js';
-import { ENDPOINTS } from '../endpoints.js';
+import { ENDPOINTS } from '../../config/endpoints.js';
 import { FORM_CONTENT_TYPE, mediaType } from '../form-params.js';
 import { noStore } from '../no-store.js';
 

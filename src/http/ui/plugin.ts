@@ -19,7 +19,7 @@ import { registerLogoutRoutes } from './routes/logout-routes.js';
 import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
 import { sendMessage, type UiContext } from './ui-context.js';
-import { ENDPOINTS } from '../endpoints.js';
+import { ENDPOINTS } from '../../config/endpoints.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store-unavailable.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { FastifyDynamicSwaggerOptions } from '@fastify/swagger';
-import { ENDPOINTS, endpointUrl } from '../../endpoints.js';
+import { ENDPOINTS, endpointUrl } from '../../../config/endpoints.js';
 import { authRequirementOf } from './authentication.js';
 
 const apiDescription = (issuer: string) => `The REST API of Gatehouse, version 1.

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ENDPOINTS } from '../../endpoints.js';
+import { ENDPOINTS } from '../../../config/endpoints.js';
 import { appsPage } from '../pages/apps-page.js';
 import { forbiddenForm, field, frameFor, sendPage, type UiContext } from '../ui-context.js';
 

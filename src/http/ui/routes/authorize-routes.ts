@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ENDPOINTS } from '../../endpoints.js';
+import { ENDPOINTS } from '../../../config/endpoints.js';
 import { PushedRequestSpentError } from '../../../core/authorize/authorization-service.js';
 import type { SignedIn } from '../../../core/sign-in/assurance.js';
 import type { AuthorizationRequest, AuthorizationValidation } from '../../../core/authorize/request.js';

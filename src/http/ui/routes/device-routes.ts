@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ENDPOINTS } from '../../endpoints.js';
+import { ENDPOINTS } from '../../../config/endpoints.js';
 import type { Authentication, SignedIn } from '../../../core/sign-in/assurance.js';
 import type { PendingDeviceRequest, UserCodeCheck } from '../../../core/device/device-authorization.js';
 import { normaliseUserCode } from '../../../core/device/user-code.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ENDPOINTS } from '../../endpoints.js';
+import { ENDPOINTS } from '../../../config/endpoints.js';
 import { negotiate } from '../../content-negotiation.js';
 import { homePage } from '../pages/home-page.js';
 import { frameFor, sendPage, type UiContext } from '../ui-context.js';

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ENDPOINTS, endpointUrl } from '../../endpoints.js';
+import { ENDPOINTS, endpointUrl } from '../../../config/endpoints.js';
 import type { Client } from '../../../core/model.js';
 import { playgroundCallbackPage, playgroundClient, playgroundPage } from '../pages/playground-page.js';
 import { frameFor, sendPage, type UiContext } from '../ui-context.js';

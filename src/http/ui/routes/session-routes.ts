@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { ENDPOINTS } from '../../endpoints.js';
+import { ENDPOINTS } from '../../../config/endpoints.js';
 import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
