@@ -34,8 +34,9 @@ const ERROR_HEADING = 'This request cannot be completed';
 const SIGNED_OUT_HEADING = 'You are signed out';
 const LOGOUT_REFUSED_HEADING = 'This sign-out request cannot be completed';
 
-/** More hops than any flow of the suite takes: a loop fails instead of running on. */
+/** More requests and pages than any flow of the suite takes: a loop fails instead of running on. */
 const MAX_HOPS = 16;
+const MAX_PAGES = 6;
 
 function urlencoded(entries: Record<string, string[]>): URLSearchParams {
   const form = new URLSearchParams();
@@ -88,6 +89,8 @@ export class FormAgent implements UserAgent {
         const callback = this.request(response.method.toUpperCase(), action, response);
         return outcome(pages, callback, action);
       }
+      // As many pages as BrowserAgent answers: a sign-in refused again and again fails here.
+      assert.ok(pages.length < MAX_PAGES, `still no answer after the pages ${pages.join(', ')}`);
       const continueAs = findSubmitter(forms, /^Continue as /);
       const allow = findSubmitter(forms, /^Allow$/);
       if (continueAs !== undefined) {
