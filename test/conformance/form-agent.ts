@@ -150,12 +150,7 @@ export class FormAgent implements UserAgent {
   private request(method: string, url: URL, form: HtmlForm | undefined): RpRequest {
     const body = form === undefined ? undefined : urlencoded(formEntries(form, undefined));
     if (method === 'POST') {
-      return {
-        method,
-        url: url.pathname + url.search,
-        contentType: 'application/x-www-form-urlencoded',
-        form: body,
-      };
+      return { method, url: url.pathname + url.search, contentType: form?.enctype, form: body };
     }
     // A form of method GET puts its entries in the query, in place of the action's (HTML §4.10.21.3).
     const search = body === undefined ? url.search : `?${body.toString()}`;

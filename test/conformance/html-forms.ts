@@ -17,6 +17,8 @@ interface Control {
 export interface HtmlForm {
   id: string | undefined;
   method: string;
+  /** How a POST encodes the entries (HTML §4.10.18.6; application/x-www-form-urlencoded by default). */
+  enctype: string;
   /** The action as written (Gatehouse's are paths, or the client's redirect URI for form_post). */
   action: string;
   controls: Control[];
@@ -91,6 +93,7 @@ export function parseForms(page: string): HtmlForm[] {
     forms.push({
       id: attrs.get('id'),
       method: (attrs.get('method') ?? 'get').toLowerCase(),
+      enctype: (attrs.get('enctype') ?? 'application/x-www-form-urlencoded').toLowerCase(),
       action: attrs.get('action') ?? '',
       controls,
     });
