@@ -52,8 +52,12 @@ describe(
             ...input,
           });
 
-        const flow = async (rp: Rp, redirectUri: string, variant: Variant = CODE) => {
-          const agent = await newUserAgent(chrome);
+        /**
+         * A flow with the form agent (form-agent.ts); in Chromium where the module is about where the
+         * browser lands.
+         */
+        const flow = async (rp: Rp, redirectUri: string, variant: Variant = CODE, browser = false) => {
+          const agent = await newUserAgent(op, browser ? 'browser' : 'form');
           try {
             return await serverFlow(op, variant, { agent, rp, redirectUri });
           } finally {
@@ -122,7 +126,7 @@ describe(
           // parameters added to its query.
           const withQuery = `${REDIRECT_URI}?foo=bar`;
           const rp = await registered({ redirect_uris: [withQuery] });
-          const result = await flow(rp, withQuery);
+          const result = await flow(rp, withQuery, CODE, true);
           assert.equal(result.outcome.query.get('foo'), 'bar', 'the registered query is kept');
         });
 

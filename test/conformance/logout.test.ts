@@ -5,7 +5,6 @@ import { backends } from '../helpers/backends.js';
 import {
   authorizationRequest,
   authorizeUrl,
-  browse,
   browserSkip,
   checkErrorResponse,
   ISSUER,
@@ -21,10 +20,10 @@ import {
   type Chrome,
   type FlowResult,
   type Op,
-  type RpRequest,
   type UserAgent,
   type Variant,
 } from './support.js';
+import type { LogoutOutcome } from './user-agent.js';
 
 // The RP-Initiated Logout OP plan (oidcc-rp-initiated-logout-certification-test-plan), on every
 // store: a sign-in with response_type=code, then the end_session_endpoint in the same browser with
@@ -42,40 +41,9 @@ const USER_INTERFACE_ERRORS = [
   'account_selection_required',
 ];
 
-interface LogoutOutcome {
-  /** The confirmation page was shown and "Sign out" pressed. */
-  confirmed: boolean;
-  /** The relying party's request, when the browser was sent back. */
-  returned: RpRequest | undefined;
-  /** The OP's final page, when the browser stayed there: its heading. */
-  heading: string | undefined;
-}
-
-/**
- * The browser at the end_session_endpoint with `params`: confirms on Gatehouse's page when it asks,
- * then waits for the relying party or Gatehouse's final page.
- */
-async function endSession(op: Op, agent: UserAgent, params: Record<string, string>): Promise<LogoutOutcome> {
-  const { page } = agent;
-  const seen = op.chrome.rp.requests.length;
-  await page.goto(`${op.server.url}/logout?${new URLSearchParams(params).toString()}`);
-  const signOut = page.locator('main').getByRole('button', { name: 'Sign out', exact: true });
-  const signedOut = page.getByRole('heading', { name: 'You are signed out' });
-  const refused = page.getByRole('heading', { name: 'This sign-out request cannot be completed' });
-  const atRp = page.getByText('relying party', { exact: true });
-  await signOut.or(signedOut).or(refused).or(atRp).first().waitFor();
-  let confirmed = false;
-  if (await signOut.isVisible()) {
-    assert.match(await page.getByRole('heading', { level: 1 }).innerText(), /^Sign out of /);
-    confirmed = true;
-    await signOut.click();
-    await signedOut.or(atRp).first().waitFor();
-  }
-  const returned = op.chrome.rp.requests.slice(seen).at(-1);
-  const heading = (await atRp.isVisible())
-    ? undefined
-    : await page.getByRole('heading', { level: 1 }).innerText();
-  return { confirmed, returned, heading };
+/** The browser at the end_session_endpoint with `params` (UserAgent.endSession). */
+function endSession(op: Op, agent: UserAgent, params: Record<string, string>): Promise<LogoutOutcome> {
+  return agent.endSession(`${op.server.url}/logout?${new URLSearchParams(params).toString()}`);
 }
 
 /** A signed-in browser: the first part of every module (AbstractOIDCCRpInitiatedLogout). */
@@ -89,7 +57,7 @@ async function signedIn(op: Op, agent: UserAgent): Promise<FlowResult> {
  */
 async function expectSignedOut(op: Op, agent: UserAgent): Promise<void> {
   const request = authorizationRequest(op, { variant: CODE, state: longState(), extra: { prompt: 'none' } });
-  const outcome = await browse(op, agent, authorizeUrl(op, request.params));
+  const outcome = await agent.browse(authorizeUrl(op, request.params));
   assert.deepEqual(outcome.pages, []);
   checkErrorResponse(responseParams(outcome, CODE), request.state, USER_INTERFACE_ERRORS);
 }
@@ -97,7 +65,7 @@ async function expectSignedOut(op: Op, agent: UserAgent): Promise<void> {
 /** Still signed in: prompt=none answers with a code at once. */
 async function expectStillSignedIn(op: Op, agent: UserAgent): Promise<void> {
   const request = authorizationRequest(op, { variant: CODE, extra: { prompt: 'none' } });
-  const outcome = await browse(op, agent, authorizeUrl(op, request.params));
+  const outcome = await agent.browse(authorizeUrl(op, request.params));
   assert.ok(responseParams(outcome, CODE).get('code'), 'nothing was ended');
 }
 
@@ -148,15 +116,21 @@ describe('OpenID Connect conformance: RP-Initiated Logout OP plan', { skip: brow
         await op?.close();
       });
 
-      /** A module: a new browser, signed in, then `body`. */
-      const module = (body: (agent: UserAgent, flow: FlowResult) => Promise<void>) => async () => {
-        const agent = await newUserAgent(chrome);
-        try {
-          await body(agent, await signedIn(op, agent));
-        } finally {
-          await agent.close();
-        }
-      };
+      /**
+       * A module: a new browser, signed in, then `body`. The form agent (form-agent.ts) plays the
+       * browser, Chromium where `browser` says: the module that goes the whole way, from the sign-in to
+       * the confirmation page and back to the relying party.
+       */
+      const module =
+        (body: (agent: UserAgent, flow: FlowResult) => Promise<void>, browser = false) =>
+        async () => {
+          const agent = await newUserAgent(op, browser ? 'browser' : 'form');
+          try {
+            await body(agent, await signedIn(op, agent));
+          } finally {
+            await agent.close();
+          }
+        };
 
       it('oidcc-rp-initiated-logout-discovery-endpoint-verification', async () => {
         // CheckDiscEndSessionEndpoint (RP-Initiated Logout §2.1), CheckDiscEndpointAllEndpointsAreHttps.
@@ -186,7 +160,7 @@ describe('OpenID Connect conformance: RP-Initiated Logout OP plan', { skip: brow
           assert.equal(back.origin + back.pathname, POST_LOGOUT_REDIRECT_URI);
           assert.deepEqual([...back.searchParams], [['state', state]]);
           await expectSignedOut(op, agent);
-        }),
+        }, true),
       );
 
       it(

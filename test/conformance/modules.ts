@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import {
   authorizationRequest,
   authorizeUrl,
-  browse,
   checkErrorResponse,
   checkIdToken,
   checkTokenError,
@@ -15,8 +14,8 @@ import {
   jwks,
   leftHalfHash,
   longState,
-  newUser,
   newUserAgent,
+  newUser,
   parts,
   pkcePair,
   randomValue,
@@ -41,9 +40,26 @@ import {
 
 export type Module = (op: Op, variant: Variant) => Promise<void>;
 
-/** Runs `body` with a new browser profile, closed afterwards whatever happens. */
+/**
+ * Runs `body` with a new user's browser, closed afterwards whatever happens: the form agent, which
+ * sends Gatehouse what a browser sends for the same clicks (form-agent.ts). What only a browser shows
+ * (the pages' scripts run under their policy, the response taken to the relying party as a browser
+ * takes it: the fragment kept across the redirect, the form_post page posting itself) is checked in
+ * Chromium by each variant's oidcc-server and by oidcc-ensure-post-request-succeeds (withBrowser).
+ */
 async function withAgent<T>(op: Op, body: (agent: UserAgent) => Promise<T>): Promise<T> {
-  const agent = await newUserAgent(op.chrome);
+  return run(await newUserAgent(op), body);
+}
+
+/**
+ * Runs `body` with a new Chromium profile (the form agent on all but one store: see newUserAgent),
+ * closed afterwards whatever happens.
+ */
+async function withBrowser<T>(op: Op, body: (agent: UserAgent) => Promise<T>): Promise<T> {
+  return run(await newUserAgent(op, 'browser'), body);
+}
+
+async function run<T>(agent: UserAgent, body: (agent: UserAgent) => Promise<T>): Promise<T> {
   try {
     return await body(agent);
   } finally {
@@ -167,7 +183,7 @@ async function silentSecondAuthorization(
     op.server.clock.advance(5);
     if (!remembersConsent(variant)) {
       const request = authorizationRequest(op, { variant, extra: { prompt: 'none', ...extra(first) } });
-      const outcome = await browse(op, agent, authorizeUrl(op, request.params));
+      const outcome = await agent.browse(authorizeUrl(op, request.params));
       assert.deepEqual(outcome.pages, [], 'Core §3.1.2.1: prompt=none shows no page');
       checkErrorResponse(responseParams(outcome, variant), request.state, ['interaction_required']);
       return;
@@ -236,9 +252,12 @@ async function reuseCode(op: Op, variant: Variant, wait: number): Promise<void> 
 }
 
 export const MODULES = {
-  /** OIDCCServerTest: the happy flow of the variant, everything checked (serverFlow). */
+  /**
+   * OIDCCServerTest: the happy flow of the variant, everything checked (serverFlow), in Chromium: the
+   * pages as a person meets them and the response delivered as a browser delivers it.
+   */
   'oidcc-server': async (op, variant) => {
-    await withAgent(op, (agent) => serverFlow(op, variant, { agent }));
+    await withBrowser(op, (agent) => serverFlow(op, variant, { agent }));
   },
 
   /**
@@ -422,8 +441,8 @@ export const MODULES = {
         agent,
         user,
         extra: { login_hint: user.user.username },
-        onSignInPage: async (page) => {
-          assert.equal(await page.getByLabel('Username').inputValue(), user.user.username);
+        onSignInPage: (fields) => {
+          assert.equal(fields.username, user.user.username);
         },
       });
     });
@@ -473,33 +492,9 @@ export const MODULES = {
    * POST) completes and reaches the redirect URI.
    */
   'oidcc-ensure-post-request-succeeds': async (op, variant) => {
-    await withAgent(op, async (agent) => {
-      const flow = await serverFlow(op, variant, {
-        agent,
-        start: async (page, url) => {
-          // The relying party's page posts the request, as a browser form would.
-          await page.goto(`${new URL(REDIRECT_URI).origin}/start`);
-          const target = new URL(url);
-          await page.evaluate(
-            ({ action, fields }) => {
-              const form = document.createElement('form');
-              form.method = 'post';
-              form.action = action;
-              for (const [name, value] of fields) {
-                const input = document.createElement('input');
-                input.type = 'hidden';
-                input.name = name;
-                input.value = value;
-                form.append(input);
-              }
-              document.body.append(form);
-              form.submit();
-            },
-            { action: target.origin + target.pathname, fields: [...target.searchParams] },
-          );
-          await page.getByRole('button', { name: 'Sign in', exact: true }).waitFor();
-        },
-      });
+    // In Chromium: the relying party's page posts the request, as a browser form would.
+    await withBrowser(op, async (agent) => {
+      const flow = await serverFlow(op, variant, { agent, method: 'POST' });
       assert.ok(flow.outcome.pages.includes('sign-in'));
     });
   },

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import {
   createLocalJWKSet,
   decodeProtectedHeader,
@@ -7,31 +7,38 @@ import {
   type JSONWebKeySet,
   type JWTPayload,
 } from 'jose';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { Client, User } from '../../src/core/model.js';
+import { hashPassword } from '../../src/core/passwords.js';
 import type { Backend } from '../helpers/backends.js';
+import { browserSkip } from '../helpers/chromium.js';
 import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
-  browserSkip,
-  launchTestChromium,
-  startStubSite,
-  type SiteRequest,
-  type StubSite,
-} from '../helpers/chromium.js';
+  ISSUER,
+  OTHER_REDIRECT_URI,
+  POST_LOGOUT_REDIRECT_URI,
+  REDIRECT_URI,
+  RP_ORIGIN,
+} from './addresses.js';
+import { BrowserAgent, type Chrome } from './browser-agent.js';
+import { FormAgent } from './form-agent.js';
+import type { AuthorizationOutcome, BrowserOptions, TestUser, UserAgent } from './user-agent.js';
 
 // The machinery of Gatehouse's own conformance suite: one OpenID Provider per store, a relying party
-// (a real HTTPS server that records what the browser brings it), Chromium as the user's browser, and
-// the checks the OpenID Foundation's conformance-suite modules make, written from the specifications.
+// (a real HTTPS server that records what the browser brings it), the user's browser (Chromium, or the
+// form agent that submits the same pages without rendering them), and the checks the OpenID
+// Foundation's conformance-suite modules make, written from the specifications.
 
 export { browserSkip };
-
-export const ISSUER = 'https://gatehouse.test';
-export const RP_ORIGIN = 'https://rp.test';
-export const REDIRECT_URI = `${RP_ORIGIN}/cb`;
-/** A second registered redirect URI, so that one is never implied (RFC 6749 §3.1.2.3). */
-export const OTHER_REDIRECT_URI = `${RP_ORIGIN}/other-cb`;
-export const POST_LOGOUT_REDIRECT_URI = `${RP_ORIGIN}/post_logout_redirect`;
+export { launchChrome, type Chrome } from './browser-agent.js';
+export {
+  ISSUER,
+  OTHER_REDIRECT_URI,
+  POST_LOGOUT_REDIRECT_URI,
+  REDIRECT_URI,
+  RP_ORIGIN,
+} from './addresses.js';
+export type { AuthorizationOutcome, RpRequest, TestUser, UserAgent, UserPage } from './user-agent.js';
 
 /** The OpenID Connect response types the certification profiles use (Core §3; Multiple Response Types §3). */
 export type ResponseType =
@@ -55,57 +62,11 @@ export const variantName = (variant: Variant): string =>
   `response_type=${variant.responseType}, response_mode=${variant.responseMode}`;
 
 // ---------------------------------------------------------------------------------------------------
-// The relying party's web server and Chromium.
-
-export type RpRequest = SiteRequest;
-export type RpServer = StubSite;
-
-export interface Chrome {
-  browser: Browser;
-  rp: RpServer;
-  close(): Promise<void>;
-}
-
-/** Chromium, with rp.test resolving to the relying party's server. */
-export async function launchChrome(): Promise<Chrome> {
-  const rp = await startStubSite('relying party');
-  const browser = await launchTestChromium({ 'rp.test': rp.port });
-  return {
-    browser,
-    rp,
-    async close() {
-      await browser.close();
-      await rp.close();
-    },
-  };
-}
-
-/** One user's browser: its own profile, so its own Gatehouse cookies. */
-export interface UserAgent {
-  context: BrowserContext;
-  page: Page;
-  close(): Promise<void>;
-}
-
-export async function newUserAgent(chrome: Chrome): Promise<UserAgent> {
-  const context = await chrome.browser.newContext({ ignoreHTTPSErrors: true });
-  // Slow machines: every wait in the suite is for an event, bounded generously.
-  context.setDefaultTimeout(60_000);
-  const page = await context.newPage();
-  return { context, page, close: () => context.close() };
-}
-
-// ---------------------------------------------------------------------------------------------------
 // The OpenID Provider under test and its relying parties.
 
 export interface Rp {
   client: Client;
   secret: string;
-}
-
-export interface TestUser {
-  user: User;
-  password: string;
 }
 
 export interface Op {
@@ -153,113 +114,58 @@ export async function startOp(backend: Backend, chrome: Chrome): Promise<Op> {
   }
 }
 
+/**
+ * The store on which the modules that check what only a browser does (modules.ts, withBrowser) run in
+ * Chromium: SQLite, which every run has. On the other store they run with the form agent: what
+ * Chromium does with Gatehouse's pages cannot differ by store, and the form agent sends the store's
+ * OP the same requests, so the module's checks of the OP still run there.
+ */
+const BROWSER_BACKEND: Backend = 'sqlite';
+
+/**
+ * A new user's browser, with cookies of its own: the form agent (form-agent.ts), or for `browser`
+ * Chromium on BROWSER_BACKEND.
+ */
+export async function newUserAgent(op: Op, kind: 'form' | 'browser' = 'form'): Promise<UserAgent> {
+  if (kind === 'browser' && op.backend === BROWSER_BACKEND) return BrowserAgent.open(op.chrome);
+  return new FormAgent(op.server);
+}
+
+const PASSWORD = 'correct horse battery staple';
+
+/**
+ * The hash of every test user's password, made once per process at the production cost (as
+ * test/unit/fakes/fixtures.ts does): each sign-in still verifies it as Gatehouse would, and none is
+ * re-hashed, while a new user costs one insert instead of an argon2id hash.
+ */
+let passwordHash: Promise<string> | undefined;
+
 let users = 0;
 
 /** A new user with a name and an email address, so that profile and email have claims to release. */
 export async function newUser(op: Op): Promise<TestUser> {
   users += 1;
   const username = `user${users}-${randomBytes(3).toString('hex')}`;
-  return op.server.user(username, 'correct horse battery staple', {
+  passwordHash ??= hashPassword(PASSWORD);
+  const now = op.server.clock.now();
+  const user: User = {
+    id: randomUUID(),
+    username,
+    passwordHash: await passwordHash,
     email: `${username}@example.com`,
     name: `User ${users}`,
-  });
+    admin: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  assert.ok(await op.server.store.storage.users.insert(user), 'the user is new');
+  return { user, password: PASSWORD };
 }
 
 export const randomValue = (bytes = 16): string => randomBytes(bytes).toString('base64url');
 
 /** A state of exactly `length` characters, to see that the OP returns it uncorrupted. */
 export const longState = (length = 128): string => randomBytes(length).toString('base64url').slice(0, length);
-
-// ---------------------------------------------------------------------------------------------------
-// The browser at the authorization endpoint.
-
-/** The pages the user met on the way back to the relying party. */
-export type UserPage = 'sign-in' | 'choose-account' | 'consent';
-
-export interface AuthorizationOutcome {
-  pages: UserPage[];
-  /** The relying party's request that ended the flow. */
-  callback: RpRequest;
-  /** Where the browser ended up (its fragment included). */
-  landed: URL;
-  query: URLSearchParams;
-  fragment: URLSearchParams;
-  /** The form of a POST (form_post), else empty. */
-  form: URLSearchParams;
-}
-
-export interface BrowserOptions {
-  /** The user to sign in as, when a sign-in page comes. */
-  user?: TestUser;
-  /** What to answer on the consent page (allow by default). */
-  consent?: 'allow' | 'deny';
-  /** Looks at the sign-in page before the user fills it in. */
-  onSignInPage?: (page: Page) => Promise<void>;
-  /** How the browser sets off (a GET of the URL by default; e.g. a form POSTed from the relying party). */
-  start?: (page: Page, url: string) => Promise<void>;
-}
-
-/**
- * Opens `url` in the user agent and plays the user: signs in when asked, allows (or denies) on the
- * consent page, continues as the signed-in user on the account choice, until the browser reaches the
- * relying party. Every step waits for the page itself, never for time.
- */
-export async function browse(
-  op: Op,
-  agent: UserAgent,
-  url: string,
-  options: BrowserOptions = {},
-): Promise<AuthorizationOutcome> {
-  const { page } = agent;
-  const seen = op.chrome.rp.requests.length;
-  const pages: UserPage[] = [];
-  if (options.start) await options.start(page, url);
-  else await page.goto(url);
-  const signInButton = page.getByRole('button', { name: 'Sign in', exact: true });
-  const allowButton = page.getByRole('button', { name: 'Allow', exact: true });
-  const continueButton = page.getByRole('button', { name: /^Continue as / });
-  const atRp = page.getByText('relying party', { exact: true });
-  const errorHeading = page.getByRole('heading', { name: 'This request cannot be completed' });
-  for (let step = 0; step < 6; step++) {
-    await signInButton.or(allowButton).or(continueButton).or(atRp).or(errorHeading).first().waitFor();
-    if (await atRp.isVisible()) break;
-    if (await errorHeading.isVisible()) {
-      assert.fail(`Gatehouse showed an error page: ${await page.locator('main').innerText()}`);
-    }
-    // Each answer is a form post; the next page is whatever the navigation it starts brings.
-    const navigated = page.waitForEvent('framenavigated', (frame) => frame === page.mainFrame());
-    if (await continueButton.isVisible()) {
-      pages.push('choose-account');
-      await continueButton.click();
-    } else if (await allowButton.isVisible()) {
-      pages.push('consent');
-      await (
-        options.consent === 'deny' ? page.getByRole('button', { name: 'Deny', exact: true }) : allowButton
-      ).click();
-    } else {
-      pages.push('sign-in');
-      assert.ok(options.user, 'a sign-in page came, and the test has no user to sign in as');
-      await options.onSignInPage?.(page);
-      await page.getByLabel('Username').fill(options.user.user.username);
-      await page.getByLabel('Password').fill(options.user.password);
-      await signInButton.click();
-    }
-    await navigated;
-    await page.waitForLoadState();
-  }
-  await atRp.waitFor();
-  const callback = op.chrome.rp.requests.slice(seen).at(-1);
-  assert.ok(callback, 'the relying party received the response');
-  const landed = new URL(page.url());
-  return {
-    pages,
-    callback,
-    landed,
-    query: landed.searchParams,
-    fragment: new URLSearchParams(landed.hash.slice(1)),
-    form: callback.form ?? new URLSearchParams(),
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------
 // Authorization requests.
@@ -654,9 +560,9 @@ export function entropyBits(value: string): number {
 // The complete flow of OIDCCServerTest, which most modules run and then add to.
 
 export interface FlowInput
-  extends Omit<RequestInput, 'variant'>, Pick<BrowserOptions, 'onSignInPage' | 'start'> {
-  /** An existing user agent (a second authorization in the same browser); a new one otherwise. */
-  agent?: UserAgent;
+  extends Omit<RequestInput, 'variant'>, Pick<BrowserOptions, 'onSignInPage' | 'method'> {
+  /** The user's browser (the same one again for a second authorization in the same browser). */
+  agent: UserAgent;
   user?: TestUser;
   auth?: ClientAuthentication;
   /** RFC 7636 code_verifier to send at the token endpoint (its challenge goes in `extra`). */
@@ -685,22 +591,22 @@ export interface FlowResult {
 }
 
 /**
- * OIDCCServerTest's flow for a variant: the authentication request in Chromium (sign-in and consent
- * as they come), the response where its mode puts it; the ID token of the authorization endpoint with
+ * OIDCCServerTest's flow for a variant: the authentication request in the user's browser (sign-in
+ * and consent as they come), the response where its mode puts it; the ID token of the authorization endpoint with
  * at_hash required beside an access token and c_hash beside a code (Core §3.3.2.11), the code's length
  * and entropy (RFC 6749 §10.10); the code at the token endpoint, its ID token checked (and at_hash,
  * c_hash where present), the same sub as the first (Core §3.3.3.6); UserInfo answering each access
  * token (CallProtectedResource).
  */
-export async function serverFlow(op: Op, variant: Variant, input: FlowInput = {}): Promise<FlowResult> {
-  const agent = input.agent ?? (await newUserAgent(op.chrome));
+export async function serverFlow(op: Op, variant: Variant, input: FlowInput): Promise<FlowResult> {
+  const { agent } = input;
   const user = input.user ?? (await newUser(op));
   const request = authorizationRequest(op, { ...input, variant });
-  const outcome = await browse(op, agent, authorizeUrl(op, request.params), {
+  const outcome = await agent.browse(authorizeUrl(op, request.params), {
     user,
     ...(input.consent ? { consent: input.consent } : {}),
     ...(input.onSignInPage ? { onSignInPage: input.onSignInPage } : {}),
-    ...(input.start ? { start: input.start } : {}),
+    ...(input.method ? { method: input.method } : {}),
   });
   const params = responseParams(outcome, variant);
   checkSuccessResponse(params, request);
