@@ -8,7 +8,7 @@ import {
   type JWTPayload,
 } from 'jose';
 import type { Client, User } from '../../src/core/model.js';
-import { hashPassword } from '../../src/core/passwords.js';
+import { hashPassword } from '../../src/core/users/passwords.js';
 import type { Backend } from '../helpers/backends.js';
 import { browserSkip } from '../helpers/chromium.js';
 import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
