@@ -6,6 +6,7 @@ import { loadConfig, storeLocation, unknownVariableWarnings, type GatehouseConfi
 import { systemClock } from '../../shared/clock.js';
 import { integerFlag, isHelpFlag, parseCommandArgs } from '../args.js';
 import { COMMANDS } from '../command-table.js';
+import type { Cli } from '../context.js';
 import { CHECK_HELP } from '../help.js';
 
 interface CheckResult {
@@ -98,14 +99,14 @@ function devCertificateWarning(config: GatehouseConfig): CheckResult | undefined
  * `gatehouse check`: everything a start needs, reported one line each, without creating or changing
  * anything (the store is only read).
  */
-export async function runCheckCommand(argv: string[]): Promise<number> {
+export async function runCheckCommand(argv: string[], cli: Cli): Promise<number> {
   if (isHelpFlag(argv[0])) {
-    process.stdout.write(CHECK_HELP);
+    cli.io.stdout.write(CHECK_HELP);
     return 0;
   }
   const { values } = parseCommandArgs(argv, COMMANDS.check.flags, 'check', 0);
   if (values.help) {
-    process.stdout.write(CHECK_HELP);
+    cli.io.stdout.write(CHECK_HELP);
     return 0;
   }
   const port = integerFlag(values.port, '--port', 1, 65535);
@@ -126,8 +127,8 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   };
   let config: GatehouseConfig | undefined;
   try {
-    config = loadConfig(input, process.env, { createSecret: false });
-    const warnings = unknownVariableWarnings();
+    config = loadConfig(input, cli.io.env, { createSecret: false });
+    const warnings = unknownVariableWarnings(cli.io.env);
     results.push({
       check: 'configuration',
       ok: true,
@@ -140,7 +141,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   let store: StoreProbe | undefined;
   let pending: string[] | undefined;
   try {
-    const file = sqliteFileOf(config ?? storeLocation(input));
+    const file = sqliteFileOf(config ?? storeLocation(input, cli.io.env));
     if (file !== undefined && !existsSync(file)) {
       results.push({
         check: 'store reachable',
@@ -213,11 +214,11 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   }
 
   const ok = results.every((result) => result.ok);
-  if (values.json) process.stdout.write(JSON.stringify({ ok, checks: results }, null, 2) + '\n');
+  if (values.json) cli.io.stdout.write(JSON.stringify({ ok, checks: results }, null, 2) + '\n');
   else {
     for (const result of results) {
       const mark = !result.ok ? 'FAIL' : result.warning ? 'warn' : 'ok  ';
-      process.stdout.write(`${mark}  ${result.check}: ${result.detail}\n`);
+      cli.io.stdout.write(`${mark}  ${result.check}: ${result.detail}\n`);
     }
   }
   return ok ? 0 : 1;

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { createGatehouse, listenUrl } from '../../compose/gatehouse.js';
 import { integerFlag, parseCommandArgs } from '../args.js';
 import { COMMANDS } from '../command-table.js';
-import { cliConfig, globalConfigInput } from '../context.js';
+import { cliConfig, globalConfigInput, type Cli } from '../context.js';
 import { SERVE_HELP } from '../help.js';
 
 /**
@@ -22,16 +22,21 @@ export function startLine(options: {
   return `${who} listening on ${options.url} (issuer ${options.issuer})${certNote}\n`;
 }
 
-/** `gatehouse serve`: one process, or a primary that forks --workers N and serves nothing itself. */
-export async function runServeCommand(argv: string[]): Promise<number> {
+/**
+ * `gatehouse serve`: one process, or a primary that forks --workers N and serves nothing itself. Once
+ * it listens it owns the process: its signal handlers stop the server and end the process. It is the
+ * one command that resolves to -1 (keeps running) and is never run inside another program.
+ */
+export async function runServeCommand(argv: string[], cli: Cli): Promise<number> {
   const { values } = parseCommandArgs(argv, COMMANDS.serve.flags, 'serve', 0);
   if (values.help) {
-    process.stdout.write(SERVE_HELP);
+    cli.io.stdout.write(SERVE_HELP);
     return 0;
   }
   const port = integerFlag(values.port, '--port', 1, 65535);
   const workers = integerFlag(values.workers, '--workers', 1, 256) ?? 1;
   const config = await cliConfig(
+    cli,
     {
       ...globalConfigInput(values),
       port,
@@ -57,7 +62,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     const onListening = (_worker: unknown, address: { port: number }) => {
       if (++listening < workers) return;
       cluster.off('listening', onListening);
-      process.stderr.write(
+      cli.io.stderr.write(
         startLine({
           url: listenUrl(config, tls !== undefined, address.port),
           issuer: config.issuer,
@@ -94,7 +99,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   process.once('SIGINT', () => shutdown('SIGINT'));
   // Printed once a signal would be handled: whoever waits for the line may stop the server at once.
   if (cluster.isPrimary) {
-    process.stderr.write(
+    cli.io.stderr.write(
       startLine({ url, issuer: config.issuer, workers: 1, certPath: gatehouse.tls?.certPath }),
     );
   }
