@@ -1,6 +1,7 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { didYouMean } from '../shared/did-you-mean.js';
 import { GLOBAL_FLAGS, specOf, type FlagSpec } from './command-table.js';
+import type { CliIo, TextSource } from './context.js';
 
 const GLOBAL_OPTIONS = GLOBAL_FLAGS;
 
@@ -157,9 +158,9 @@ export function integerFlag(
 }
 
 /** Reads all of standard input (for --password-stdin), without the final newline. */
-async function readStdin(): Promise<string> {
+async function readStdin(input: TextSource): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
   return Buffer.concat(chunks)
     .toString('utf8')
     .replace(/\r?\n$/, '');
@@ -169,18 +170,18 @@ async function readStdin(): Promise<string> {
  * Reads one line from the terminal without echoing it: the terminal goes to raw mode and each key is
  * handled here (backspace, Ctrl-C, Ctrl-D), so the password never appears on screen or in scrollback.
  */
-function promptHidden(prompt: string): Promise<string> {
-  const input = process.stdin;
-  const output = process.stderr;
+function promptHidden(io: Pick<CliIo, 'stdin' | 'stderr'>, prompt: string): Promise<string> {
+  const input = io.stdin;
+  const output = io.stderr;
   return new Promise((resolve, reject) => {
     let value = '';
     // Raw mode first: a key typed the moment the prompt shows must not be echoed.
-    input.setRawMode(true);
+    input.setRawMode?.(true);
     output.write(prompt);
     input.resume();
     input.setEncoding('utf8');
     const finish = (error?: Error) => {
-      input.setRawMode(false);
+      input.setRawMode?.(false);
       input.pause();
       input.removeListener('data', onData);
       output.write('\n');
@@ -207,10 +208,10 @@ function promptHidden(prompt: string): Promise<string> {
  * The password for --password-stdin: from a pipe as it comes; on a terminal, asked for twice
  * without echo.
  */
-export async function readPassword(): Promise<string> {
-  if (!process.stdin.isTTY) return readStdin();
-  const password = await promptHidden('Password: ');
-  const again = await promptHidden('Repeat password: ');
+export async function readPassword(io: Pick<CliIo, 'stdin' | 'stderr'>): Promise<string> {
+  if (io.stdin.isTTY !== true) return readStdin(io.stdin);
+  const password = await promptHidden(io, 'Password: ');
+  const again = await promptHidden(io, 'Repeat password: ');
   if (password !== again) throw new UsageError('the two passwords differ; nothing was changed');
   return password;
 }

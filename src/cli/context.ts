@@ -17,12 +17,46 @@ import { NotFoundError } from '../core/validation.js';
 import { integerFlag } from './args.js';
 import { GLOBAL_FLAGS, type Flags } from './command-table.js';
 
+/** Text written to standard output or error: the process's streams, or a test's buffers. */
+export interface TextSink {
+  write(text: string): unknown;
+}
+
+/** Standard input: a pipe, a file, or a terminal (the password prompt turns raw mode on there). */
+export type TextSource = NodeJS.ReadableStream & {
+  isTTY?: boolean;
+  setRawMode?(raw: boolean): unknown;
+};
+
+/**
+ * What one run of the command line reads and writes, given to it rather than taken from `process`:
+ * main.ts gives the process's own; a test gives its buffers and an environment of its own, and runs
+ * the command in its process (docs/architecture.md, "The CLI runs in process").
+ */
+export interface CliIo {
+  /** The environment the configuration is read from (never `process.env` directly). */
+  env: NodeJS.ProcessEnv;
+  stdin: TextSource;
+  stdout: TextSink;
+  stderr: TextSink;
+}
+
+/** One run of the command line: its streams and environment, and what it was asked for. */
+export interface Cli {
+  io: CliIo;
+  /** --json anywhere on the command line: warnings and errors on stderr are JSON too. */
+  json: boolean;
+  warn(message: string): void;
+  /** Runs a command on an engine over the existing store (compose's openEngine), closed after it. */
+  withEngine: WithEngine;
+}
+
 export interface CommandContext {
   config: GatehouseConfig;
   /** Every operation a command performs; every time it stamps comes from the engine's clock. */
   engine: Engine;
   json: boolean;
-  out: NodeJS.WritableStream;
+  out: TextSink;
 }
 
 /** Runs a command on an engine over the existing store (compose's openEngine), closed after it. */
@@ -40,21 +74,19 @@ export function notFound(what: string): NotFoundError {
   return new NotFoundError(what, `no ${what}`);
 }
 
-let jsonOutput = false;
-
-/** --json anywhere on the command line: warnings and errors on stderr are JSON too. */
-export function setJsonOutput(on: boolean): void {
-  jsonOutput = on;
-}
-
-export function isJsonOutput(): boolean {
-  return jsonOutput;
-}
-
-export function warn(message: string): void {
-  process.stderr.write(
-    jsonOutput ? JSON.stringify({ warning: message }) + '\n' : `gatehouse: warning: ${message}\n`,
-  );
+/** A run of the command line on `io`; `json` when --json is anywhere on it. Holds no state between runs. */
+export function createCli(io: CliIo, json: boolean): Cli {
+  const cli: Cli = {
+    io,
+    json,
+    warn(message) {
+      io.stderr.write(
+        json ? JSON.stringify({ warning: message }) + '\n' : `gatehouse: warning: ${message}\n`,
+      );
+    },
+    withEngine: (values, run) => withEngine(cli, values, run),
+  };
+  return cli;
 }
 
 /**
@@ -88,9 +120,9 @@ export function globalConfigInput(values: Readonly<Record<string, unknown>>): Co
  * The configuration of a command. `mayCreate`: serve, init and migrate, which may create a SQLite
  * store and, with it, its development secret; every other command needs both to exist already.
  */
-export async function cliConfig(input: ConfigInput, mayCreate: boolean): Promise<GatehouseConfig> {
+export async function cliConfig(cli: Cli, input: ConfigInput, mayCreate: boolean): Promise<GatehouseConfig> {
   const { sqliteFileOf } = await import('../compose/store-admin.js');
-  const file = sqliteFileOf(storeLocation(input));
+  const file = sqliteFileOf(storeLocation(input, cli.io.env));
   if (!mayCreate && file !== undefined && !existsSync(file)) {
     throw new StoreStateError(
       'store_missing',
@@ -98,12 +130,12 @@ export async function cliConfig(input: ConfigInput, mayCreate: boolean): Promise
         `(${variableOf('dataDir')}) or ${flagOf('databaseUrl')} (${variableOf('databaseUrl')}) at the existing one`,
     );
   }
-  const config = loadConfig(input, process.env, {
+  const config = loadConfig(input, cli.io.env, {
     // A secret is generated only with the store it will seal, never beside an existing one.
     createSecret: mayCreate && file !== undefined && !existsSync(file),
   });
   // Once per start: cluster workers run this again with the same environment.
-  if (cluster.isPrimary) for (const warning of unknownVariableWarnings()) warn(warning);
+  if (cluster.isPrimary) for (const warning of unknownVariableWarnings(cli.io.env)) cli.warn(warning);
   return config;
 }
 
@@ -113,13 +145,17 @@ export async function cliConfig(input: ConfigInput, mayCreate: boolean): Promise
  * store and the engine are loaded only here, when a command needs them (a cold start pays for what
  * it uses: docs/benchmarks.md, cli-start).
  */
-export const withEngine: WithEngine = async (values, run) => {
-  const config = await cliConfig(globalConfigInput(values), false);
+async function withEngine<T>(
+  cli: Cli,
+  values: Record<string, unknown>,
+  run: (context: CommandContext) => Promise<T>,
+): Promise<T> {
+  const config = await cliConfig(cli, globalConfigInput(values), false);
   const { openEngine } = await import('../compose/gatehouse.js');
   const opened = await openEngine(config);
   try {
-    return await run({ config, engine: opened.engine, json: values.json === true, out: process.stdout });
+    return await run({ config, engine: opened.engine, json: values.json === true, out: cli.io.stdout });
   } finally {
     await opened.close();
   }
-};
+}

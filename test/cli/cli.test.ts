@@ -13,10 +13,7 @@ import { verifyPassword } from '../../src/core/users/passwords.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
 import { dropTestSchema, TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';
-import { freePort } from './support/cli.js';
-
-// The compiled CLI beside this compiled test, whatever the output folder (dist/, .build/<name>/).
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
+import { CLI, assertOk, cleanEnv, freePort, runCli, spawnCli, type RunResult } from './support/cli.js';
 
 /** The repository root: the nearest folder upward holding gatehouse's package.json. */
 function repoRoot(): string | undefined {
@@ -31,58 +28,6 @@ function repoRoot(): string | undefined {
     if (parent === dir) return undefined;
     dir = parent;
   }
-}
-
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment without anything that would point the CLI at another store or secret. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const name of [
-    'DATABASE_URL',
-    'GATEHOUSE_DATA_DIR',
-    'GATEHOUSE_SECRET',
-    'GATEHOUSE_SECRET_FILE',
-    'GATEHOUSE_ISSUER',
-    'PORT',
-    'HOST',
-  ]) {
-    delete env[name];
-  }
-  return env;
-}
-
-function runScript(
-  script: string,
-  args: string[],
-  stdin?: string,
-  env: NodeJS.ProcessEnv = {},
-): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [script, ...args], {
-      env: { ...cleanEnv(), ...env },
-      stdio: 'pipe',
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(stdin ?? '');
-  });
-}
-
-function assertOk(result: RunResult): void {
-  assert.equal(result.code, 0, `exit ${result.code}; stderr: ${result.stderr}`);
 }
 
 function assertFails(result: RunResult, stderrPattern: RegExp): void {
@@ -156,21 +101,22 @@ function workspace(t: TestContext, options: { init?: boolean } = {}) {
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   let ready: Promise<void> | undefined = options.init === false ? Promise.resolve() : undefined;
   const initialised = () =>
-    (ready ??= runScript(CLI, ['init', '--data-dir', dataDir]).then((result) => assertOk(result)));
+    (ready ??= runCli(['init', '--data-dir', dataDir]).then((result) => assertOk(result)));
   return {
     dataDir,
     cli: async (...args: string[]) => {
       await initialised();
-      return runScript(CLI, [...args, '--data-dir', dataDir]);
+      return runCli([...args, '--data-dir', dataDir]);
     },
     cliWithStdin: async (stdin: string, ...args: string[]) => {
       await initialised();
-      return runScript(CLI, [...args, '--data-dir', dataDir], stdin);
+      return runCli([...args, '--data-dir', dataDir], { stdin });
     },
   };
 }
 
-// Every test has its own data directory, so they run side by side: each CLI run is a process start.
+// Every test has its own data directory, so they run side by side. The commands run in this process
+// (runCli); serve and bin/gatehouse.js are real processes, for what only a process shows.
 function httpsGet(url: string, ca: string): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const agent = new Agent({ ca, keepAlive: false });
@@ -448,19 +394,21 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
       [['resources', '--help'], /gatehouse resources create --uri URI/],
       [['migrate', '--help'], /gatehouse migrate/],
     ];
-    const results = await Promise.all(cases.map(([args]) => runScript(CLI, args)));
+    const results = await Promise.all(cases.map(([args]) => runCli(args)));
     for (const [i, [args, pattern]] of cases.entries()) {
       const result = results[i] as RunResult;
       assert.equal(result.code, 0, `${args.join(' ')}: exit ${result.code}; stderr: ${result.stderr}`);
       assert.match(result.stdout, pattern, args.join(' '));
     }
-    assertFails(await runScript(CLI, ['frobnicate']), /unknown command/);
-    const bare = await runScript(CLI, []);
+    assertFails(await runCli(['frobnicate']), /unknown command/);
+    const bare = await runCli([]);
     assert.notEqual(bare.code, 0, 'no command is a usage error');
     assert.match(bare.stdout, /Commands:/);
   });
 
   it('serve prints its URL and certificate, answers client_credentials over HTTPS, and exits 0 on SIGTERM', async (t) => {
+    // A real process: serve owns the process it runs in (its signal handlers end it), and the exit
+    // code on SIGTERM is the process's.
     const { cli, dataDir } = workspace(t);
     const port = await freePort();
     const server = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data-dir', dataDir], {
@@ -477,7 +425,7 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
     assert.ok(line.includes(certPath), line);
     assert.ok(existsSync(certPath));
 
-    // A client made by the CLI while the server runs: another process writing the same store.
+    // A client made by the CLI while the server runs: another process (this one) writing the same store.
     const created = await cli('clients', 'create', '--name', 'svc', '--scopes', 'read', '--json');
     assertOk(created);
     const client = JSON.parse(created.stdout) as ClientJson;
@@ -499,7 +447,7 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
     };
     assert.equal(claims.iss, url, 'the issuer defaults to https://localhost:<port>');
 
-    // `keys rotate` in another process: the running server signs with the new key within its
+    // `keys rotate` from another process (this one): the running server signs with the new key within its
     // refresh interval (10 s), and the token signed before still verifies against /jwks.
     const ca = readFileSync(certPath, 'utf8');
     const rotated = await cli('keys', 'rotate', '--json');
@@ -530,6 +478,7 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
   });
 
   it('bin/gatehouse.js runs the built CLI', async (t) => {
+    // Real processes: what is tested is the program an installed package runs, its exit codes included.
     const { dataDir } = workspace(t);
     const root = repoRoot();
     const bin = root && join(root, 'bin', 'gatehouse.js');
@@ -537,19 +486,21 @@ describe('gatehouse command line (SQLite)', { concurrency: 4 }, () => {
       t.skip('dist/ is not built (npm run build); bin/gatehouse.js runs dist/src/cli/main.js');
       return;
     }
-    const help = await runScript(bin, ['--help']);
+    const [help, refused] = await Promise.all([
+      spawnCli(['--help'], {}, bin),
+      spawnCli(['frobnicate'], {}, bin),
+    ]);
     assertOk(help);
     assert.match(help.stdout, /Commands:/);
-    assertOk(await runScript(bin, ['init', '--data-dir', dataDir]));
-    const created = await runScript(bin, [
-      'clients',
-      'create',
-      '--name',
-      'via bin',
-      '--json',
-      '--data-dir',
-      dataDir,
-    ]);
+    // main.ts sets the process's exit code to the one the command line returns: 2, a usage error.
+    assert.equal(refused.code, 2, refused.stderr);
+    assert.match(refused.stderr, /unknown command "frobnicate"/);
+    assertOk(await spawnCli(['init', '--data-dir', dataDir], {}, bin));
+    const created = await spawnCli(
+      ['clients', 'create', '--name', 'via bin', '--json', '--data-dir', dataDir],
+      {},
+      bin,
+    );
     assertOk(created);
     assert.equal((JSON.parse(created.stdout) as ClientJson).name, 'via bin');
   });
@@ -566,8 +517,8 @@ describe('gatehouse command line (PostgreSQL)', { skip: TEST_DATABASE_URL === un
   // Each command may migrate, scanning every schema's catalog: under the lock other suites' drops take.
   const cli = (...args: string[]) =>
     withSchemaLock('shared', () =>
-      runScript(CLI, [...args, '--data-dir', dataDir, '--database-url', databaseUrl], undefined, {
-        GATEHOUSE_SECRET: secret,
+      runCli([...args, '--data-dir', dataDir, '--database-url', databaseUrl], {
+        env: { GATEHOUSE_SECRET: secret },
       }),
     );
 

@@ -16,6 +16,7 @@ import {
   cleanEnv,
   cliStore,
   newSecret,
+  runCli,
   type RunResult,
 } from './support/cli.js';
 
@@ -583,20 +584,20 @@ describe('the command line itself', () => {
       typo,
       between,
     ] = await Promise.all([
-      runBare(['--data-dir', dir, '--json', 'clients', 'list']),
-      runBare(['--version']),
-      runBare(['version', '--json']),
+      runCli(['--data-dir', dir, '--json', 'clients', 'list']),
+      runCli(['--version']),
+      runCli(['version', '--json']),
       run(['clients', 'update', 'x']),
       run(['clients', 'create', '--nam', 'x']),
       run(['clients', 'create', '--name']),
       run(['clients', 'list', 'extra']),
-      runBare(['serve', '--port', '99999']),
-      runBare(['serve', '--workers', '0']),
+      runCli(['serve', '--port', '99999']),
+      runCli(['serve', '--workers', '0']),
       run(['clients', 'create', '--name', '', '--json']),
-      runBare(['frobnicate', '--json']),
+      runCli(['frobnicate', '--json']),
       run(['clients', 'list'], { GATEHOUSE_ACCESS_TOKEN_TTL: 'abc' }),
       run(['clients', 'list'], { GATEHOUSE_ACESS_TOKEN_TTL: '60', GATEHOUSE_TRUST_PROXY: 'true' }),
-      runBare(['users', '--data-dir', dir, '--json', 'list']),
+      runCli(['users', '--data-dir', dir, '--json', 'list']),
     ]);
     assert.deepEqual(json(before), [], 'gatehouse --data-dir X --json clients list works');
     assert.deepEqual(json(between), [], 'gatehouse users --data-dir X --json list works');
@@ -699,6 +700,7 @@ describe('the command line itself', () => {
     'users create --password-stdin on a terminal prompts without echo and asks twice',
     { skip: !existsSync('/usr/bin/python3') },
     async (t) => {
+      // A real process on a pseudo-terminal: raw mode and the prompts need a terminal on standard input.
       const store = await cliStore('sqlite');
       t.after(() => store.cleanup());
       assertOk(await store.cli(['init']));
@@ -747,19 +749,6 @@ function packageVersion(): string {
     assert.notEqual(parent, dir, 'package.json not found');
     dir = parent;
   }
-}
-
-function runBare(args: string[]): Promise<RunResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: cleanEnv(), stdio: 'pipe' });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin.end();
-  });
 }
 
 // Runs a command on a pseudo-terminal (python3's pty module), answering each prompt ending in ": "

@@ -1,33 +1,22 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import { clientCredentialsToken, introspection, tokenFor, type Credentials } from '../api/support.js';
 import { backends, TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { assertOk, runCli as runCommandLine, type RunResult } from './support/cli.js';
 
-// The compiled CLI beside this compiled test.
-const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 /** The running server re-reads its keys every 5 s (keyRefreshIntervalSeconds); this is the failure bound. */
 const BOUND_MS = 15_000;
 
-interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI as its own process against the test server's store, with the server's secret. */
+/**
+ * Runs the CLI against the test server's store, with the server's secret: an engine and a store
+ * connection of its own, which the server learns of only through the store, as it would of an
+ * operator's command in another process.
+ */
 function runCli(server: TestServer, args: string[]): Promise<RunResult> {
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    GATEHOUSE_SECRET: server.gatehouse.config.secret.toString('base64url'),
-  };
-  delete env.DATABASE_URL;
-  delete env.GATEHOUSE_DATA_DIR;
-  delete env.GATEHOUSE_SECRET_FILE;
+  const env = { GATEHOUSE_SECRET: server.gatehouse.config.secret.toString('base64url') };
   const { store } = server;
   const location = ['--data-dir', store.dataDir];
   if (store.databaseUrl !== undefined && store.schema !== undefined) {
@@ -35,23 +24,9 @@ function runCli(server: TestServer, args: string[]): Promise<RunResult> {
     const options = encodeURIComponent(`-c search_path=${store.schema}`);
     location.push('--database-url', `${store.databaseUrl}${separator}options=${options}`);
   }
-  const run = () =>
-    new Promise<RunResult>((resolve, reject) => {
-      const child = spawn(process.execPath, [CLI, ...args, ...location], { env, stdio: 'pipe' });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      child.on('error', reject);
-      child.on('close', (code) => resolve({ code, stdout, stderr }));
-      child.stdin.end();
-    });
+  const run = () => runCommandLine([...args, ...location], { env });
   // A command may scan the catalog for migrations: under the lock other suites' schema drops take.
   return store.backend === 'postgres' && TEST_DATABASE_URL ? withSchemaLock('shared', run) : run();
-}
-
-function assertOk(result: RunResult): void {
-  assert.equal(result.code, 0, `exit ${result.code}; stderr: ${result.stderr}`);
 }
 
 const kidOf = (token: string) => decodeProtectedHeader(token).kid as string;
@@ -86,7 +61,7 @@ for (const backend of backends()) {
 
       assert.ok(!(await jwksKids()).includes(compromised), 'still in /jwks');
       assert.ok((await jwksKids()).includes(replacement));
-      // The server, another process, stops trusting and using it within its refresh interval.
+      // The server, which holds the keys it read, stops trusting and using it within its refresh interval.
       await waitFor(
         async () => (await introspection(server, reader, before)).active === false,
         BOUND_MS,

@@ -23,7 +23,11 @@ function scratch(t: TestContext): string {
   return dir;
 }
 
-/** A running `gatehouse serve`: its output so far, and a way to wait for a line on standard error. */
+/**
+ * A running `gatehouse serve`: its output so far, and a way to wait for a line on standard error. A
+ * real process: serve owns the process it runs in (signals, exit code), and what is tested is what
+ * a process writes to each of its streams (the start line, the JSON log).
+ */
 function startServe(t: TestContext, args: string[]) {
   const child = spawn(process.execPath, [CLI, 'serve', ...args], {
     env: { ...cleanEnv(), GATEHOUSE_LOG_LEVEL: 'info', GATEHOUSE_PURGE_INTERVAL_SECONDS: '0' },
@@ -216,6 +220,7 @@ describe('command-line mistakes: required flags, did you mean', () => {
 
 describe('gatehouse completion bash', () => {
   it('is a script bash sources; it completes commands, actions and flags from the command table', async (t) => {
+    // Real processes: bash runs `gatehouse` from PATH, as a shell with the package installed does.
     const dir = scratch(t);
     // `gatehouse` on PATH, as an installed package has it.
     const bin = join(dir, 'gatehouse');
@@ -276,6 +281,8 @@ describe('a command loads only what it needs', () => {
   /**
    * The modules a CLI run loads, recorded by a module hook (node:module register) into a file: a
    * fact, not a timing, so it holds on a busy machine. Fastify and the HTTP layer are for serve only.
+   * A real process: what is measured is a cold start's, which a process that has loaded them already
+   * cannot show.
    */
   async function loaded(t: TestContext, args: string[], env: NodeJS.ProcessEnv = {}): Promise<string[]> {
     const dir = scratch(t);

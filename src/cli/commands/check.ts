@@ -14,7 +14,7 @@ import {
 import { systemClock } from '../../shared/clock.js';
 import { isHelpFlag, parseCommandArgs } from '../args.js';
 import { COMMANDS, GLOBAL_FLAGS } from '../command-table.js';
-import { settingsFromFlags } from '../context.js';
+import { settingsFromFlags, type Cli } from '../context.js';
 import { CHECK_HELP } from '../help.js';
 
 interface CheckResult {
@@ -117,14 +117,14 @@ function devCertificateWarning(config: GatehouseConfig): CheckResult | undefined
  * `gatehouse check`: everything a start needs, reported one line each, without creating or changing
  * anything (the store is only read).
  */
-export async function runCheckCommand(argv: string[]): Promise<number> {
+export async function runCheckCommand(argv: string[], cli: Cli): Promise<number> {
   if (isHelpFlag(argv[0])) {
-    process.stdout.write(CHECK_HELP);
+    cli.io.stdout.write(CHECK_HELP);
     return 0;
   }
   const { values } = parseCommandArgs(argv, COMMANDS.check.flags, 'check', 0);
   if (values.help) {
-    process.stdout.write(CHECK_HELP);
+    cli.io.stdout.write(CHECK_HELP);
     return 0;
   }
   // serve's own settings, so that what is checked is what `serve` with the same flags would run.
@@ -134,8 +134,8 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
     results.push({ check, ok: false, detail: `not checked: ${why}` });
   let config: GatehouseConfig | undefined;
   try {
-    config = loadConfig(input, process.env, { createSecret: false });
-    const warnings = unknownVariableWarnings();
+    config = loadConfig(input, cli.io.env, { createSecret: false });
+    const warnings = unknownVariableWarnings(cli.io.env);
     results.push({
       check: 'configuration',
       ok: true,
@@ -148,7 +148,7 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   let store: StoreProbe | undefined;
   let pending: string[] | undefined;
   try {
-    const file = sqliteFileOf(config ?? storeLocation(input));
+    const file = sqliteFileOf(config ?? storeLocation(input, cli.io.env));
     if (file !== undefined && !existsSync(file)) {
       results.push({
         check: 'store reachable',
@@ -221,11 +221,11 @@ export async function runCheckCommand(argv: string[]): Promise<number> {
   }
 
   const ok = results.every((result) => result.ok);
-  if (values.json) process.stdout.write(JSON.stringify({ ok, checks: results }, null, 2) + '\n');
+  if (values.json) cli.io.stdout.write(JSON.stringify({ ok, checks: results }, null, 2) + '\n');
   else {
     for (const result of results) {
       const mark = !result.ok ? 'FAIL' : result.warning ? 'warn' : 'ok  ';
-      process.stdout.write(`${mark}  ${result.check}: ${result.detail}\n`);
+      cli.io.stdout.write(`${mark}  ${result.check}: ${result.detail}\n`);
     }
   }
   return ok ? 0 : 1;

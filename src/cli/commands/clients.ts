@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { viewClient, type ClientView } from '../../core/clients/client-registry.js';
 import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE, TOKEN_EXCHANGE_GRANT } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
-import { notFound, printJson, type WithEngine } from '../context.js';
+import { notFound, printJson, type Cli } from '../context.js';
 import { CLIENTS_HELP } from '../help.js';
 import { CLIENT_SETTINGS } from '../command-table.js';
 
@@ -107,10 +107,10 @@ const scopesOf = (value: string | undefined) => value?.split(/\s+/).filter(Boole
 /** `--post-logout-redirect-uri ''` alone clears the list on update. */
 const urisOf = (values: string[] | undefined) => values?.filter((uri) => uri !== '');
 
-export async function runClientsCommand(argv: string[], withEngine: WithEngine): Promise<void> {
+export async function runClientsCommand(argv: string[], cli: Cli): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
-    process.stdout.write(CLIENTS_HELP);
+    cli.io.stdout.write(CLIENTS_HELP);
     if (action === undefined) {
       throw new UsageError(`clients needs an action: ${Object.keys(ACTIONS).join(', ')}`);
     }
@@ -132,7 +132,7 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
   }
   const values = parsed;
   if (values.help) {
-    process.stdout.write(CLIENTS_HELP);
+    cli.io.stdout.write(CLIENTS_HELP);
     return;
   }
   const id = positionals[0];
@@ -141,7 +141,7 @@ export async function runClientsCommand(argv: string[], withEngine: WithEngine):
   if (values.registration !== undefined && registration === undefined) {
     throw new UsageError(`--registration must be one of ${CLIENT_REGISTRATIONS.join(', ')}`);
   }
-  await withEngine(values, async (context) => {
+  await cli.withEngine(values, async (context) => {
     const { engine, json, out } = context;
     const existing = () => engine.clients.require(id as string);
     switch (action) {

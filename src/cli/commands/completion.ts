@@ -1,5 +1,6 @@
 import { parseCommandArgs, UsageError } from '../args.js';
 import { COMMANDS, GLOBAL_FLAGS, type CommandSpec, type Flags } from '../command-table.js';
+import type { Cli } from '../context.js';
 import { COMPLETION_HELP } from '../help.js';
 
 const flagWords = (flags: Flags) => Object.keys({ ...flags, ...GLOBAL_FLAGS }).map((name) => `--${name}`);
@@ -83,10 +84,10 @@ complete -o default -F _gatehouse gatehouse
 }
 
 /** `gatehouse completion bash`: prints the script (the only shell so far). */
-export async function runCompletionCommand(argv: string[]): Promise<number> {
+export async function runCompletionCommand(argv: string[], cli: Cli): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {}, 'completion', 1);
   if (values.help) {
-    process.stdout.write(COMPLETION_HELP);
+    cli.io.stdout.write(COMPLETION_HELP);
     return 0;
   }
   const shell = positionals[0];
@@ -95,6 +96,6 @@ export async function runCompletionCommand(argv: string[]): Promise<number> {
       shell === undefined ? 'completion needs a shell: bash' : `completion: no script for "${shell}" (bash)`,
     );
   }
-  process.stdout.write(bashCompletion());
+  cli.io.stdout.write(bashCompletion());
   return 0;
 }

@@ -1,13 +1,13 @@
 import { viewGrant } from '../../core/grants/grant-registry.js';
 import type { Grant } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
-import { notFound, printJson, type WithEngine } from '../context.js';
+import { notFound, printJson, type Cli } from '../context.js';
 import { GRANTS_HELP } from '../help.js';
 
-export async function runGrantsCommand(argv: string[], withEngine: WithEngine): Promise<void> {
+export async function runGrantsCommand(argv: string[], cli: Cli): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
-    process.stdout.write(GRANTS_HELP);
+    cli.io.stdout.write(GRANTS_HELP);
     if (action === undefined) throw new UsageError('grants needs an action: list or revoke');
     return;
   }
@@ -19,7 +19,7 @@ export async function runGrantsCommand(argv: string[], withEngine: WithEngine): 
     action === 'revoke' ? 1 : 0,
   );
   if (values.help) {
-    process.stdout.write(GRANTS_HELP);
+    cli.io.stdout.write(GRANTS_HELP);
     return;
   }
   if (action === 'list' && (values.user === undefined) === (values.client === undefined)) {
@@ -30,7 +30,7 @@ export async function runGrantsCommand(argv: string[], withEngine: WithEngine): 
   }
   const grantId = positionals[0];
   if (action === 'revoke' && grantId === undefined) throw new UsageError('grants revoke needs a GRANT_ID');
-  await withEngine(values, async (context) => {
+  await cli.withEngine(values, async (context) => {
     const { engine, json, out } = context;
     if (action === 'list') {
       // Standing grants only, as /v1 lists them (GrantRegistry).

@@ -1,7 +1,7 @@
 import { INITIAL_ACCESS_TOKEN_MAX_TTL } from '../../core/clients/dynamic-registration.js';
 import type { InitialAccessTokenView } from '../../core/clients/initial-access-tokens.js';
 import { UsageError, integerFlag, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
-import { printJson, type WithEngine } from '../context.js';
+import { printJson, type Cli } from '../context.js';
 import { INITIAL_ACCESS_TOKENS_HELP } from '../help.js';
 
 /** Each action's own options and how many arguments it takes. */
@@ -20,10 +20,10 @@ function describe(view: InitialAccessTokenView): string {
 }
 
 /** `gatehouse initial-access-tokens`: RFC 7591 §3 initial access tokens for GATEHOUSE_DYNAMIC_REGISTRATION=token. */
-export async function runInitialAccessTokensCommand(argv: string[], withEngine: WithEngine): Promise<void> {
+export async function runInitialAccessTokensCommand(argv: string[], cli: Cli): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
-    process.stdout.write(INITIAL_ACCESS_TOKENS_HELP);
+    cli.io.stdout.write(INITIAL_ACCESS_TOKENS_HELP);
     if (action === undefined) {
       throw new UsageError(`initial-access-tokens needs an action: ${Object.keys(ACTIONS).join(', ')}`);
     }
@@ -43,7 +43,7 @@ export async function runInitialAccessTokensCommand(argv: string[], withEngine: 
     }
   }
   if (values.help) {
-    process.stdout.write(INITIAL_ACCESS_TOKENS_HELP);
+    cli.io.stdout.write(INITIAL_ACCESS_TOKENS_HELP);
     return;
   }
   const id = positionals[0];
@@ -52,7 +52,7 @@ export async function runInitialAccessTokensCommand(argv: string[], withEngine: 
   }
   const expiresIn = integerFlag(values['expires-in'], '--expires-in', 60, INITIAL_ACCESS_TOKEN_MAX_TTL);
   const scopes = values.scopes?.split(/\s+/).filter(Boolean);
-  await withEngine(values, async (context) => {
+  await cli.withEngine(values, async (context) => {
     const { engine, json, out, config } = context;
     switch (action) {
       case 'create': {

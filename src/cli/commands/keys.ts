@@ -1,17 +1,17 @@
 import { viewSigningKey } from '../../core/keys/signing-key-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
-import { printJson, type WithEngine } from '../context.js';
+import { printJson, type Cli } from '../context.js';
 import { KEYS_HELP } from '../help.js';
 
-export async function runKeysCommand(argv: string[], withEngine: WithEngine): Promise<void> {
+export async function runKeysCommand(argv: string[], cli: Cli): Promise<void> {
   const [action, ...rest] = argv;
   const { values, positionals } = parseCommandArgs(rest, {});
   if (values.help || action === undefined || isHelpFlag(action)) {
-    process.stdout.write(KEYS_HELP);
+    cli.io.stdout.write(KEYS_HELP);
     if (action === undefined) throw new UsageError('keys needs an action: rotate, list or revoke');
     return;
   }
-  await withEngine(values, async (context) => {
+  await cli.withEngine(values, async (context) => {
     const { engine, json, out, config } = context;
     switch (action) {
       case 'rotate': {

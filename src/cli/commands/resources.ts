@@ -1,6 +1,6 @@
 import { viewResource, type ResourceView } from '../../core/scopes/resource-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
-import { printJson, type WithEngine } from '../context.js';
+import { printJson, type Cli } from '../context.js';
 import { RESOURCES_HELP } from '../help.js';
 
 function describe(view: ResourceView): string {
@@ -24,10 +24,10 @@ const ACTIONS: Record<string, { options: Options; positionals: number }> = {
 };
 
 /** `gatehouse resources`: the resource servers a `resource` parameter may name (RFC 8707). */
-export async function runResourcesCommand(argv: string[], withEngine: WithEngine): Promise<void> {
+export async function runResourcesCommand(argv: string[], cli: Cli): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
-    process.stdout.write(RESOURCES_HELP);
+    cli.io.stdout.write(RESOURCES_HELP);
     if (action === undefined) {
       throw new UsageError(`resources needs an action: ${Object.keys(ACTIONS).join(', ')}`);
     }
@@ -48,12 +48,12 @@ export async function runResourcesCommand(argv: string[], withEngine: WithEngine
     }
   }
   if (values.help) {
-    process.stdout.write(RESOURCES_HELP);
+    cli.io.stdout.write(RESOURCES_HELP);
     return;
   }
   const uri = positionals[0];
   if (spec.positionals === 1 && uri === undefined) throw new UsageError(`resources ${action} needs a URI`);
-  await withEngine(values, async (context) => {
+  await cli.withEngine(values, async (context) => {
     const { engine, json, out } = context;
     switch (action) {
       case 'create': {

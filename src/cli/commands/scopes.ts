@@ -1,13 +1,13 @@
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
-import { printJson, type WithEngine } from '../context.js';
+import { printJson, type Cli } from '../context.js';
 import { SCOPES_HELP } from '../help.js';
 
 const ACTIONS: Record<string, number> = { create: 1, list: 0, delete: 1 };
 
-export async function runScopesCommand(argv: string[], withEngine: WithEngine): Promise<void> {
+export async function runScopesCommand(argv: string[], cli: Cli): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
-    process.stdout.write(SCOPES_HELP);
+    cli.io.stdout.write(SCOPES_HELP);
     if (action === undefined) throw new UsageError('scopes needs an action: create, list or delete');
     return;
   }
@@ -20,7 +20,7 @@ export async function runScopesCommand(argv: string[], withEngine: WithEngine): 
     positionalCount,
   );
   if (values.help) {
-    process.stdout.write(SCOPES_HELP);
+    cli.io.stdout.write(SCOPES_HELP);
     return;
   }
   if (values.description !== undefined && action !== 'create') {
@@ -28,7 +28,7 @@ export async function runScopesCommand(argv: string[], withEngine: WithEngine): 
   }
   const name = positionals[0];
   if (positionalCount === 1 && name === undefined) throw new UsageError(`scopes ${action} needs a NAME`);
-  await withEngine(values, async (context) => {
+  await cli.withEngine(values, async (context) => {
     const { engine, json, out } = context;
     switch (action) {
       case 'create': {

@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { createGatehouse, listenUrl } from '../../compose/gatehouse.js';
 import { integerFlag, parseCommandArgs } from '../args.js';
 import { COMMANDS, GLOBAL_FLAGS } from '../command-table.js';
-import { cliConfig, settingsFromFlags } from '../context.js';
+import { cliConfig, settingsFromFlags, type Cli } from '../context.js';
 import { SERVE_HELP } from '../help.js';
 
 /**
@@ -22,16 +22,20 @@ export function startLine(options: {
   return `${who} listening on ${options.url} (issuer ${options.issuer})${certNote}\n`;
 }
 
-/** `gatehouse serve`: one process, or a primary that forks --workers N and serves nothing itself. */
-export async function runServeCommand(argv: string[]): Promise<number> {
+/**
+ * `gatehouse serve`: one process, or a primary that forks --workers N and serves nothing itself. Once
+ * it listens it owns the process: its signal handlers stop the server and end the process. It is the
+ * one command that resolves to -1 (keeps running) and is never run inside another program.
+ */
+export async function runServeCommand(argv: string[], cli: Cli): Promise<number> {
   const { values } = parseCommandArgs(argv, COMMANDS.serve.flags, 'serve', 0);
   if (values.help) {
-    process.stdout.write(SERVE_HELP);
+    cli.io.stdout.write(SERVE_HELP);
     return 0;
   }
   const settings = settingsFromFlags(values, { ...GLOBAL_FLAGS, ...COMMANDS.serve.flags });
   const workers = integerFlag(values.workers, '--workers', 1, 256) ?? 1;
-  const config = await cliConfig(settings, true);
+  const config = await cliConfig(cli, settings, true);
   if (workers > 1 && cluster.isPrimary) {
     // Migrations, the first signing key and the dev certificate are made once, before the fork.
     const gatehouse = await createGatehouse(config);
@@ -45,7 +49,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
     const onListening = (_worker: unknown, address: { port: number }) => {
       if (++listening < workers) return;
       cluster.off('listening', onListening);
-      process.stderr.write(
+      cli.io.stderr.write(
         startLine({
           url: listenUrl(config, tls !== undefined, address.port),
           issuer: config.issuer,
@@ -82,7 +86,7 @@ export async function runServeCommand(argv: string[]): Promise<number> {
   process.once('SIGINT', () => shutdown('SIGINT'));
   // Printed once a signal would be handled: whoever waits for the line may stop the server at once.
   if (cluster.isPrimary) {
-    process.stderr.write(
+    cli.io.stderr.write(
       startLine({ url, issuer: config.issuer, workers: 1, certPath: gatehouse.tls?.certPath }),
     );
   }

@@ -2,7 +2,7 @@ import type { Engine } from '../../core/engine.js';
 import type { User } from '../../core/model.js';
 import { validatePassword, viewUser } from '../../core/users/user-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, readPassword } from '../args.js';
-import { printJson, type WithEngine } from '../context.js';
+import { printJson, type Cli } from '../context.js';
 import { USERS_HELP } from '../help.js';
 
 const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
@@ -18,10 +18,10 @@ function target(engine: Engine, id: string | undefined, username: string | undef
   return id !== undefined ? engine.users.require(id) : engine.users.requireByUsername(username as string);
 }
 
-export async function runUsersCommand(argv: string[], withEngine: WithEngine): Promise<void> {
+export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
   const [action, ...rest] = argv;
   if (action === undefined || isHelpFlag(action)) {
-    process.stdout.write(USERS_HELP);
+    cli.io.stdout.write(USERS_HELP);
     if (action === undefined) {
       throw new UsageError(`users needs an action: ${Object.keys(ACTIONS).join(', ')}`);
     }
@@ -57,7 +57,7 @@ export async function runUsersCommand(argv: string[], withEngine: WithEngine): P
     }
   }
   if (values.help) {
-    process.stdout.write(USERS_HELP);
+    cli.io.stdout.write(USERS_HELP);
     return;
   }
   const id = positionals[0];
@@ -98,9 +98,9 @@ export async function runUsersCommand(argv: string[], withEngine: WithEngine): P
     if (!values['password-stdin']) {
       throw new UsageError(`users ${action} reads the password from standard input: add --password-stdin`);
     }
-    password = validatePassword(await readPassword());
+    password = validatePassword(await readPassword(cli.io));
   }
-  await withEngine(values, async (context) => {
+  await cli.withEngine(values, async (context) => {
     const { engine, json, out } = context;
     switch (action) {
       case 'create': {

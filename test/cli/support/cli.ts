@@ -5,8 +5,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { runCommandLine } from '../../../src/cli/command-line.js';
 import { createSqlStorage, type SqlStorage } from '../../../src/storage/sql/index.js';
 import { dropTestSchema, TEST_DATABASE_URL, withSchemaLock, type Backend } from '../../helpers/backends.js';
 
@@ -17,6 +19,11 @@ export interface RunResult {
   code: number | null;
   stdout: string;
   stderr: string;
+}
+
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  stdin?: string;
 }
 
 /** The environment without anything that would point the CLI at another store or secret. */
@@ -30,12 +37,33 @@ export function cleanEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-export function runCli(
-  args: string[],
-  options: { env?: NodeJS.ProcessEnv; stdin?: string } = {},
-): Promise<RunResult> {
+/**
+ * Runs `gatehouse <args>` in this process (runCommandLine, as main.ts runs it on the process's own
+ * streams): the same parsing, configuration, store and output, without a Node.js start per command.
+ * It reads only the environment and standard input given here, and closes everything it opened.
+ * A command that keeps running (serve that starts) owns the process it runs in: use spawnCli.
+ */
+export async function runCli(args: string[], options: RunOptions = {}): Promise<RunResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCommandLine(args, {
+    env: { ...cleanEnv(), ...options.env },
+    stdin: Readable.from([Buffer.from(options.stdin ?? '')]),
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  });
+  if (code < 0) throw new Error(`gatehouse ${args.join(' ')} kept running: spawn it (spawnCli)`);
+  return { code, stdout, stderr };
+}
+
+/**
+ * Runs `script` (the compiled CLI by default) as a process of its own, to its exit. For what only a
+ * real process shows (bin/gatehouse.js, an exit code set by main.ts, a terminal, the modules a cold
+ * start loads); everything else runs in process (runCli).
+ */
+export function spawnCli(args: string[], options: RunOptions = {}, script = CLI): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [script, ...args], {
       env: { ...cleanEnv(), ...options.env },
       stdio: 'pipe',
     });
@@ -79,11 +107,8 @@ export interface CliStore {
   dataDir: string;
   /** The arguments naming the store. */
   args: string[];
-  /** Runs the CLI on this store, with `secret` as GATEHOUSE_SECRET when given. */
-  cli(
-    args: string[],
-    options?: { secret?: string; env?: NodeJS.ProcessEnv; stdin?: string },
-  ): Promise<RunResult>;
+  /** Runs the CLI on this store (in process), with `secret` as GATEHOUSE_SECRET when given. */
+  cli(args: string[], options?: RunOptions & { secret?: string }): Promise<RunResult>;
   /** A storage handle on the same store (closed by cleanup). */
   open(): SqlStorage;
   cleanup(): Promise<void>;

@@ -3,9 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { runCommandLine } from '../../../src/cli/command-line.js';
 import { HttpsClient } from '../../helpers/https-client.js';
 
 /** The compiled CLI next to this compiled test, whatever the output folder. */
@@ -66,17 +68,24 @@ export function serverEnv(options: SpawnOptions): NodeJS.ProcessEnv {
   };
 }
 
-/** Runs `gatehouse <args>` to completion (migrate, keys rotate, …). */
+/**
+ * Runs `gatehouse <args>` to completion (migrate, keys rotate, …) with a spawned server's environment.
+ * In this process (runCommandLine): a command beside the servers, which learn of it through the store,
+ * as of an operator's command; the servers are the processes under test.
+ */
 export async function runCli(
   args: string[],
   options: SpawnOptions,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [CLI, ...args], { env: serverEnv(options) });
   let stdout = '';
   let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
+  const code = await runCommandLine(args, {
+    env: serverEnv(options),
+    stdin: Readable.from([]),
+    stdout: { write: (text: string) => (stdout += text) },
+    stderr: { write: (text: string) => (stderr += text) },
+  });
+  if (code < 0) throw new Error(`gatehouse ${args.join(' ')} kept running: use spawnServer`);
   return { code, stdout, stderr };
 }
 
