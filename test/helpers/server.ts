@@ -3,7 +3,13 @@ import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../sr
 import { loadConfig, type ConfigInput } from '../../src/config.js';
 import { createClient, type ClientInput } from '../../src/core/client-registry.js';
 import type { Client, Grant, User } from '../../src/core/model.js';
-import { createUser } from '../../src/core/user-registry.js';
+import { hashPassword } from '../../src/core/passwords.js';
+import {
+  validateEmail,
+  validateName,
+  validatePassword,
+  validateUsername,
+} from '../../src/core/user-registry.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createTestStore, type Backend, type TestStore } from './backends.js';
@@ -65,6 +71,47 @@ export interface TestServer {
    * refresh, all awaited), and only then the store and its schema.
    */
   close(): Promise<void>;
+}
+
+/**
+ * One argon2id hash per test password for the whole test process, made by the server's own
+ * hashPassword at production cost. A hash takes 20-50 ms of a free core, but the password threads run
+ * at nice 10 (passwords.ts), so beside a busy test process it takes seconds; most test users share
+ * one password. Verifying a sign-in still costs a real verify.
+ */
+const passwordHashes = new Map<string, Promise<string>>();
+
+function testPasswordHash(password: string): Promise<string> {
+  let hash = passwordHashes.get(password);
+  if (hash === undefined) {
+    hash = hashPassword(password);
+    passwordHashes.set(password, hash);
+  }
+  return hash;
+}
+
+/**
+ * A user as createUser (user-registry.ts) makes one, with the same validation, but with the process's
+ * hash of the password (testPasswordHash) instead of a fresh one: users with one password share a hash.
+ */
+async function createTestUser(
+  storage: TestStore['storage'],
+  clock: ManualClock,
+  input: { username: string; password: string; email?: string; name?: string },
+): Promise<User> {
+  const now = clock.now();
+  const user: User = {
+    id: randomUUID(),
+    username: validateUsername(input.username),
+    passwordHash: await testPasswordHash(validatePassword(input.password)),
+    email: input.email === undefined ? null : validateEmail(input.email),
+    name: input.name === undefined ? null : validateName(input.name),
+    admin: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (!(await storage.users.insert(user))) throw new Error(`user name already taken: ${user.username}`);
+  return user;
 }
 
 /**
@@ -159,7 +206,7 @@ export async function startTestServer(
       password = 'correct horse battery',
       claims: { email?: string; name?: string } = {},
     ) {
-      const user = await createUser(storage, clock, { username, password, ...claims });
+      const user = await createTestUser(storage, clock, { username, password, ...claims });
       return { user, password };
     },
     async seedCode(options) {
