@@ -8,7 +8,7 @@ export class FormBrowser {
   /** Cookies by name, as the server last set them. */
   private readonly jar = new Map<string, string>();
 
-  constructor(private readonly server: TestServer) {}
+  constructor(private readonly server: Pick<TestServer, 'http'>) {}
 
   /** The browser cookie this browser holds (name=value), to replay it elsewhere. */
   get currentCookie(): string | undefined {

@@ -41,7 +41,7 @@ describe('authorization code flow in Chromium', { skip: browserSkip }, () => {
       let secret: string;
 
       before(async () => {
-        server = await startTestServer(backend);
+        server = await startTestServer(backend, {}, { transport: 'https' });
         await describeScopes(server, { read: 'Read your notes', write: 'Change and delete your notes' });
         ({ client, secret } = await server.client({
           name: 'Notes App',

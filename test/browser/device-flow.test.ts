@@ -41,7 +41,7 @@ describe('the device authorization grant in Chromium', { skip: browserSkip }, ()
       let tv: Client;
 
       before(async () => {
-        server = await startTestServer(backend);
+        server = await startTestServer(backend, {}, { transport: 'https' });
         tv = (
           await server.client({
             name: 'Kitchen Radio',

@@ -38,7 +38,7 @@ describe('the field in error is marked and focused', { skip: browserSkip }, () =
   let server: TestServer;
   before(async () => {
     browser = await launchChromium();
-    server = await startTestServer('sqlite');
+    server = await startTestServer('sqlite', {}, { transport: 'https' });
   });
   after(async () => {
     await server?.close();

@@ -30,7 +30,7 @@ describe('implicit flow and connected apps in Chromium', { skip: browserSkip }, 
     describe(backend, () => {
       let server: TestServer;
       before(async () => {
-        server = await startTestServer(backend);
+        server = await startTestServer(backend, {}, { transport: 'https' });
         await describeScopes(server, { read: 'Read your notes', write: 'Change and delete your notes' });
       });
       after(async () => {

@@ -58,7 +58,7 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
 
   before(async () => {
     browser = await launchChromium();
-    server = await startTestServer('sqlite', { productName: 'Acme Accounts' });
+    server = await startTestServer('sqlite', { productName: 'Acme Accounts' }, { transport: 'https' });
     await describeScopes(server, {
       profile: 'See your user name and account details',
       'notes.read': 'Read all of your notes, including the archived ones',

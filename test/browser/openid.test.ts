@@ -43,7 +43,7 @@ describe('OpenID Connect in Chromium', { skip: browserSkip }, () => {
       let rp: Client;
       let secret: string;
       before(async () => {
-        server = await startTestServer(backend);
+        server = await startTestServer(backend, {}, { transport: 'https' });
         ({ client: rp, secret } = await server.client({
           name: 'Relying Party',
           redirect_uris: [CLIENT_REDIRECT],

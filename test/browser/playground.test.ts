@@ -21,7 +21,7 @@ describe('OAuth playground in Chromium', { skip: browserSkip }, () => {
       let server: TestServer;
       let browser: TestBrowser;
       before(async () => {
-        server = await startTestServer(backend, { issuer: ISSUER });
+        server = await startTestServer(backend, { issuer: ISSUER }, { transport: 'https' });
         // The issuer's host resolves to this server in this Chromium.
         browser = await launchChromium({ 'gatehouse.test': Number(new URL(server.url).port) });
       });

@@ -37,7 +37,7 @@ describe('pushed authorization requests in Chromium', { skip: browserSkip }, () 
       let publicClient: Client;
 
       before(async () => {
-        server = await startTestServer(backend);
+        server = await startTestServer(backend, {}, { transport: 'https' });
         confidential = await server.client({
           name: 'Pushing Notes',
           redirect_uris: [CLIENT_REDIRECT],

@@ -36,7 +36,8 @@ for (const backend of backends()) {
     let server: TestServer;
     let reader: Credentials;
     before(async () => {
-      server = await startTestServer(backend);
+      // Listening starts the key ring's refresh, which brings the server what the command did.
+      server = await startTestServer(backend, {}, { transport: 'https' });
       reader = (await clientCredentialsToken(server, ['read'])).credentials;
     });
     after(async () => {

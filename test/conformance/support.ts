@@ -94,15 +94,19 @@ const RP_REGISTRATION = {
  * its static clients. The request rate limits are off: a conformance run is no abuse to limit.
  */
 export async function startOp(backend: Backend, chrome: Chrome): Promise<Op> {
-  const server = await startTestServer(backend, {
-    rateLimits: {
-      token: { perAddress: 0, perClient: 0 },
-      authorize: { perAddress: 0, perClient: 0 },
-      signIn: { perAddress: 0, perClient: 0 },
-      revoke: { perAddress: 0, perClient: 0 },
-      introspect: { perAddress: 0, perClient: 0 },
+  const server = await startTestServer(
+    backend,
+    {
+      rateLimits: {
+        token: { perAddress: 0, perClient: 0 },
+        authorize: { perAddress: 0, perClient: 0 },
+        signIn: { perAddress: 0, perClient: 0 },
+        revoke: { perAddress: 0, perClient: 0 },
+        introspect: { perAddress: 0, perClient: 0 },
+      },
     },
-  });
+    { transport: 'https' },
+  );
   try {
     const rp = await server.client({ name: 'Conformance RP', ...RP_REGISTRATION });
     const rpPost = await server.client({ name: 'Conformance RP (client_secret_post)', ...RP_REGISTRATION });

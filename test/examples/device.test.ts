@@ -52,7 +52,7 @@ describe(
         before(async () => {
           const port = await freePort();
           issuer = `https://localhost:${port}`;
-          gatehouse = await startTestServer(backend, { port, issuer });
+          gatehouse = await startTestServer(backend, { port, issuer }, { transport: 'https' });
           https = trustingFetch(gatehouse.ca);
           alice = await gatehouse.user(undefined, undefined, { name: 'Alice Example' });
           // As examples/README.md registers it: a public client of the device grant.

@@ -80,7 +80,7 @@ for (const backend of backends()) {
     let gatehouse: TestServer;
     let mcp: Awaited<ReturnType<typeof startMcpExample>>;
     before(async () => {
-      gatehouse = await startTestServer(backend);
+      gatehouse = await startTestServer(backend, {}, { transport: 'https' });
       mcp = await startMcpExample(gatehouse, 'https://gatehouse.test');
       // RFC 8707: the MCP server and another service, each offering every scope.
       for (const uri of [mcp.resource, OTHER]) await gatehouse.gatehouse.engine.resources.create({ uri });
@@ -278,12 +278,16 @@ describe(
         before(async () => {
           const port = await freePort();
           issuer = `https://localhost:${port}`;
-          gatehouse = await startTestServer(backend, {
-            port,
-            issuer,
-            dynamicRegistration: 'open',
-            dynamicRegistrationScopes: [MCP_SCOPE],
-          });
+          gatehouse = await startTestServer(
+            backend,
+            {
+              port,
+              issuer,
+              dynamicRegistration: 'open',
+              dynamicRegistrationScopes: [MCP_SCOPE],
+            },
+            { transport: 'https' },
+          );
           mcp = await startMcpExample(gatehouse, issuer);
           // The operator's two steps: dynamic registration open, for the MCP server's scope (above),
           // and the MCP server registered as a resource offering that scope.

@@ -38,7 +38,7 @@ describe('examples/relying-party signs a user in with Gatehouse, in Chromium', {
       before(async () => {
         const port = await freePort();
         const issuer = `https://localhost:${port}`;
-        gatehouse = await startTestServer(backend, { port, issuer });
+        gatehouse = await startTestServer(backend, { port, issuer }, { transport: 'https' });
         https = trustingFetch(gatehouse.ca);
         alice = await gatehouse.user(undefined, undefined, {
           email: 'alice@example.com',

@@ -10,7 +10,8 @@ export interface HttpResponse {
 
 export interface RequestOptions {
   method?: string;
-  headers?: Record<string, string>;
+  /** A list is the header sent once per value. */
+  headers?: Record<string, string | string[]>;
   /** Sent as application/x-www-form-urlencoded; arrays repeat the parameter. */
   form?: Record<string, string | string[]>;
   body?: string | Buffer;
@@ -29,8 +30,44 @@ export function basicAuth(id: string, secret: string): string {
   return 'Basic ' + Buffer.from(`${encode(id)}:${encode(secret)}`).toString('base64');
 }
 
+/** POST /token's request: a form, with HTTP Basic when credentials are given. */
+export function tokenRequest(
+  form: Record<string, string | string[]>,
+  credentials?: { id: string; secret: string },
+): RequestOptions {
+  return {
+    form,
+    headers: credentials ? { authorization: basicAuth(credentials.id, credentials.secret) } : {},
+  };
+}
+
+/**
+ * How a test talks to its server: over a real HTTPS connection (HttpsClient) or handed to the app in
+ * process (InjectClient, inject-client.ts). Both answer with the same shapes.
+ */
+export interface TestHttpClient {
+  /** Where the server listens, for code outside the test; an in-process client has none and throws. */
+  readonly baseUrl: string;
+  request(path: string, options?: RequestOptions): Promise<HttpResponse>;
+  /** POST /token with a form, authenticating with HTTP Basic when credentials are given. */
+  token(
+    form: Record<string, string | string[]>,
+    credentials?: { id: string; secret: string },
+  ): Promise<HttpResponse>;
+  close(): void;
+}
+
+/** Parses a response body as JSON; undefined when it is not JSON. */
+export function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 /** A real HTTPS client that trusts only the server's certificate. */
-export class HttpsClient {
+export class HttpsClient implements TestHttpClient {
   private readonly agent: Agent;
 
   constructor(
@@ -48,7 +85,7 @@ export class HttpsClient {
   }
 
   request(path: string, options: RequestOptions = {}): Promise<HttpResponse> {
-    const headers: Record<string, string> = { ...options.headers };
+    const headers: Record<string, string | string[]> = { ...options.headers };
     let body = options.body;
     if (options.form !== undefined) {
       body = formBody(options.form);
@@ -64,13 +101,7 @@ export class HttpsClient {
           res.on('data', (chunk: Buffer) => chunks.push(chunk));
           res.on('end', () => {
             const text = Buffer.concat(chunks).toString('utf8');
-            let json: unknown;
-            try {
-              json = JSON.parse(text);
-            } catch {
-              json = undefined;
-            }
-            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: parseJson(text) });
           });
           res.on('error', reject);
         },
@@ -81,15 +112,11 @@ export class HttpsClient {
     });
   }
 
-  /** POST /token with a form, authenticating with HTTP Basic when credentials are given. */
   token(
     form: Record<string, string | string[]>,
     credentials?: { id: string; secret: string },
   ): Promise<HttpResponse> {
-    return this.request('/token', {
-      form,
-      headers: credentials ? { authorization: basicAuth(credentials.id, credentials.secret) } : {},
-    });
+    return this.request('/token', tokenRequest(form, credentials));
   }
 
   close(): void {

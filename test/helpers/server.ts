@@ -3,21 +3,46 @@ import { createGatehouse, type Gatehouse, type GatehouseOptions } from '../../sr
 import { loadConfig, type ConfigInput } from '../../src/config.js';
 import { ClientRegistry, type ClientInput } from '../../src/core/clients/client-registry.js';
 import type { Client, Grant, User } from '../../src/core/model.js';
-import { UserRegistry } from '../../src/core/users/user-registry.js';
+import { hashPassword } from '../../src/core/users/passwords.js';
+import {
+  validateEmail,
+  validateName,
+  validatePassword,
+  validateUsername,
+} from '../../src/core/users/user-registry.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { createTestStore, type Backend, type TestStore } from './backends.js';
 import { seedDevCertificate } from './dev-certificate.js';
-import { HttpsClient } from './https-client.js';
+import { HttpsClient, type TestHttpClient } from './https-client.js';
+import { InjectClient, noAddressError } from './inject-client.js';
 import { seedSigningKeys } from './signing-keys.js';
+
+/**
+ * How tests reach the server. 'inject' (the default) hands each request to the app in process: no
+ * socket, no TLS, no listening, and no background work (the timed purge and the key ring's refresh
+ * start with listening). 'https' listens on a free port with the development certificate: for what
+ * needs a socket (real third-party clients, a browser, other processes, TLS, connection limits,
+ * keep-alive and draining) or the background work.
+ */
+export type TestTransport = 'inject' | 'https';
+
+export interface TestServerOptions extends Pick<GatehouseOptions, 'logger' | 'outboundCa'> {
+  transport?: TestTransport;
+}
 
 export interface TestServer {
   gatehouse: Gatehouse;
   store: TestStore;
   clock: ManualClock;
-  http: HttpsClient;
-  url: string;
-  ca: string;
+  transport: TestTransport;
+  http: TestHttpClient;
+  /** Another client of the same transport whose requests come from `address` (per-source limits). */
+  httpFrom(address: string): TestHttpClient;
+  /** Where the server listens; on 'inject', reading it throws (nothing listens). */
+  readonly url: string;
+  /** The development certificate (PEM) to trust; on 'inject', reading it throws. */
+  readonly ca: string;
   /** Registers a client; returns it with its one-time secret. */
   client(input: Partial<ClientInput> & { name?: string }): Promise<{ client: Client; secret: string }>;
   user(
@@ -48,12 +73,57 @@ export interface TestServer {
   close(): Promise<void>;
 }
 
-/** Starts a real Gatehouse over HTTPS on a free port, on a fresh store, with a clock the test moves. */
+/**
+ * One argon2id hash per test password for the whole test process, made by the server's own
+ * hashPassword at production cost. A hash takes 20-50 ms of a free core, but the password threads run
+ * at nice 10 (passwords.ts), so beside a busy test process it takes seconds; most test users share
+ * one password. Verifying a sign-in still costs a real verify.
+ */
+const passwordHashes = new Map<string, Promise<string>>();
+
+function testPasswordHash(password: string): Promise<string> {
+  let hash = passwordHashes.get(password);
+  if (hash === undefined) {
+    hash = hashPassword(password);
+    passwordHashes.set(password, hash);
+  }
+  return hash;
+}
+
+/**
+ * A user as createUser (user-registry.ts) makes one, with the same validation, but with the process's
+ * hash of the password (testPasswordHash) instead of a fresh one: users with one password share a hash.
+ */
+async function createTestUser(
+  storage: TestStore['storage'],
+  clock: ManualClock,
+  input: { username: string; password: string; email?: string; name?: string },
+): Promise<User> {
+  const now = clock.now();
+  const user: User = {
+    id: randomUUID(),
+    username: validateUsername(input.username),
+    passwordHash: await testPasswordHash(validatePassword(input.password)),
+    email: input.email === undefined ? null : validateEmail(input.email),
+    name: input.name === undefined ? null : validateName(input.name),
+    admin: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+  if (!(await storage.users.insert(user))) throw new Error(`user name already taken: ${user.username}`);
+  return user;
+}
+
+/**
+ * Starts a real Gatehouse on a fresh store, with a clock the test moves, reached in process (the
+ * default) or over HTTPS on a free port (TestTransport).
+ */
 export async function startTestServer(
   backend: Backend,
   overrides: ConfigInput = {},
-  options: Pick<GatehouseOptions, 'logger' | 'outboundCa'> = {},
+  options: TestServerOptions = {},
 ): Promise<TestServer> {
+  const transport = options.transport ?? 'inject';
   const store = await createTestStore(backend);
   const clock = new ManualClock();
   const config = loadConfig(
@@ -70,7 +140,7 @@ export async function startTestServer(
     {},
   );
   let gatehouse: Gatehouse | undefined;
-  let url: string;
+  let url: string | undefined;
   try {
     // This process's fixed first keys (signing-keys.ts): the server's start then generates none.
     await seedSigningKeys(store.storage.signingKeys, {
@@ -78,7 +148,8 @@ export async function startTestServer(
       algorithm: config.signingAlgorithm,
       now: clock.now(),
     });
-    // And its development certificate, unless the test configures one (or none: behind a proxy).
+    // And its development certificate, unless the test configures one (or none: behind a proxy). The
+    // server loads it at start whichever the transport, so it is seeded for both.
     if (config.tlsCert === undefined && !config.trustProxy) await seedDevCertificate(config.dataDir);
     gatehouse = await createGatehouse(config, {
       clock,
@@ -86,7 +157,8 @@ export async function startTestServer(
       logger: options.logger,
       outboundCa: options.outboundCa,
     });
-    url = await gatehouse.listen();
+    if (transport === 'https') url = await gatehouse.listen();
+    else await gatehouse.app.ready();
   } catch (error) {
     // A set-up that fails halfway leaves no server running against a schema about to be dropped.
     await gatehouse?.app.close().catch(() => undefined);
@@ -94,15 +166,34 @@ export async function startTestServer(
     throw error;
   }
   const ca = gatehouse.tls?.cert ?? '';
-  const http = new HttpsClient(url.replace('localhost', '127.0.0.1'), ca);
+  const app = gatehouse.app;
+  const listening = url;
+  const clientFrom = (address?: string): TestHttpClient =>
+    listening === undefined
+      ? new InjectClient(app, config.basePath, address)
+      : new HttpsClient(listening.replace('localhost', '127.0.0.1'), ca, address);
+  const http = clientFrom();
+  const others: TestHttpClient[] = [];
   const storage = store.storage;
   return {
     gatehouse,
     store,
     clock,
+    transport,
     http,
-    url,
-    ca,
+    httpFrom(address) {
+      const other = clientFrom(address);
+      others.push(other);
+      return other;
+    },
+    get url() {
+      if (listening === undefined) throw noAddressError('server.url');
+      return listening;
+    },
+    get ca() {
+      if (listening === undefined) throw noAddressError('server.ca');
+      return ca;
+    },
     async client(input) {
       const { client, secret } = await new ClientRegistry(storage, clock).create({
         name: input.name ?? 'test client',
@@ -115,7 +206,7 @@ export async function startTestServer(
       password = 'correct horse battery',
       claims: { email?: string; name?: string } = {},
     ) {
-      const user = await new UserRegistry(storage, clock).create({ username, password, ...claims });
+      const user = await createTestUser(storage, clock, { username, password, ...claims });
       return { user, password };
     },
     async seedCode(options) {
@@ -154,6 +245,7 @@ export async function startTestServer(
     },
     async close() {
       http.close();
+      for (const other of others.splice(0)) other.close();
       try {
         await gatehouse.app.close();
       } finally {

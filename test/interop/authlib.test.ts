@@ -108,7 +108,7 @@ for (const backend of backends()) {
       // authlib checks iss against the discovery document's issuer, which must be where it is served.
       const port = await freePort();
       issuer = `https://localhost:${port}`;
-      server = await startTestServer(backend, { port, issuer });
+      server = await startTestServer(backend, { port, issuer }, { transport: 'https' });
       dir = mkdtempSync(join(tmpdir(), 'gatehouse-authlib-'));
       caFile = join(dir, 'ca.pem');
       writeFileSync(caFile, server.ca);

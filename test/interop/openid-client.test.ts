@@ -49,7 +49,7 @@ describe('interop: openid-client as the relying party, sign-in in Chromium', { s
         // (Discovery §4.3), so the issuer is the address the server really listens on.
         const port = await freePort();
         issuer = new URL(`https://localhost:${port}`);
-        server = await startTestServer(backend, { port, issuer: issuer.origin });
+        server = await startTestServer(backend, { port, issuer: issuer.origin }, { transport: 'https' });
         https = trustingFetch(server.ca);
         alice = await server.user(undefined, undefined, {
           email: 'alice@example.com',
@@ -256,7 +256,7 @@ for (const backend of backends()) {
     let alice: User;
     let config: oidc.Configuration;
     before(async () => {
-      server = await startTestServer(backend);
+      server = await startTestServer(backend, {}, { transport: 'https' });
       rp = await server.client({
         name: 'openid-client',
         redirect_uris: [REDIRECT],

@@ -50,7 +50,7 @@ for (const backend of backends()) {
     let dir: string;
     before(async () => {
       if (skip !== false) return;
-      server = await startTestServer(backend);
+      server = await startTestServer(backend, {}, { transport: 'https' });
       dir = mkdtempSync(join(tmpdir(), 'gatehouse-interop-'));
     });
     after(async () => {

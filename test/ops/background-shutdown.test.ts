@@ -62,7 +62,8 @@ for (const backend of backends()) {
       const server = await startTestServer(
         backend,
         { purgeIntervalSeconds: 1, purgeBatchSize: 10, keyRefreshIntervalSeconds: 1 },
-        { logger: trouble.logger },
+        // Listening starts the background work (the purge, the key ring's refresh).
+        { logger: trouble.logger, transport: 'https' },
       );
       const statements = watchStatements(server.store.storage);
       try {
@@ -120,7 +121,8 @@ describe(
       const server = await startTestServer(
         'postgres',
         { keyRefreshIntervalSeconds: 1 },
-        { logger: trouble.logger },
+        // Listening starts the background work (the purge, the key ring's refresh).
+        { logger: trouble.logger, transport: 'https' },
       );
       const statements = watchStatements(server.store.storage);
       // Holds the refresh's read of the signing keys until released, so it is surely in flight at close.

@@ -315,7 +315,7 @@ function arbitraries(m: Material) {
  */
 function send(server: TestServer, request: FuzzRequest): Promise<HttpResponse> {
   const url = new URL(server.http.baseUrl + request.path);
-  const headers: Record<string, string> = { ...request.options.headers };
+  const headers: Record<string, string | string[]> = { ...request.options.headers };
   // Framed explicitly: node sends a DELETE or OPTIONS body unframed, which the server would rightly
   // read as the start of a second, malformed request.
   if (request.options.body !== undefined)
@@ -354,10 +354,15 @@ for (const backend of backends()) {
     let endpoints: ReturnType<typeof arbitraries>;
 
     before(async () => {
-      server = await startTestServer(backend, {
-        purgeIntervalSeconds: 0,
-        rateLimits: { token: off, authorize: off, introspect: off, signIn: off },
-      });
+      server = await startTestServer(
+        backend,
+        {
+          purgeIntervalSeconds: 0,
+          rateLimits: { token: off, authorize: off, introspect: off, signIn: off },
+        },
+        // Each request on a connection of its own, framed as sent (see send()).
+        { transport: 'https' },
+      );
       const { client, secret } = await server.client({
         redirect_uris: [REDIRECT],
         grant_types: [

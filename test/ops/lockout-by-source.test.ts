@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { FormBrowser } from '../authorize/form-browser.js';
 import { backends } from '../helpers/backends.js';
-import { HttpsClient, type HttpResponse } from '../helpers/https-client.js';
+import type { HttpResponse, TestHttpClient } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const off = { perAddress: 0, perClient: 0 };
@@ -12,7 +12,7 @@ const ATTACKER_ADDRESS = '127.0.0.2';
 for (const backend of backends()) {
   describe(`account lockout counts per user name and source (${backend})`, () => {
     let server: TestServer;
-    let attacker: HttpsClient;
+    let attacker: TestHttpClient;
     let credentials: { id: string; secret: string };
     before(async () => {
       server = await startTestServer(backend, {
@@ -21,19 +21,18 @@ for (const backend of backends()) {
         passwordFailureWindowSeconds: 300,
         rateLimits: { token: off, authorize: off, introspect: off, signIn: off, revoke: off },
       });
-      attacker = new HttpsClient(server.http.baseUrl, server.ca, ATTACKER_ADDRESS);
+      attacker = server.httpFrom(ATTACKER_ADDRESS);
       const { client, secret } = await server.client({ grant_types: ['password'] });
       credentials = { id: client.id, secret };
     });
     after(async () => {
-      attacker.close();
       await server.close();
     });
 
-    const tokenFrom = (http: HttpsClient, username: string, password: string) =>
+    const tokenFrom = (http: TestHttpClient, username: string, password: string) =>
       http.token({ grant_type: 'password', username, password }, credentials);
     /** A browser on the sign-in page, connecting through `http`. */
-    const browserFrom = (http: HttpsClient) => new FormBrowser({ ...server, http });
+    const browserFrom = (http: TestHttpClient) => new FormBrowser({ http });
 
     /** Wrong passwords from the attacker until the pair is locked; returns the 429. */
     async function lockFromAttacker(

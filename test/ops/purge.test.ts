@@ -533,7 +533,8 @@ for (const backend of backends()) {
 
   describe(`purge timer in the server (${backend})`, () => {
     it('purges by itself once listening, and stops when the server closes', async () => {
-      const server = await startTestServer(backend, { purgeIntervalSeconds: 0.1 });
+      // The timed purge starts with listening.
+      const server = await startTestServer(backend, { purgeIntervalSeconds: 0.1 }, { transport: 'https' });
       try {
         const { client } = await server.client({
           redirect_uris: ['https://app.test/cb'],

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
-import { basicAuth, HttpsClient } from '../helpers/https-client.js';
+import { basicAuth, type TestHttpClient } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 
 const ATTACKER_ADDRESS = '127.0.0.2';
@@ -10,7 +10,7 @@ const REDIRECT = 'https://app.example/cb';
 for (const backend of backends()) {
   describe(`rate-limit keys: unauthenticated traffic cannot spend a client's allowance (${backend})`, () => {
     let server: TestServer;
-    let attacker: HttpsClient;
+    let attacker: TestHttpClient;
     before(async () => {
       server = await startTestServer(backend, {
         purgeIntervalSeconds: 0,
@@ -23,10 +23,9 @@ for (const backend of backends()) {
           revoke: { perAddress: 4, perClient: 3 },
         },
       });
-      attacker = new HttpsClient(server.http.baseUrl, server.ca, ATTACKER_ADDRESS);
+      attacker = server.httpFrom(ATTACKER_ADDRESS);
     });
     after(async () => {
-      attacker.close();
       await server.close();
     });
 
@@ -104,7 +103,7 @@ for (const backend of backends()) {
     it('limits /revoke per address and per authenticated client', async () => {
       server.clock.advance(60);
       const { client, secret } = await server.client({ grant_types: ['client_credentials'] });
-      const revokeFrom = (http: HttpsClient, id: string, key: string) =>
+      const revokeFrom = (http: TestHttpClient, id: string, key: string) =>
         http.request('/revoke', {
           form: { token: 'unknown' },
           headers: { authorization: basicAuth(id, key) },

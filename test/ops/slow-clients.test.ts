@@ -36,7 +36,11 @@ function closedWithin(socket: TLSSocket, boundMs: number): Promise<number> {
 
 describe('slow clients and connection counts', () => {
   it('closes a connection whose headers trickle in within a second of the header timeout', async () => {
-    const server = await startTestServer('sqlite', { requestTimeoutSeconds: REQUEST_TIMEOUT_S });
+    const server = await startTestServer(
+      'sqlite',
+      { requestTimeoutSeconds: REQUEST_TIMEOUT_S },
+      { transport: 'https' },
+    );
     try {
       const socket = await open(server);
       socket.write('GET /healthz HTTP/1.1\r\nhost: localhost\r\n');
@@ -52,7 +56,11 @@ describe('slow clients and connection counts', () => {
   });
 
   it('closes a connection whose body never ends within a second of the request timeout', async () => {
-    const server = await startTestServer('sqlite', { requestTimeoutSeconds: REQUEST_TIMEOUT_S });
+    const server = await startTestServer(
+      'sqlite',
+      { requestTimeoutSeconds: REQUEST_TIMEOUT_S },
+      { transport: 'https' },
+    );
     try {
       const socket = await open(server);
       socket.write(
@@ -69,7 +77,7 @@ describe('slow clients and connection counts', () => {
   });
 
   it('closes connections beyond maxConnections as they arrive, and serves again once one ends', async () => {
-    const server = await startTestServer('sqlite', { maxConnections: 2 });
+    const server = await startTestServer('sqlite', { maxConnections: 2 }, { transport: 'https' });
     const sockets: TLSSocket[] = [];
     try {
       // The test's own client keeps no connection open meanwhile.

@@ -82,7 +82,7 @@ for (const backend of backends()) {
     let party: { id: string; secret: string };
     const closers: Array<() => Promise<unknown>> = [];
     before(async () => {
-      gatehouse = await startTestServer(backend);
+      gatehouse = await startTestServer(backend, {}, { transport: 'https' });
       key = await generateKeyPair('ES256', { extractable: true });
       otherKey = await generateKeyPair('RS256', { extractable: true });
       jkt = await calculateThumbprint(key.publicKey);

@@ -12,7 +12,7 @@ for (const backend of backends()) {
     let notes: ReturnType<typeof createNotesService>;
     let url: string;
     before(async () => {
-      gatehouse = await startTestServer(backend);
+      gatehouse = await startTestServer(backend, {}, { transport: 'https' });
       const { client, secret } = await gatehouse.client({ name: 'notes service', scopes: [] });
       notes = createNotesService({
         resourceServer: optionsFor(gatehouse, {

@@ -335,7 +335,7 @@ describe('resource-server library: keys rotated at a running Gatehouse', () => {
   let closeFetch: () => void;
 
   before(async () => {
-    gatehouse = await startTestServer('sqlite');
+    gatehouse = await startTestServer('sqlite', {}, { transport: 'https' });
     const node = nodeFetch(gatehouse.ca);
     closeFetch = node.close;
     const counting: FetchLike = (url, init) => {

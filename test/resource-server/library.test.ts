@@ -73,7 +73,7 @@ for (const backend of backends()) {
     let rsCredentials: { clientId: string; clientSecret: string };
     const closers: Array<() => unknown> = [];
     before(async () => {
-      gatehouse = await startTestServer(backend);
+      gatehouse = await startTestServer(backend, {}, { transport: 'https' });
       const { client, secret } = await gatehouse.client({ name: 'notes service', scopes: ['mac-keys'] });
       rsCredentials = { clientId: client.id, clientSecret: secret };
     });

@@ -63,7 +63,7 @@ for (const backend of backends()) {
     const apps: FastifyInstance[] = [];
     const closers: (() => void)[] = [];
     before(async () => {
-      gatehouse = await startTestServer(backend);
+      gatehouse = await startTestServer(backend, {}, { transport: 'https' });
       const { client, secret } = await gatehouse.client({ name: 'notes service', scopes: ['mac-keys'] });
       entitled = { clientId: client.id, clientSecret: secret };
       const rs = await service(optionsFor(gatehouse, { introspection: entitled, mac: { origin: ORIGIN } }));

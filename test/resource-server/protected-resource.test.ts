@@ -289,7 +289,7 @@ for (const backend of backends()) {
     let gatehouse: TestServer;
     const services: Service[] = [];
     before(async () => {
-      gatehouse = await startTestServer(backend);
+      gatehouse = await startTestServer(backend, {}, { transport: 'https' });
       // RFC 8707: the resources tokens may be asked for, offering every scope.
       for (const uri of [RESOURCE, OTHER, `${RESOURCE}/`])
         await gatehouse.gatehouse.engine.resources.create({ uri });

@@ -34,7 +34,7 @@ for (const backend of backends()) {
   describe(`a Gatehouse signing with RS256 (${backend})`, () => {
     let server: TestServer;
     before(async () => {
-      server = await startTestServer(backend, { signingAlgorithm: 'RS256' });
+      server = await startTestServer(backend, { signingAlgorithm: 'RS256' }, { transport: 'https' });
     });
     after(async () => {
       await server.close();

@@ -33,7 +33,7 @@ for (const backend of backends()) {
     let nowMs = 0;
 
     before(async () => {
-      server = await startTestServer(backend);
+      server = await startTestServer(backend, {}, { transport: 'https' });
       const { resources } = server.gatehouse.engine;
       await resources.create({ uri: NEXT, scopes: ['read', 'write'] });
       await resources.create({ uri: OTHER, scopes: ['read'] });

@@ -18,7 +18,7 @@ describe('resource-server library: validated-token cache', () => {
   });
 
   before(async () => {
-    server = await startTestServer('sqlite');
+    server = await startTestServer('sqlite', {}, { transport: 'https' });
     const { client, secret } = await server.client({ scopes: ['notes:read'] });
     const res = await server.http.token({ grant_type: 'client_credentials' }, { id: client.id, secret });
     token = (res.json as { access_token: string }).access_token;

@@ -6,7 +6,8 @@ import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js'
 import { ManualClock } from '../../src/shared/clock.js';
 import { FormBrowser } from '../authorize/form-browser.js';
 import { backends } from '../helpers/backends.js';
-import { basicAuth, HttpsClient, type HttpResponse } from '../helpers/https-client.js';
+import { basicAuth, type HttpResponse, type TestHttpClient } from '../helpers/https-client.js';
+import { InjectClient } from '../helpers/inject-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { assertOAuthError, assertTokenSuccess, ISSUER, pkcePair, type TokenBody } from './support.js';
 
@@ -55,7 +56,7 @@ for (const backend of backends()) {
       return generateProof(keyPair, htu, htm, undefined, accessToken);
     };
     const token = (form: Record<string, string>, headers: Record<string, string | string[]>) =>
-      server.http.request('/token', { form, headers: headers as Record<string, string> });
+      server.http.request('/token', { form, headers });
     const withBasic = (party: Party, extra: Record<string, string | string[]> = {}) => ({
       authorization: basicAuth(party.id, party.secret),
       ...extra,
@@ -111,8 +112,11 @@ for (const backend of backends()) {
       assert.match((twice.json as { error_description: string }).error_description, /exactly one/);
       const elsewhere = await token(form, withBasic(party, { dpop: await proof(key, `${ISSUER}/par`) }));
       assertOAuthError(elsewhere, 400, 'invalid_dpop_proof');
-      // Never the Host header: a proof for the address the client connected to is not one for the issuer.
-      const byHost = await token(form, withBasic(party, { dpop: await proof(key, `${server.url}/token`) }));
+      // Never the Host header: a proof for the host the request names is not one for the issuer.
+      const byHost = await token(
+        form,
+        withBasic(party, { host: '127.0.0.1', dpop: await proof(key, 'https://127.0.0.1/token') }),
+      );
       assertOAuthError(byHost, 400, 'invalid_dpop_proof');
       const once = await proof(key);
       assertTokenSuccess(await token(form, withBasic(party, { dpop: once })));
@@ -398,14 +402,15 @@ for (const backend of backends()) {
   describe(`RFC 9449 §11.1: a proof is accepted once across two processes on one store (${backend})`, () => {
     let a: TestServer;
     let b: Gatehouse;
-    let bHttp: HttpsClient;
+    let bHttp: TestHttpClient;
     let party: Party;
     const bClock = new ManualClock();
     before(async () => {
       a = await startTestServer(backend, { dpopNonce: 'required' });
       b = await createGatehouse(a.gatehouse.config, { clock: bClock, storage: a.store.reopen() });
-      const url = await b.listen();
-      bHttp = new HttpsClient(url.replace('localhost', '127.0.0.1'), b.tls?.cert ?? '');
+      // The second process's requests go in process too: what is shared is the store, not a socket.
+      await b.app.ready();
+      bHttp = new InjectClient(b.app, b.config.basePath);
       const { client, secret } = await a.client({ grant_types: ['client_credentials'], scopes: ['read'] });
       party = { id: client.id, secret };
     });
@@ -417,7 +422,7 @@ for (const backend of backends()) {
 
     it('A’s nonce is B’s; a proof A accepted is refused by B', async () => {
       const key = await generateKeyPair('ES256', { extractable: true });
-      const send = (http: HttpsClient, dpop: string) =>
+      const send = (http: TestHttpClient, dpop: string) =>
         http.request('/token', {
           form: { grant_type: 'client_credentials' },
           headers: { authorization: basicAuth(party.id, party.secret), dpop },

@@ -8,7 +8,8 @@ import type { Client } from '../../src/core/model.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { apiClient, assertProblem, clientCredentialsToken, expectStatus } from '../api/support.js';
 import { backends } from '../helpers/backends.js';
-import { basicAuth, HttpsClient, type HttpResponse } from '../helpers/https-client.js';
+import { basicAuth, type HttpResponse, type TestHttpClient } from '../helpers/https-client.js';
+import { InjectClient } from '../helpers/inject-client.js';
 import { startKeyServer, type KeyServer } from '../helpers/key-server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tableRows } from '../helpers/store-sql.js';
@@ -275,14 +276,14 @@ for (const backend of backends()) {
 
     describe('a second Gatehouse on the same store', () => {
       let b: Gatehouse;
-      let bHttp: HttpsClient;
+      let bHttp: TestHttpClient;
       before(async () => {
         b = await createGatehouse(server.gatehouse.config, {
           clock: new ManualClock(server.clock.now()),
           storage: server.store.reopen(),
         });
-        const url = await b.listen();
-        bHttp = new HttpsClient(url.replace('localhost', '127.0.0.1'), b.tls?.cert ?? '');
+        await b.app.ready();
+        bHttp = new InjectClient(b.app, b.config.basePath);
       });
       after(async () => {
         bHttp?.close();

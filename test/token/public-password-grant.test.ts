@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { loadConfig } from '../../src/config.js';
 import { backends } from '../helpers/backends.js';
-import { HttpsClient } from '../helpers/https-client.js';
+import type { TestHttpClient } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tableRows } from '../helpers/store-sql.js';
 import { assertOAuthError, assertTokenSuccess } from './support.js';
@@ -60,7 +60,7 @@ for (const backend of backends()) {
 
     describe('when the operator allows it', () => {
       let server: TestServer;
-      let attacker: HttpsClient;
+      let attacker: TestHttpClient;
       before(async () => {
         server = await startTestServer(backend, {
           purgeIntervalSeconds: 0,
@@ -68,16 +68,15 @@ for (const backend of backends()) {
           passwordFailuresPerSource: 10,
           rateLimits: { token: off, authorize: off, introspect: off, signIn: off, revoke: off },
         });
-        attacker = new HttpsClient(server.http.baseUrl, server.ca, ATTACKER_ADDRESS);
+        attacker = server.httpFrom(ATTACKER_ADDRESS);
       });
       after(async () => {
-        attacker.close();
         await server.close();
       });
 
       it('works, and wrong passwords over throw-away names stop only the source sending them', async () => {
         const { client } = await server.client({ public: true, grant_types: ['password'], name: 'app' });
-        const login = (http: HttpsClient, username: string, password: string) =>
+        const login = (http: TestHttpClient, username: string, password: string) =>
           http.request('/token', {
             form: { grant_type: 'password', username, password, client_id: client.id },
           });

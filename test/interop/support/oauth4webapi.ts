@@ -42,7 +42,11 @@ export async function startLibraryServer(
 ): Promise<LibraryServer> {
   const port = await freePort();
   const issuer = new URL(`https://localhost:${port}`);
-  const server = await startTestServer(backend, { ...config, port, issuer: issuer.origin }, gatehouse);
+  const server = await startTestServer(
+    backend,
+    { ...config, port, issuer: issuer.origin },
+    { ...gatehouse, transport: 'https' },
+  );
   const https = trustingFetch(server.ca);
   const options = () => ({ [oauth.customFetch]: https.fetch });
   try {

@@ -1,4 +1,4 @@
-import type { HttpResponse, HttpsClient } from '../../helpers/https-client.js';
+import type { HttpResponse, TestHttpClient } from '../../helpers/https-client.js';
 
 /** A browser without a browser: keeps cookies, replays them to whichever process it talks to. */
 export class CookieJar {
@@ -28,12 +28,12 @@ export class CookieJar {
     return res;
   }
 
-  async get(http: HttpsClient, path: string): Promise<HttpResponse> {
+  async get(http: TestHttpClient, path: string): Promise<HttpResponse> {
     return this.keep(await http.request(path, { headers: this.header() }));
   }
 
   async post(
-    http: HttpsClient,
+    http: TestHttpClient,
     path: string,
     form: Record<string, string | string[]>,
   ): Promise<HttpResponse> {
