@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { COMMANDS, GLOBAL_FLAGS } from '../src/cli/command-table.js';
 import { settingsFromFlags } from '../src/cli/context.js';
 import { ConfigError, loadConfig, SETTINGS, unknownVariableWarnings } from '../src/config.js';
-import { testEngine } from './unit/fakes/test-engine.js';
+import { testEngine } from './helpers/fakes/test-engine.js';
 import { currentSettingsDoc, REGENERATE, SETTINGS_DOC, withSettingsTable } from './helpers/settings-doc.js';
 
 const SECRET = Buffer.alloc(32, 1).toString('base64url');

@@ -3,11 +3,17 @@ import { createHash, randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import type { Client, User } from '../../src/core/model.js';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { apiClient, clientCredentialsToken, expectStatus, tokenFor, type TokenBody } from './support.js';
+import {
+  apiClient,
+  clientCredentialsToken,
+  expectStatus,
+  tokenFor,
+  type TokenBody,
+} from '../helpers/api-requests.js';
 
 const REDIRECT = 'https://console.example/cb';
 

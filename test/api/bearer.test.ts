@@ -4,7 +4,14 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { backends } from '../helpers/backends.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertProblem, bearer, clientCredentialsToken, expectStatus, revoke, userToken } from './support.js';
+import {
+  assertProblem,
+  bearer,
+  clientCredentialsToken,
+  expectStatus,
+  revoke,
+  userToken,
+} from '../helpers/api-requests.js';
 
 function challenge(res: HttpResponse): string {
   return String(res.headers['www-authenticate']);

@@ -13,7 +13,7 @@ import {
   locationPath,
   tokenFor,
   type ApiClient,
-} from './support.js';
+} from '../helpers/api-requests.js';
 
 interface ClientBody {
   client_id: string;

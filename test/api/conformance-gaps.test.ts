@@ -12,7 +12,7 @@ import {
   expectStatus,
   userToken,
   type ApiClient,
-} from './support.js';
+} from '../helpers/api-requests.js';
 
 interface ClientBody {
   client_id: string;

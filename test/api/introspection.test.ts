@@ -11,7 +11,7 @@ import {
   introspection,
   tokenFor,
   userToken,
-} from './support.js';
+} from '../helpers/api-requests.js';
 
 const ISSUER = 'https://gatehouse.test';
 

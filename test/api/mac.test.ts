@@ -14,8 +14,14 @@ import {
   oauthlibMacHeader,
   oauthlibMissing,
   type MacSigning,
-} from './mac-support.js';
-import { assertProblem, bearer, clientCredentialsToken, expectStatus, userToken } from './support.js';
+} from '../helpers/mac-signing.js';
+import {
+  assertProblem,
+  bearer,
+  clientCredentialsToken,
+  expectStatus,
+  userToken,
+} from '../helpers/api-requests.js';
 
 function assertMacChallenge(res: HttpResponse, status: number, error: string): void {
   assertProblem(res, status);

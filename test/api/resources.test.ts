@@ -9,7 +9,7 @@ import {
   expectStatus,
   locationPath,
   type ApiClient,
-} from './support.js';
+} from '../helpers/api-requests.js';
 
 interface ResourceBody {
   uri: string;

@@ -11,7 +11,7 @@ import {
   revoke,
   tokenFor,
   userToken,
-} from './support.js';
+} from '../helpers/api-requests.js';
 
 for (const backend of backends()) {
   describe(`POST /revoke (${backend})`, () => {

@@ -10,7 +10,7 @@ import {
   expectStatus,
   locationPath,
   type ApiClient,
-} from './support.js';
+} from '../helpers/api-requests.js';
 
 interface KeyBody {
   kid: string;

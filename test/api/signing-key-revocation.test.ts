@@ -12,7 +12,7 @@ import {
   locationPath,
   tokenFor,
   type Credentials,
-} from './support.js';
+} from '../helpers/api-requests.js';
 
 interface KeyBody {
   kid: string;

@@ -12,7 +12,7 @@ import {
   tokenFor,
   type ApiClient,
   type Credentials,
-} from './support.js';
+} from '../helpers/api-requests.js';
 
 interface UserBody {
   id: string;

@@ -5,7 +5,7 @@ import type { Client, User } from '../../src/core/model.js';
 import { backends } from '../helpers/backends.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 
 // OpenID Connect at the authorization endpoint over HTTPS, on every store: prompt=none, prompt=login,
 // max_age, login_hint, prompt=select_account, request objects refused, form_post, POST /authorize,

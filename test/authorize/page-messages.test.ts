@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { formatWait } from '../../src/http/ui/pages/format.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 
 describe('formatWait', () => {
   it('writes seconds under a minute and whole minutes above, singular or plural', () => {

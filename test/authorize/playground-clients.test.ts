@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { ClientRegistry } from '../../src/core/clients/client-registry.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 
 for (const backend of backends()) {
   describe(`the playground lists only clients registered for it (${backend})`, () => {

@@ -6,7 +6,7 @@ import { backends } from '../helpers/backends.js';
 import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { countRows } from '../helpers/store-sql.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 
 // RFC 9126 over HTTPS, on each store: POST /par, then /authorize with the request_uri through the
 // sign-in and consent pages (driven by HTTP here; test/browser/pushed-authorization-requests.test.ts

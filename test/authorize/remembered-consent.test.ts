@@ -5,7 +5,7 @@ import type { Client } from '../../src/core/model.js';
 import { backends } from '../helpers/backends.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 
 function pkce(): { verifier: string; challenge: string } {
   const verifier = randomBytes(32).toString('base64url');

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 
 const NOTICE = /was revoked/;
 

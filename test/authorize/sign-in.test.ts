@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tableRows } from '../helpers/store-sql.js';
-import { FormBrowser } from './form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 
 for (const backend of backends()) {
   describe(`sign-in and sessions (${backend})`, () => {

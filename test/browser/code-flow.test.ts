@@ -16,7 +16,7 @@ import {
   pkcePair,
   signIn,
   type TestBrowser,
-} from './support.js';
+} from '../helpers/browser-pages.js';
 
 interface TokenBody {
   access_token: string;

@@ -11,7 +11,7 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from './support.js';
+} from '../helpers/browser-pages.js';
 
 // RFC 8628 in a real browser: a device starts the flow, Chromium opens verification_uri_complete (the
 // code already in the field), presses Continue, signs in, sees the application and the code on the

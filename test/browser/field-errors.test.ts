@@ -11,7 +11,7 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from './support.js';
+} from '../helpers/browser-pages.js';
 
 /**
  * The focused element: its id, aria-invalid, and the text of what describes it. The browser runs

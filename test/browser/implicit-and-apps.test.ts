@@ -15,7 +15,7 @@ import {
   pkcePair,
   signIn,
   type TestBrowser,
-} from './support.js';
+} from '../helpers/browser-pages.js';
 
 describe('implicit flow and connected apps in Chromium', { skip: browserSkip }, () => {
   let browser: TestBrowser;

@@ -15,7 +15,7 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from './support.js';
+} from '../helpers/browser-pages.js';
 
 // Set GATEHOUSE_SCREENSHOTS=<dir> to keep a screenshot of every page at every width.
 const SCREENSHOTS = process.env.GATEHOUSE_SCREENSHOTS;

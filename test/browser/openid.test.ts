@@ -16,7 +16,7 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from './support.js';
+} from '../helpers/browser-pages.js';
 
 // OpenID Connect in a real browser: the code, implicit and hybrid flows, form_post and RP-initiated
 // logout, with every ID token verified against /jwks and its nonce, at_hash and c_hash computed here.

@@ -10,7 +10,7 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from './support.js';
+} from '../helpers/browser-pages.js';
 
 /** The test server's issuer: the playground's callback is under it only, so the page is opened there. */
 const ISSUER = 'https://gatehouse.test';

@@ -15,7 +15,7 @@ import {
   pkcePair,
   signIn,
   type TestBrowser,
-} from './support.js';
+} from '../helpers/browser-pages.js';
 
 // RFC 9126 in a real browser: the client pushes its request to /par, Chromium goes to /authorize with
 // only client_id and request_uri, signs in (reloading on the way), consents, and lands at the client

@@ -13,7 +13,7 @@ import { verifyPassword } from '../../src/core/users/passwords.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
 import { dropTestSchema, TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';
-import { CLI, assertOk, cleanEnv, freePort, runCli, spawnCli, type RunResult } from './support/cli.js';
+import { CLI, assertOk, cleanEnv, freePort, runCli, spawnCli, type RunResult } from '../helpers/cli.js';
 
 /** The repository root: the nearest folder upward holding gatehouse's package.json. */
 function repoRoot(): string | undefined {

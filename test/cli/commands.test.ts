@@ -18,7 +18,7 @@ import {
   newSecret,
   runCli,
   type RunResult,
-} from './support/cli.js';
+} from '../helpers/cli.js';
 
 interface ClientJson {
   client_id: string;

@@ -1,11 +1,16 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader, type JSONWebKeySet } from 'jose';
-import { clientCredentialsToken, introspection, tokenFor, type Credentials } from '../api/support.js';
+import {
+  clientCredentialsToken,
+  introspection,
+  tokenFor,
+  type Credentials,
+} from '../helpers/api-requests.js';
 import { backends, TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import { assertOk, runCli as runCommandLine, type RunResult } from './support/cli.js';
+import { assertOk, runCli as runCommandLine, type RunResult } from '../helpers/cli.js';
 
 /** The running server re-reads its keys every 5 s (keyRefreshIntervalSeconds); this is the failure bound. */
 const BOUND_MS = 15_000;

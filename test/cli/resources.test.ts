@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
-import { assertOk, assertRefused, cliStore, newSecret, type RunResult } from './support/cli.js';
+import { assertOk, assertRefused, cliStore, newSecret, type RunResult } from '../helpers/cli.js';
 
 interface ResourceJson {
   uri: string;

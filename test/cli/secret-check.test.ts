@@ -14,7 +14,7 @@ import { ManualClock } from '../../src/shared/clock.js';
 import type { SqlStorage } from '../../src/storage/sql/index.js';
 import { backends, createTestStore } from '../helpers/backends.js';
 import { runSql } from '../helpers/store-sql.js';
-import { assertOk, assertRefused, cliStore, newSecret, freePort } from './support/cli.js';
+import { assertOk, assertRefused, cliStore, newSecret, freePort } from '../helpers/cli.js';
 
 const MISMATCH =
   /the secret does not open this database's signing keys: set GATEHOUSE_SECRET or GATEHOUSE_SECRET_FILE/;

@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { migrationProvider } from '../../src/storage/sql/migrations/index.js';
 import { backends } from '../helpers/backends.js';
 import { runSql, undoMigration } from '../helpers/store-sql.js';
-import { assertOk, assertRefused, cliStore, newSecret, runCli } from './support/cli.js';
+import { assertOk, assertRefused, cliStore, newSecret, runCli } from '../helpers/cli.js';
 
 // The newest migration, whichever it is: undone below to leave a store one migration behind.
 const MIGRATIONS = await migrationProvider.getMigrations();

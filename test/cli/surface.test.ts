@@ -15,7 +15,7 @@ import {
   newSecret,
   runCli,
   freePort,
-} from './support/cli.js';
+} from '../helpers/cli.js';
 
 function scratch(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-surface-'));

@@ -4,7 +4,7 @@ import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { runPlan } from './plan.js';
 import { BASIC_PLAN } from './plans.js';
-import { REDIRECT_URI } from './support.js';
+import { REDIRECT_URI } from '../helpers/conformance-variants.js';
 
 // oidcc-basic-certification-test-plan: every module with response_type=code, on every store.
 runPlan('OpenID Connect conformance: Basic OP plan', BASIC_PLAN);

@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import type { JWK } from 'jose';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { ISSUER } from './support.js';
+import { ISSUER } from '../helpers/conformance-variants.js';
 
 // The Config OP plan (oidcc-config-certification-test-plan): its one module,
 // oidcc-discovery-endpoint-verification, on every store. No browser: discovery and jwks_uri only.

@@ -14,7 +14,7 @@ import {
   type Op,
   type Rp,
   type Variant,
-} from './support.js';
+} from '../helpers/conformance-variants.js';
 
 // The modules of the Dynamic OP plan (oidcc-dynamic-certification-test-plan) that do not need dynamic
 // client registration, run here with clients registered by the operator, on every store. The plan

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import type { TestServer } from '../helpers/server.js';
 import {

@@ -22,7 +22,7 @@ import {
   type Op,
   type UserAgent,
   type Variant,
-} from './support.js';
+} from '../helpers/conformance-variants.js';
 import type { LogoutOutcome } from './user-agent.js';
 
 // The RP-Initiated Logout OP plan (oidcc-rp-initiated-logout-certification-test-plan), on every

@@ -30,7 +30,7 @@ import {
   type Op,
   type UserAgent,
   type Variant,
-} from './support.js';
+} from '../helpers/conformance-variants.js';
 
 // One function per module of the OpenID Foundation's conformance suite that the Basic, Implicit,
 // Hybrid and Form Post OP plans run, named by the module's test name. Each checks what that

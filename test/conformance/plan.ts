@@ -9,7 +9,7 @@ import {
   type Chrome,
   type Op,
   type Variant,
-} from './support.js';
+} from '../helpers/conformance-variants.js';
 
 /** A certification plan's entry: modules run with one variant (a response type and response mode). */
 export interface PlanEntry {

@@ -1,6 +1,6 @@
 import type { ModuleName } from './modules.js';
 import type { PlanEntry } from './plan.js';
-import type { ResponseType, Variant } from './support.js';
+import type { ResponseType, Variant } from '../helpers/conformance-variants.js';
 
 // The certification plans of the conformance suite, module by module, in their order: Basic,
 // Implicit and Hybrid OP, and their Form Post variants (the same lists with response_mode=form_post).

@@ -9,11 +9,11 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from '../browser/support.js';
+} from '../helpers/browser-pages.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import { freePort } from '../helpers/spawned-server.js';
 
 // examples/device.ts end to end: the example starts the flow and polls; Chromium enters its code on
 // the verification page, signs in and allows (or denies); the example prints who signed in. Its

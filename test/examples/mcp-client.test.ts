@@ -5,7 +5,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { browserSkip, clientContext, launchChromium, signIn, type TestBrowser } from '../browser/support.js';
+import {
+  browserSkip,
+  clientContext,
+  launchChromium,
+  signIn,
+  type TestBrowser,
+} from '../helpers/browser-pages.js';
 import { backends, TEST_DATABASE_URL } from '../helpers/backends.js';
 import {
   CLI,
@@ -16,7 +22,7 @@ import {
   spawnServer,
   type SpawnedServer,
   type SpawnOptions,
-} from '../ops/support/spawned-server.js';
+} from '../helpers/spawned-server.js';
 
 // examples/mcp-client.ts as examples/README.md runs it: `gatehouse serve` open to dynamic registration
 // for mcp:tools, the MCP server registered as a resource, examples/mcp-server.js in a second process and

@@ -11,7 +11,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { decodeJwt } from 'jose';
 import { createMcpExample, MCP_SCOPE, type WhoAmI } from '../../examples/mcp-server.js';
-import { clientCredentialsToken, tokenFor as issueToken } from '../api/support.js';
+import { clientCredentialsToken, tokenFor as issueToken } from '../helpers/api-requests.js';
 import {
   browserSkip,
   CLIENT_REDIRECT,
@@ -21,12 +21,12 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from '../browser/support.js';
+} from '../helpers/browser-pages.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { plainRequest } from '../resource-server/support.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import { plainRequest } from '../helpers/resource-server-requests.js';
+import { freePort } from '../helpers/spawned-server.js';
 
 // examples/mcp-server.ts: an MCP server (the SDK's Streamable HTTP transport) behind the
 // resource-server library, with RFC 9728 metadata naming Gatehouse.

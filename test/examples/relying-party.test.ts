@@ -10,11 +10,11 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from '../browser/support.js';
+} from '../helpers/browser-pages.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import { freePort } from '../helpers/spawned-server.js';
 
 // examples/relying-party.ts end to end: Chromium signs in to the example app through Gatehouse's
 // sign-in and consent pages, sees its claims, and signs out through the end_session_endpoint.

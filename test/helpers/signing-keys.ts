@@ -31,7 +31,7 @@ function pairFor(alg: SigningAlgorithm): Promise<KeyPair> {
  *
  * Every server and engine of one test process thus has the same first keys (the same kids). Tests about
  * key generation, rotation or revocation are unaffected: rotate() and revoke() make real new keys, and
- * test/core/key-ring.test.ts drives KeyRing on stores of its own. A test that needs two servers with
+ * test/unit/key-ring.test.ts drives KeyRing on stores of its own. A test that needs two servers with
  * different keys rotates one of them.
  */
 export async function seedSigningKeys(

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import type { User } from '../../src/core/model.js';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import { freePort } from '../helpers/spawned-server.js';
 
 // Debian's python3-authlib: an independent OpenID Connect client. Its OAuth2Session runs the code flow's
 // requests (PKCE S256, nonce, state) and its JOSE implementation verifies the ID token against /jwks

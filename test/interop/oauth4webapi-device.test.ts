@@ -2,14 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import * as oauth from 'oauth4webapi';
 import type { User } from '../../src/core/model.js';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import {
   registerLibraryClient,
   signInFrom,
   startLibraryServer,
   type LibraryServer,
-} from './support/oauth4webapi.js';
+} from '../helpers/oauth4webapi.js';
 
 // oauth4webapi (panva), used directly, as the device of RFC 8628: RFC 8414 discovery (the library reads
 // device_authorization_endpoint), deviceAuthorizationRequest and processDeviceAuthorizationResponse

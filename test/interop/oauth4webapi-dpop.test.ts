@@ -11,7 +11,7 @@ import {
   signInAndAllow,
   startLibraryServer,
   type LibraryServer,
-} from './support/oauth4webapi.js';
+} from '../helpers/oauth4webapi.js';
 
 // oauth4webapi (panva) as a DPoP client (RFC 9449), with its own proofs and nonce handling: discovery
 // (dpop_signing_alg_values_supported), clientCredentialsGrantRequest with the DPoP option, the

@@ -4,7 +4,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { backends } from '../helpers/backends.js';
 import { startKeyServer, type KeyServer } from '../helpers/key-server.js';
-import { registerLibraryClient, startLibraryServer, type LibraryServer } from './support/oauth4webapi.js';
+import { registerLibraryClient, startLibraryServer, type LibraryServer } from '../helpers/oauth4webapi.js';
 
 // oauth4webapi (panva) as the client, with its own private_key_jwt (RFC 7523) client authentication
 // against Gatehouse's published metadata: discovery, the client_credentials grant, introspection and

@@ -9,7 +9,7 @@ import {
   signInAndAllow,
   startLibraryServer,
   type LibraryServer,
-} from './support/oauth4webapi.js';
+} from '../helpers/oauth4webapi.js';
 
 // oauth4webapi (panva) as the client of RFC 8707 resource indicators, and as the resource server that
 // checks the tokens: `resource` pushed with the authorization request (RFC 9126) and sent again at the

@@ -4,7 +4,7 @@ import { decodeJwt } from 'jose';
 import * as oauth from 'oauth4webapi';
 import { TOKEN_EXCHANGE_GRANT } from '../../src/core/model.js';
 import { backends } from '../helpers/backends.js';
-import { registerLibraryClient, startLibraryServer, type LibraryServer } from './support/oauth4webapi.js';
+import { registerLibraryClient, startLibraryServer, type LibraryServer } from '../helpers/oauth4webapi.js';
 
 // oauth4webapi (panva) as the client of an RFC 8693 token exchange: discovery (the grant type in
 // grant_types_supported), genericTokenEndpointRequest with the token-exchange grant, the subject and

@@ -9,7 +9,7 @@ import {
   signInAndAllow,
   startLibraryServer,
   type LibraryServer,
-} from './support/oauth4webapi.js';
+} from '../helpers/oauth4webapi.js';
 
 // oauth4webapi (panva), used directly, as the client of RFC 9126 pushed authorization requests: RFC 8414
 // discovery, pushedAuthorizationRequest and processPushedAuthorizationResponse (the library checks the

@@ -6,8 +6,8 @@ import type { Client, User } from '../../src/core/model.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { trustingFetch } from '../helpers/trusting-fetch.js';
-import { ISSUER } from '../token/support.js';
-import { freePort } from '../ops/support/spawned-server.js';
+import { ISSUER } from '../helpers/token-responses.js';
+import { freePort } from '../helpers/spawned-server.js';
 import {
   browserSkip,
   CLIENT_ORIGIN,
@@ -19,7 +19,7 @@ import {
   launchChromium,
   signIn,
   type TestBrowser,
-} from '../browser/support.js';
+} from '../helpers/browser-pages.js';
 
 // openid-client (panva), a certified OpenID Connect relying party, against a real HTTPS Gatehouse:
 // discovery, the code flow with PKCE, nonce and state through Chromium's sign-in and consent,

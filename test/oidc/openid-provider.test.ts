@@ -6,8 +6,8 @@ import type { Client, User } from '../../src/core/model.js';
 import { backends } from '../helpers/backends.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { apiClient, clientCredentialsToken, expectStatus } from '../api/support.js';
-import { assertTokenSuccess, fetchJwks, ISSUER, type TokenBody } from '../token/support.js';
+import { apiClient, clientCredentialsToken, expectStatus } from '../helpers/api-requests.js';
+import { assertTokenSuccess, fetchJwks, ISSUER, type TokenBody } from '../helpers/token-responses.js';
 
 type OidcTokenBody = TokenBody & { id_token?: string };
 

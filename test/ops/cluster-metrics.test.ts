@@ -4,7 +4,7 @@ import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { spawnServer } from './support/spawned-server.js';
+import { spawnServer } from '../helpers/spawned-server.js';
 
 /** One request on its own connection, so the cluster's round robin spreads them over the workers. */
 function get(

@@ -19,7 +19,7 @@ import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.j
 import { backends, TEST_DATABASE_URL, type Backend } from '../helpers/backends.js';
 import { basicAuth, type HttpsClient } from '../helpers/https-client.js';
 import { runSql } from '../helpers/store-sql.js';
-import { createDatabase, spawnServer, type SpawnOptions } from './support/spawned-server.js';
+import { createDatabase, spawnServer, type SpawnOptions } from '../helpers/spawned-server.js';
 
 const ISSUER = 'https://gatehouse.crash.test';
 const REDIRECT = 'https://app.test/cb';

@@ -4,7 +4,7 @@ import { TokenError } from 'gatehouse-oauth-resource-server/rfc6750';
 import { OAuthError } from '../../src/core/errors.js';
 import { Problem } from '../../src/http/api/v1/problem.js';
 import { errorLabel } from '../../src/http/error-label.js';
-import { apiClient, clientCredentialsToken } from '../api/support.js';
+import { apiClient, clientCredentialsToken } from '../helpers/api-requests.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

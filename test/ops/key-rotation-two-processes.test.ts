@@ -3,7 +3,12 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
 import { ManualClock } from '../../src/shared/clock.js';
-import { apiClient, clientCredentialsToken, expectStatus, type Credentials } from '../api/support.js';
+import {
+  apiClient,
+  clientCredentialsToken,
+  expectStatus,
+  type Credentials,
+} from '../helpers/api-requests.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth, HttpsClient } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -3,7 +3,7 @@ import { connect } from 'node:tls';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CookieJar, hidden } from './support/browser.js';
+import { CookieJar, hidden } from '../helpers/cookie-jar.js';
 
 const off = { perAddress: 0, perClient: 0 };
 

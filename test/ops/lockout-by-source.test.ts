@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import type { HttpResponse, TestHttpClient } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -9,8 +9,8 @@ import { UserRegistry } from '../../src/core/users/user-registry.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { createSqlStorage } from '../../src/storage/sql/index.js';
 import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
-import { CookieJar, hidden } from './support/browser.js';
-import { spawnServer, TEST_SECRET } from './support/spawned-server.js';
+import { CookieJar, hidden } from '../helpers/cookie-jar.js';
+import { spawnServer, TEST_SECRET } from '../helpers/spawned-server.js';
 
 const REDIRECT = 'https://app.test/cb';
 const METRICS_TOKEN = `mt_${randomBytes(16).toString('base64url')}`;

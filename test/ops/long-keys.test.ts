@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { requestSource } from '../../src/core/users/account-lockout.js';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { CookieJar, hidden } from './support/browser.js';
+import { CookieJar, hidden } from '../helpers/cookie-jar.js';
 
 const METRICS_TOKEN = 'scrape-token-for-tests';
 

@@ -17,14 +17,14 @@ import { TEST_DATABASE_URL } from '../helpers/backends.js';
 import { tableRows } from '../helpers/store-sql.js';
 import { waitFor } from '../helpers/wait.js';
 import { basicAuth } from '../helpers/https-client.js';
-import { CookieJar, hidden } from './support/browser.js';
+import { CookieJar, hidden } from '../helpers/cookie-jar.js';
 import {
   createDatabase,
   runCli,
   spawnServer,
   type SpawnedServer,
   type SpawnOptions,
-} from './support/spawned-server.js';
+} from '../helpers/spawned-server.js';
 
 const ISSUER = 'https://gatehouse.scale.test';
 const REDIRECT = 'https://app.test/cb';

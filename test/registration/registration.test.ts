@@ -5,8 +5,8 @@ import { after, before, describe, it } from 'node:test';
 import type { ClientInformation } from '../../src/core/clients/dynamic-registration.js';
 import { DEVICE_CODE_GRANT_TYPE } from '../../src/core/model.js';
 import type { ConfigInput } from '../../src/config.js';
-import { FormBrowser } from '../authorize/form-browser.js';
-import { clientCredentialsToken } from '../api/support.js';
+import { FormBrowser } from '../helpers/form-browser.js';
+import { clientCredentialsToken } from '../helpers/api-requests.js';
 import { backends, type Backend } from '../helpers/backends.js';
 import { tableRows } from '../helpers/store-sql.js';
 import type { HttpResponse } from '../helpers/https-client.js';
@@ -20,7 +20,7 @@ import {
   pkce,
   register,
   registered,
-} from './support.js';
+} from '../helpers/registration.js';
 
 const DAY = 86_400;
 

@@ -21,7 +21,7 @@ import {
   type Claims,
   type Header,
   type KeyPair,
-} from './support/jws-mutations.js';
+} from '../helpers/jws-mutations.js';
 import { DpopProofFastPath } from '#resource-server-internals/dpop-proof-fast-path.js';
 import { DEFAULT_DPOP_ALGORITHMS } from '#resource-server-internals/dpop-proof.js';
 

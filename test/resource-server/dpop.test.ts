@@ -17,7 +17,7 @@ import { refusalFor } from '#resource-server-internals/respond.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { basicAuth } from '../helpers/https-client.js';
-import { listen, optionsFor, plainRequest, type PlainResponse } from './support.js';
+import { listen, optionsFor, plainRequest, type PlainResponse } from '../helpers/resource-server-requests.js';
 
 // RFC 9449 in the resource-server library, with both adapters, against a running Gatehouse on each
 // store: tokens bound at Gatehouse's token endpoint, proofs made by the `dpop` package. The service

@@ -3,8 +3,8 @@ import { after, before, describe, it } from 'node:test';
 import { createNotesService } from '../../examples/notes-service.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { clientCredentialsToken } from '../api/support.js';
-import { listen, optionsFor, plainRequest } from './support.js';
+import { clientCredentialsToken } from '../helpers/api-requests.js';
+import { listen, optionsFor, plainRequest } from '../helpers/resource-server-requests.js';
 
 for (const backend of backends()) {
   describe(`examples/notes-service against a running Gatehouse (${backend})`, () => {

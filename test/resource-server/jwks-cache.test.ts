@@ -14,9 +14,9 @@ import {
   type ResourceServerOptions,
 } from 'gatehouse-oauth-resource-server';
 import { JwksCache } from '#resource-server-internals/jwks-cache.js';
-import { apiClient, clientCredentialsToken, expectStatus } from '../api/support.js';
+import { apiClient, clientCredentialsToken, expectStatus } from '../helpers/api-requests.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { listen } from './support.js';
+import { listen } from '../helpers/resource-server-requests.js';
 import { waitFor } from '../helpers/wait.js';
 
 const ISSUER = 'https://issuer.test';

@@ -22,7 +22,7 @@ import {
   type Claims,
   type Header,
   type KeyPair,
-} from './support/jws-mutations.js';
+} from '../helpers/jws-mutations.js';
 import { KeySet } from '#resource-server-internals/jwks-cache.js';
 import { SUPPORTED_ALGORITHMS } from '#resource-server-internals/jws-algorithms.js';
 import { JwtVerifier, type JwtVerification } from '#resource-server-internals/jwt-verifier.js';

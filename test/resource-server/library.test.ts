@@ -10,8 +10,14 @@ import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
 import { gatehouseResourceServer } from 'gatehouse-oauth-resource-server/fastify';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { apiClient, clientCredentialsToken, expectStatus, revoke, userToken } from '../api/support.js';
-import { listen, optionsFor, plainRequest, type PlainResponse } from './support.js';
+import {
+  apiClient,
+  clientCredentialsToken,
+  expectStatus,
+  revoke,
+  userToken,
+} from '../helpers/api-requests.js';
+import { listen, optionsFor, plainRequest, type PlainResponse } from '../helpers/resource-server-requests.js';
 
 /** A Fastify resource server: /notes needs notes:read, POST /notes notes:write. */
 async function fastifyService(

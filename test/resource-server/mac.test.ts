@@ -11,14 +11,14 @@ import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
 import { gatehouseResourceServer } from 'gatehouse-oauth-resource-server/fastify';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { userToken } from '../api/support.js';
+import { userToken } from '../helpers/api-requests.js';
 import {
   macHeaderDraft01,
   macHeaderDraft02,
   oauthlibMacHeader,
   oauthlibMissing,
-} from '../api/mac-support.js';
-import { listen, optionsFor, plainRequest } from './support.js';
+} from '../helpers/mac-signing.js';
+import { listen, optionsFor, plainRequest } from '../helpers/resource-server-requests.js';
 
 // The service's public origin: what clients sign for, whatever address or Host a request arrives with.
 const ORIGIN = 'https://notes.example';

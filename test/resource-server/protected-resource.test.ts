@@ -15,8 +15,8 @@ import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
 import { gatehouseResourceServer } from 'gatehouse-oauth-resource-server/fastify';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { clientCredentialsToken, expectStatus } from '../api/support.js';
-import { listen, optionsFor, plainRequest, type PlainResponse } from './support.js';
+import { clientCredentialsToken, expectStatus } from '../helpers/api-requests.js';
+import { listen, optionsFor, plainRequest, type PlainResponse } from '../helpers/resource-server-requests.js';
 
 // RFC 9728 in the resource-server library: the metadata document and its well-known paths (§3, §3.1),
 // resource_metadata in every Bearer challenge (§5.1), and the audience a resource identifier implies

@@ -11,7 +11,7 @@ import {
 } from 'jose';
 import { loadConfig } from '../../src/config.js';
 import { ResourceServer } from 'gatehouse-oauth-resource-server';
-import { apiClient, clientCredentialsToken, expectStatus, introspection } from '../api/support.js';
+import { apiClient, clientCredentialsToken, expectStatus, introspection } from '../helpers/api-requests.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

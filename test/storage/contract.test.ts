@@ -18,7 +18,7 @@ import type { GatehouseStore, Storage } from '../../src/core/ports.js';
 import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { backends, createTestStore, type Backend, type TestStore } from '../helpers/backends.js';
-import { memoryStorage } from '../unit/fakes/memory-storage.js';
+import { memoryStorage } from '../helpers/fakes/memory-storage.js';
 import { inTransaction, runSql } from '../helpers/store-sql.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -137,7 +137,7 @@ function makeSigningKey(createdAt: number): SigningKeyRecord {
 }
 
 /**
- * SQLite, PostgreSQL, and the in-memory fake every unit test runs on (test/unit/fakes/memory-storage.ts),
+ * SQLite, PostgreSQL, and the in-memory fake every unit test runs on (test/helpers/fakes/memory-storage.ts),
  * held to the same contract.
  */
 const contractBackends: (Backend | 'memory')[] = [...backends(), 'memory'];

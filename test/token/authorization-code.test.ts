@@ -9,7 +9,7 @@ import {
   pkcePair,
   statusCounts,
   verifyAccessToken,
-} from './support.js';
+} from '../helpers/token-responses.js';
 
 const REDIRECT = 'https://app.example/callback';
 

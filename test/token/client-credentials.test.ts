@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertOAuthError, assertTokenSuccess, verifyAccessToken } from './support.js';
+import { assertOAuthError, assertTokenSuccess, verifyAccessToken } from '../helpers/token-responses.js';
 
 for (const backend of backends()) {
   describe(`client_credentials grant (${backend})`, () => {

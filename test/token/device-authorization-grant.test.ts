@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { decodeJwt } from 'jose';
 import type { Client, User } from '../../src/core/model.js';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

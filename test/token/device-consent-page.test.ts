@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { Client, User } from '../../src/core/model.js';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import type { HttpResponse } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

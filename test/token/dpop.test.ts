@@ -4,12 +4,18 @@ import { calculateThumbprint, generateKeyPair, generateProof, type KeyPair } fro
 import { decodeJwt } from 'jose';
 import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js';
 import { ManualClock } from '../../src/shared/clock.js';
-import { FormBrowser } from '../authorize/form-browser.js';
+import { FormBrowser } from '../helpers/form-browser.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth, type HttpResponse, type TestHttpClient } from '../helpers/https-client.js';
 import { InjectClient } from '../helpers/inject-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertOAuthError, assertTokenSuccess, ISSUER, pkcePair, type TokenBody } from './support.js';
+import {
+  assertOAuthError,
+  assertTokenSuccess,
+  ISSUER,
+  pkcePair,
+  type TokenBody,
+} from '../helpers/token-responses.js';
 
 // RFC 9449 over HTTPS on both stores, with proofs made by the `dpop` package (panva), an
 // implementation independent of Gatehouse's: the token endpoint for client_credentials, the code

@@ -5,7 +5,13 @@ import { deriveServerKeys } from '../../src/compose/engine-policy.js';
 import { KeyRing } from '../../src/core/keys/key-ring.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertTokenSuccess, fetchJwks, ISSUER, jwtHeader, verifyAccessToken } from './support.js';
+import {
+  assertTokenSuccess,
+  fetchJwks,
+  ISSUER,
+  jwtHeader,
+  verifyAccessToken,
+} from '../helpers/token-responses.js';
 
 const REDIRECT = 'https://app.example/callback';
 

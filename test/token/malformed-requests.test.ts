@@ -5,7 +5,7 @@ import { sha256 } from '../../src/shared/crypto.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth, formBody } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertOAuthError, assertTokenSuccess } from './support.js';
+import { assertOAuthError, assertTokenSuccess } from '../helpers/token-responses.js';
 
 const REDIRECT = 'https://app.example/callback';
 

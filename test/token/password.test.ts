@@ -2,7 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertOAuthError, assertTokenSuccess, statusCounts, verifyAccessToken } from './support.js';
+import {
+  assertOAuthError,
+  assertTokenSuccess,
+  statusCounts,
+  verifyAccessToken,
+} from '../helpers/token-responses.js';
 
 for (const backend of backends()) {
   describe(`password grant (${backend})`, () => {

@@ -6,14 +6,14 @@ import { createGatehouse, type Gatehouse } from '../../src/compose/gatehouse.js'
 import { CLIENT_ASSERTION_TYPE } from '../../src/core/clients/client-assertion.js';
 import type { Client } from '../../src/core/model.js';
 import { ManualClock } from '../../src/shared/clock.js';
-import { apiClient, assertProblem, clientCredentialsToken, expectStatus } from '../api/support.js';
+import { apiClient, assertProblem, clientCredentialsToken, expectStatus } from '../helpers/api-requests.js';
 import { backends } from '../helpers/backends.js';
 import { basicAuth, type HttpResponse, type TestHttpClient } from '../helpers/https-client.js';
 import { InjectClient } from '../helpers/inject-client.js';
 import { startKeyServer, type KeyServer } from '../helpers/key-server.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tableRows } from '../helpers/store-sql.js';
-import { assertOAuthError, assertTokenSuccess, ISSUER } from './support.js';
+import { assertOAuthError, assertTokenSuccess, ISSUER } from '../helpers/token-responses.js';
 
 /**
  * RFC 7523 private_key_jwt client authentication end to end, over HTTPS on each store: /token,

@@ -8,7 +8,7 @@ import { backends } from '../helpers/backends.js';
 import type { TestHttpClient } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { tableRows } from '../helpers/store-sql.js';
-import { assertOAuthError, assertTokenSuccess } from './support.js';
+import { assertOAuthError, assertTokenSuccess } from '../helpers/token-responses.js';
 
 const off = { perAddress: 0, perClient: 0 };
 const ATTACKER_ADDRESS = '127.0.0.2';

@@ -5,7 +5,12 @@ import type { User } from '../../src/core/model.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertOAuthError, assertTokenSuccess, statusCounts, verifyAccessToken } from './support.js';
+import {
+  assertOAuthError,
+  assertTokenSuccess,
+  statusCounts,
+  verifyAccessToken,
+} from '../helpers/token-responses.js';
 
 const REDIRECT = 'https://app.example/callback';
 

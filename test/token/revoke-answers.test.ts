@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { clientCredentialsToken, expectStatus, introspection, revoke, userToken } from '../api/support.js';
+import {
+  clientCredentialsToken,
+  expectStatus,
+  introspection,
+  revoke,
+  userToken,
+} from '../helpers/api-requests.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 

@@ -5,7 +5,7 @@ import { TOKEN_EXCHANGE_GRANT, type Client, type User } from '../../src/core/mod
 import { backends } from '../helpers/backends.js';
 import { basicAuth } from '../helpers/https-client.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { assertOAuthError, assertTokenSuccess, fetchJwks, ISSUER } from './support.js';
+import { assertOAuthError, assertTokenSuccess, fetchJwks, ISSUER } from '../helpers/token-responses.js';
 
 const ACCESS_TOKEN_TYPE = 'urn:ietf:params:oauth:token-type:access_token';
 const NEXT_SERVICE = 'https://next.example/api';

@@ -20,8 +20,8 @@ import {
   REDIRECT,
   seedCode,
   type ExpectedError,
-} from './fakes/fixtures.js';
-import { START, testEngine, type TestEngine } from './fakes/test-engine.js';
+} from '../helpers/fakes/fixtures.js';
+import { START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 /**
  * docs/decisions.md, decision 29: a token issued for a user carries `admin` only while the user is an

@@ -19,8 +19,8 @@ import {
   withBasic,
   type ExpectedError,
   type SeedCodeOptions,
-} from './fakes/fixtures.js';
-import { START, testEngine, type TestEngine } from './fakes/test-engine.js';
+} from '../helpers/fakes/fixtures.js';
+import { START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 interface World {
   engine: TestEngine;

@@ -9,8 +9,8 @@ import { responseLocation, type AuthorizationResponse } from '../../src/core/aut
 import { sessionId } from '../../src/core/sign-in/browser-sessions.js';
 import type { OAuthErrorCode } from '../../src/core/errors.js';
 import type { Grant, User } from '../../src/core/model.js';
-import { addClient, addUser, pkcePair, REDIRECT } from './fakes/fixtures.js';
-import { ISSUER, START, testEngine, type TestEngine } from './fakes/test-engine.js';
+import { addClient, addUser, pkcePair, REDIRECT } from '../helpers/fakes/fixtures.js';
+import { ISSUER, START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 // OpenID Connect authentication requests at the authorization endpoint (Core §3.1.2.1, §3.2.2.1,
 // §3.3.2.1), as validateAuthorizationRequest checks them, what AuthorizationService.next() does with

@@ -3,8 +3,8 @@ import { describe, it } from 'node:test';
 import { responseLocation } from '../../src/core/authorize/response.js';
 import type { AuthorizationRequest } from '../../src/core/authorize/request.js';
 import type { OAuthErrorCode } from '../../src/core/errors.js';
-import { addClient, pkcePair, REDIRECT } from './fakes/fixtures.js';
-import { testEngine, type TestEngine } from './fakes/test-engine.js';
+import { addClient, pkcePair, REDIRECT } from '../helpers/fakes/fixtures.js';
+import { testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 const OTHER = 'https://app.example/other';
 const WITH_QUERY = 'https://app.example/callback?tenant=7';

@@ -18,9 +18,9 @@ import type { AuthorizationPolicy } from '../../src/core/authorize/request.js';
 import type { Client } from '../../src/core/model.js';
 import type { Storage } from '../../src/core/ports.js';
 import { ManualClock } from '../../src/shared/clock.js';
-import { addClient, REDIRECT } from './fakes/fixtures.js';
-import { memoryStorage } from './fakes/memory-storage.js';
-import { ISSUER, START } from './fakes/test-engine.js';
+import { addClient, REDIRECT } from '../helpers/fakes/fixtures.js';
+import { memoryStorage } from '../helpers/fakes/memory-storage.js';
+import { ISSUER, START } from '../helpers/fakes/test-engine.js';
 
 // The steps of validateAuthorizationRequest, one at a time, on the in-memory fakes. The whole
 // validation, in order, is authorize-request.test.ts's and authorize-openid.test.ts's.

@@ -18,8 +18,14 @@ import {
 import type { ClientAuthMethod, ClientCredentialsInput } from '../../src/core/clients/client-auth.js';
 import type { Client, PublicJwkSet } from '../../src/core/model.js';
 import type { JwksFetcher } from '../../src/core/ports.js';
-import { addClient, basic, expectOAuthError, wireAnswer, type ExpectedError } from './fakes/fixtures.js';
-import { ISSUER, START, testEngine, type TestEngine } from './fakes/test-engine.js';
+import {
+  addClient,
+  basic,
+  expectOAuthError,
+  wireAnswer,
+  type ExpectedError,
+} from '../helpers/fakes/fixtures.js';
+import { ISSUER, START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 /**
  * RFC 7523 private_key_jwt client authentication (§2.2, §3), through the engine's one entry point

@@ -6,9 +6,15 @@ import {
   type ClientCredentialsInput,
 } from '../../src/core/clients/client-auth.js';
 import { ManualClock } from '../../src/shared/clock.js';
-import { addClient, basic, expectOAuthError, wireAnswer, type ExpectedError } from './fakes/fixtures.js';
-import { memoryStorage } from './fakes/memory-storage.js';
-import { START } from './fakes/test-engine.js';
+import {
+  addClient,
+  basic,
+  expectOAuthError,
+  wireAnswer,
+  type ExpectedError,
+} from '../helpers/fakes/fixtures.js';
+import { memoryStorage } from '../helpers/fakes/memory-storage.js';
+import { START } from '../helpers/fakes/test-engine.js';
 
 const CONFIDENTIAL = 'conf';
 const PUBLIC = 'pub';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ClientRegistry } from '../../src/core/clients/client-registry.js';
-import { testEngine } from './fakes/test-engine.js';
+import { testEngine } from '../helpers/fakes/test-engine.js';
 
 describe('client ids', () => {
   it('never start with "-", which a command line would read as an option', async () => {

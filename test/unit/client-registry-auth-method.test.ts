@@ -5,7 +5,7 @@ import { exportJWK, generateKeyPair, type JWK } from 'jose';
 import type { ClientInput } from '../../src/core/clients/client-registry.js';
 import type { Client } from '../../src/core/model.js';
 import { ConflictError, ValidationError } from '../../src/core/validation.js';
-import { testEngine } from './fakes/test-engine.js';
+import { testEngine } from '../helpers/fakes/test-engine.js';
 
 /**
  * How a client authenticates, as the registry takes it (core/clients/client-registry.ts; the same rules for

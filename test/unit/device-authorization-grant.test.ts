@@ -17,8 +17,15 @@ import type { OAuthErrorCode } from '../../src/core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE, type Client, type User } from '../../src/core/model.js';
 import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { sha256 } from '../../src/shared/crypto.js';
-import { addClient, addUser, expectOAuthError, isLive, liveClaims, withBasic } from './fakes/fixtures.js';
-import { ISSUER, START, testEngine, type TestEngine } from './fakes/test-engine.js';
+import {
+  addClient,
+  addUser,
+  expectOAuthError,
+  isLive,
+  liveClaims,
+  withBasic,
+} from '../helpers/fakes/fixtures.js';
+import { ISSUER, START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 // RFC 8628 through the engine's public entry points: DeviceAuthorizationService (start, check, find,
 // approve, deny) and TokenEndpoint.handle, on the in-memory fakes and a manual clock.

@@ -25,8 +25,8 @@ import {
   REDIRECT,
   seedCode,
   wireAnswer,
-} from './fakes/fixtures.js';
-import { ISSUER, testEngine, type TestEngine } from './fakes/test-engine.js';
+} from '../helpers/fakes/fixtures.js';
+import { ISSUER, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 // RFC 9449 through the engine's public entry points (DpopVerifier.verify, TokenEndpoint.handle,
 // checkTokenPresentation, UserInfoService.claims, AuthorizationService) on the in-memory fakes and a

@@ -11,8 +11,8 @@ import { OAuthError } from '../../src/core/errors.js';
 import { DEVICE_CODE_GRANT_TYPE, type Client } from '../../src/core/model.js';
 import { sha256 } from '../../src/shared/crypto.js';
 import { ValidationError } from '../../src/core/validation.js';
-import { addClient, addUser } from './fakes/fixtures.js';
-import { ISSUER, testEngine, type TestEngine } from './fakes/test-engine.js';
+import { addClient, addUser } from '../helpers/fakes/fixtures.js';
+import { ISSUER, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 const CALLBACK = 'https://app.example/cb';
 /** The scopes open registration allows unless configured otherwise. */

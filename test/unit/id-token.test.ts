@@ -5,8 +5,8 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } 
 import type { Client, User } from '../../src/core/model.js';
 import type { IdTokenInput } from '../../src/core/tokens/id-token.js';
 import { leftHalfHash } from '../../src/core/tokens/id-token.js';
-import { addClient, addUser } from './fakes/fixtures.js';
-import { ISSUER, START, testEngine, type TestEngine } from './fakes/test-engine.js';
+import { addClient, addUser } from '../helpers/fakes/fixtures.js';
+import { ISSUER, START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 /** at_hash / c_hash computed here, independently of the module under test (Core §3.3.2.11). */
 function expectedHalfHash(value: string): string {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { addClient, addUser } from './fakes/fixtures.js';
-import { START, testEngine } from './fakes/test-engine.js';
+import { addClient, addUser } from '../helpers/fakes/fixtures.js';
+import { START, testEngine } from '../helpers/fakes/test-engine.js';
 
 // RP-Initiated Logout 1.0 §2, §3: the end-session endpoint's checks, and where the browser goes after.
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AuthorizationCode, Client, Grant, RefreshToken, User } from '../../src/core/model.js';
 import type { Storage } from '../../src/core/ports.js';
-import { memoryStorage } from './fakes/memory-storage.js';
+import { memoryStorage } from '../helpers/fakes/memory-storage.js';
 
 /**
  * The fakes keep the promises the port interfaces make (src/core/ports.ts), the ones the engine's

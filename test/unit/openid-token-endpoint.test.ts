@@ -5,8 +5,15 @@ import { createLocalJWKSet, decodeProtectedHeader, jwtVerify, type JWTPayload } 
 import type { Client, Grant, User } from '../../src/core/model.js';
 import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { sha256 } from '../../src/shared/crypto.js';
-import { addClient, addUser, expectOAuthError, PASSWORD, seedCode, withBasic } from './fakes/fixtures.js';
-import { ISSUER, START, testEngine, type TestEngine } from './fakes/test-engine.js';
+import {
+  addClient,
+  addUser,
+  expectOAuthError,
+  PASSWORD,
+  seedCode,
+  withBasic,
+} from '../helpers/fakes/fixtures.js';
+import { ISSUER, START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 /**
  * The token endpoint as an OpenID Provider: the ID token of the code grant (Core §3.1.3.3), of a

@@ -16,8 +16,13 @@ import {
   liveClaims,
   PASSWORD,
   type ExpectedError,
-} from './fakes/fixtures.js';
-import { START, testEngine, type TestEngine, type TestEngineOverrides } from './fakes/test-engine.js';
+} from '../helpers/fakes/fixtures.js';
+import {
+  START,
+  testEngine,
+  type TestEngine,
+  type TestEngineOverrides,
+} from '../helpers/fakes/test-engine.js';
 
 const HERE = '192.0.2.1';
 const ELSEWHERE = '198.51.100.7';

@@ -10,8 +10,8 @@ import { responseLocation } from '../../src/core/authorize/response.js';
 import type { OAuthErrorCode } from '../../src/core/errors.js';
 import type { Client, PushedAuthorizationRequest, User } from '../../src/core/model.js';
 import { sha256 } from '../../src/shared/crypto.js';
-import { addClient, addUser, expectOAuthError, pkcePair, REDIRECT } from './fakes/fixtures.js';
-import { testEngine, type TestEngine } from './fakes/test-engine.js';
+import { addClient, addUser, expectOAuthError, pkcePair, REDIRECT } from '../helpers/fakes/fixtures.js';
+import { testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 // RFC 9126 through the engine's public entry points (AuthorizationService.push, validate, next,
 // approve, deny) on the in-memory fakes and a manual clock.

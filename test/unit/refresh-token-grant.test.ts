@@ -15,8 +15,13 @@ import {
   REDIRECT,
   seedCode,
   type ExpectedError,
-} from './fakes/fixtures.js';
-import { START, testEngine, type TestEngine, type TestEngineOverrides } from './fakes/test-engine.js';
+} from '../helpers/fakes/fixtures.js';
+import {
+  START,
+  testEngine,
+  type TestEngine,
+  type TestEngineOverrides,
+} from '../helpers/fakes/test-engine.js';
 
 interface Party {
   client: Client;

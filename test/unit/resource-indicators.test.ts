@@ -24,8 +24,8 @@ import {
   REDIRECT,
   seedCode,
   type ExpectedError,
-} from './fakes/fixtures.js';
-import { ISSUER, testEngine, type TestEngine } from './fakes/test-engine.js';
+} from '../helpers/fakes/fixtures.js';
+import { ISSUER, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 const API = 'https://api.example';
 const FILES = 'https://files.example/v1';

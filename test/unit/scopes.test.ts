@@ -3,8 +3,15 @@ import { describe, it } from 'node:test';
 import { responseLocation } from '../../src/core/authorize/response.js';
 import { OAuthError, type OAuthErrorCode } from '../../src/core/errors.js';
 import { parseScope, resolveScope } from '../../src/core/scopes/scopes.js';
-import { addClient, addUser, expectOAuthError, PASSWORD, REDIRECT, withBasic } from './fakes/fixtures.js';
-import { testEngine, type TestEngine } from './fakes/test-engine.js';
+import {
+  addClient,
+  addUser,
+  expectOAuthError,
+  PASSWORD,
+  REDIRECT,
+  withBasic,
+} from '../helpers/fakes/fixtures.js';
+import { testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 const REGISTERED = ['read', 'write'];
 

@@ -20,9 +20,9 @@ import { PasswordAuthenticator } from '../../src/core/sign-in/password-authentic
 import { SignInService, type SignInResult } from '../../src/core/sign-in/sign-in-service.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { sha256 } from '../../src/shared/crypto.js';
-import { addClient, addUser, PASSWORD } from './fakes/fixtures.js';
-import { memoryStorage } from './fakes/memory-storage.js';
-import { START, testEngine } from './fakes/test-engine.js';
+import { addClient, addUser, PASSWORD } from '../helpers/fakes/fixtures.js';
+import { memoryStorage } from '../helpers/fakes/memory-storage.js';
+import { START, testEngine } from '../helpers/fakes/test-engine.js';
 
 const HERE = '192.0.2.1';
 const ELSEWHERE = '198.51.100.7';

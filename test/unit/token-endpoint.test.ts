@@ -5,8 +5,14 @@ import type { Client } from '../../src/core/model.js';
 import type { TokenEndpointRequest } from '../../src/core/token-endpoint/token-endpoint.js';
 import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
 import { deriveKey } from '../../src/shared/crypto.js';
-import { addClient, basic, expectOAuthError, liveClaims, type ExpectedError } from './fakes/fixtures.js';
-import { START, testEngine, type TestEngine } from './fakes/test-engine.js';
+import {
+  addClient,
+  basic,
+  expectOAuthError,
+  liveClaims,
+  type ExpectedError,
+} from '../helpers/fakes/fixtures.js';
+import { START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 interface Row {
   name: string;

@@ -5,8 +5,15 @@ import { decodeJwt } from 'jose';
 import { ACCESS_TOKEN_TYPE } from '../../src/core/token-endpoint/token-exchange.js';
 import { TOKEN_EXCHANGE_GRANT, type Client, type Grant, type User } from '../../src/core/model.js';
 import type { TokenResponse } from '../../src/core/tokens/token-issuer.js';
-import { addClient, addUser, basic, expectOAuthError, isLive, type ExpectedError } from './fakes/fixtures.js';
-import { ISSUER, testEngine, type TestEngine } from './fakes/test-engine.js';
+import {
+  addClient,
+  addUser,
+  basic,
+  expectOAuthError,
+  isLive,
+  type ExpectedError,
+} from '../helpers/fakes/fixtures.js';
+import { ISSUER, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 const API = 'https://api.example';
 const FILES = 'https://files.example/v1';

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Client } from '../../src/core/model.js';
 import { introspectionJson, MAC_KEY_SCOPE } from '../../src/core/tokens/token-introspection.js';
-import { addClient, basic } from './fakes/fixtures.js';
-import { testEngine, type TestEngine } from './fakes/test-engine.js';
+import { addClient, basic } from '../helpers/fakes/fixtures.js';
+import { testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 /**
  * The introspector answers a token that names no user and carries no MAC key from its claims alone,

@@ -4,8 +4,8 @@ import type { Client, Grant, User } from '../../src/core/model.js';
 import { UserInfoError, type UserInfoResponse } from '../../src/core/oidc/userinfo.js';
 import { validateEmail, validateName } from '../../src/core/users/user-registry.js';
 import { ValidationError } from '../../src/core/validation.js';
-import { addClient, addUser, seedCode, withBasic } from './fakes/fixtures.js';
-import { START, testEngine, type TestEngine } from './fakes/test-engine.js';
+import { addClient, addUser, seedCode, withBasic } from '../helpers/fakes/fixtures.js';
+import { START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 /** UserInfo's rules (OpenID Connect Core §5.3): who may ask, and which claims each scope releases. */
 

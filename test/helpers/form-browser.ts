@@ -1,5 +1,5 @@
-import type { HttpResponse } from '../helpers/https-client.js';
-import type { TestServer } from '../helpers/server.js';
+import type { HttpResponse } from './https-client.js';
+import type { TestServer } from './server.js';
 
 const BROWSER_COOKIE = '__Host-gatehouse';
 

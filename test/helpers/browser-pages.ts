@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { browserSkip, CHROMIUM, launchTestChromium, startStubSite } from '../helpers/chromium.js';
-import type { TestServer } from '../helpers/server.js';
+import { browserSkip, CHROMIUM, launchTestChromium, startStubSite } from './chromium.js';
+import type { TestServer } from './server.js';
 
 export { browserSkip, CHROMIUM };
 

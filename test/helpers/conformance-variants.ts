@@ -9,20 +9,20 @@ import {
 } from 'jose';
 import type { Client, User } from '../../src/core/model.js';
 import { hashPassword } from '../../src/core/users/passwords.js';
-import type { Backend } from '../helpers/backends.js';
-import { browserSkip } from '../helpers/chromium.js';
-import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import type { Backend } from './backends.js';
+import { browserSkip } from './chromium.js';
+import { basicAuth, type HttpResponse } from './https-client.js';
+import { startTestServer, type TestServer } from './server.js';
 import {
   ISSUER,
   OTHER_REDIRECT_URI,
   POST_LOGOUT_REDIRECT_URI,
   REDIRECT_URI,
   RP_ORIGIN,
-} from './addresses.js';
-import { BrowserAgent, type Chrome } from './browser-agent.js';
-import { FormAgent } from './form-agent.js';
-import type { AuthorizationOutcome, BrowserOptions, TestUser, UserAgent } from './user-agent.js';
+} from '../conformance/addresses.js';
+import { BrowserAgent, type Chrome } from '../conformance/browser-agent.js';
+import { FormAgent } from '../conformance/form-agent.js';
+import type { AuthorizationOutcome, BrowserOptions, TestUser, UserAgent } from '../conformance/user-agent.js';
 
 // The machinery of Gatehouse's own conformance suite: one OpenID Provider per store, a relying party
 // (a real HTTPS server that records what the browser brings it), the user's browser (Chromium, or the
@@ -30,15 +30,21 @@ import type { AuthorizationOutcome, BrowserOptions, TestUser, UserAgent } from '
 // Foundation's conformance-suite modules make, written from the specifications.
 
 export { browserSkip };
-export { launchChrome, type Chrome } from './browser-agent.js';
+export { launchChrome, type Chrome } from '../conformance/browser-agent.js';
 export {
   ISSUER,
   OTHER_REDIRECT_URI,
   POST_LOGOUT_REDIRECT_URI,
   REDIRECT_URI,
   RP_ORIGIN,
-} from './addresses.js';
-export type { AuthorizationOutcome, RpRequest, TestUser, UserAgent, UserPage } from './user-agent.js';
+} from '../conformance/addresses.js';
+export type {
+  AuthorizationOutcome,
+  RpRequest,
+  TestUser,
+  UserAgent,
+  UserPage,
+} from '../conformance/user-agent.js';
 
 /** The OpenID Connect response types the certification profiles use (Core §3; Multiple Response Types §3). */
 export type ResponseType =
@@ -139,7 +145,7 @@ const PASSWORD = 'correct horse battery staple';
 
 /**
  * The hash of every test user's password, made once per process at the production cost (as
- * test/unit/fakes/fixtures.ts does): each sign-in still verifies it as Gatehouse would, and none is
+ * test/helpers/fakes/fixtures.ts does): each sign-in still verifies it as Gatehouse would, and none is
  * re-hashed, while a new user costs one insert instead of an argon2id hash.
  */
 let passwordHash: Promise<string> | undefined;

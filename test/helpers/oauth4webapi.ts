@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import * as oauth from 'oauth4webapi';
-import type { GatehouseOptions } from '../../../src/compose/gatehouse.js';
-import type { ConfigInput } from '../../../src/config.js';
-import type { ClientInput } from '../../../src/core/clients/client-registry.js';
-import type { Client, User } from '../../../src/core/model.js';
-import { FormBrowser } from '../../authorize/form-browser.js';
-import type { Backend } from '../../helpers/backends.js';
-import type { HttpResponse } from '../../helpers/https-client.js';
-import { startTestServer, type TestServer } from '../../helpers/server.js';
-import { trustingFetch } from '../../helpers/trusting-fetch.js';
-import { freePort } from '../../ops/support/spawned-server.js';
+import type { GatehouseOptions } from '../../src/compose/gatehouse.js';
+import type { ConfigInput } from '../../src/config.js';
+import type { ClientInput } from '../../src/core/clients/client-registry.js';
+import type { Client, User } from '../../src/core/model.js';
+import { FormBrowser } from './form-browser.js';
+import type { Backend } from './backends.js';
+import type { HttpResponse } from './https-client.js';
+import { startTestServer, type TestServer } from './server.js';
+import { trustingFetch } from './trusting-fetch.js';
+import { freePort } from './spawned-server.js';
 
 // What every oauth4webapi interop file sets up the same way: a server at an https://localhost issuer,
 // the library's discovery of it, a fetch that trusts the server's certificate, a registered client as

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { ClientInformation } from '../../src/core/clients/dynamic-registration.js';
-import { TEST_DATABASE_URL, withSchemaLock } from '../helpers/backends.js';
-import type { HttpResponse } from '../helpers/https-client.js';
-import type { TestServer } from '../helpers/server.js';
-import { runCli, type RunResult } from '../cli/support/cli.js';
+import { TEST_DATABASE_URL, withSchemaLock } from './backends.js';
+import type { HttpResponse } from './https-client.js';
+import type { TestServer } from './server.js';
+import { runCli, type RunResult } from './cli.js';
 
 export const CALLBACK = 'https://app.example/cb';
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import type { ClientInput } from '../../src/core/clients/client-registry.js';
 import type { Client, User } from '../../src/core/model.js';
-import { basicAuth, type HttpResponse } from '../helpers/https-client.js';
-import type { TestServer } from '../helpers/server.js';
+import { basicAuth, type HttpResponse } from './https-client.js';
+import type { TestServer } from './server.js';
 
 export interface Credentials {
   id: string;

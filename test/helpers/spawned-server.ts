@@ -7,11 +7,11 @@ import { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { runCommandLine } from '../../../src/cli/command-line.js';
-import { HttpsClient } from '../../helpers/https-client.js';
+import { runCommandLine } from '../../src/cli/command-line.js';
+import { HttpsClient } from './https-client.js';
 
 /** The compiled CLI next to this compiled test, whatever the output folder. */
-export const CLI = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 /** One server secret for every process of a test: processes sharing a store must share it. */
 export const TEST_SECRET = randomBytes(32).toString('base64url');

@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { runCommandLine } from '../../../src/cli/command-line.js';
-import { createSqlStorage, type SqlStorage } from '../../../src/storage/sql/index.js';
-import { dropTestSchema, TEST_DATABASE_URL, withSchemaLock, type Backend } from '../../helpers/backends.js';
+import { runCommandLine } from '../../src/cli/command-line.js';
+import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
+import { dropTestSchema, TEST_DATABASE_URL, withSchemaLock, type Backend } from './backends.js';
 
 /** The compiled CLI beside this compiled helper, whatever the output folder. */
-export const CLI = fileURLToPath(new URL('../../../src/cli/main.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../src/cli/main.js', import.meta.url));
 
 export interface RunResult {
   code: number | null;

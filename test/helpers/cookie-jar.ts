@@ -1,4 +1,4 @@
-import type { HttpResponse, TestHttpClient } from '../../helpers/https-client.js';
+import type { HttpResponse, TestHttpClient } from './https-client.js';
 
 /** A browser without a browser: keeps cookies, replays them to whichever process it talks to. */
 export class CookieJar {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import { createLocalJWKSet, jwtVerify, type JWTPayload, type JWTVerifyResult } from 'jose';
-import type { HttpResponse } from '../helpers/https-client.js';
-import type { TestServer } from '../helpers/server.js';
+import type { HttpResponse } from './https-client.js';
+import type { TestServer } from './server.js';
 
 export const ISSUER = 'https://gatehouse.test';
 

@@ -2,7 +2,7 @@ import { request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { ResourceServerOptions } from 'gatehouse-oauth-resource-server';
-import type { TestServer } from '../helpers/server.js';
+import type { TestServer } from './server.js';
 
 export interface PlainResponse {
   status: number;

@@ -12,7 +12,7 @@ import type { TokenEndpoint, TokenEndpointRequest } from '../../../src/core/toke
 import type { TokenIssuer, TokenResponse } from '../../../src/core/tokens/token-issuer.js';
 import type { TokenServices } from '../../../src/core/tokens/token-services.js';
 import { ManualClock } from '../../../src/shared/clock.js';
-import { seedSigningKeys } from '../../helpers/signing-keys.js';
+import { seedSigningKeys } from '../signing-keys.js';
 import { memoryStorage } from './memory-storage.js';
 
 /** Seconds since the epoch at which every test engine's clock starts (2027-01-15): no test reads the wall clock. */
