@@ -210,6 +210,10 @@ export const ENDPOINTS = {
     path: '/account/apps/:clientId/revoke',
     methods: { POST: unlimited("the signed-in user's own grant (CSRF-checked)") },
   },
+  accountSecurity: {
+    path: '/account/security',
+    methods: { GET: unlimited("the signed-in user's own page") },
+  },
   playground: {
     path: '/playground',
     methods: { GET: unlimited('a page; its requests go to the endpoints above') },

@@ -32,6 +32,9 @@ export interface BrowserContext {
   readonly csrfToken: string;
 }
 
+/** A browser with someone signed in (the account pages' view of it). */
+export type SignedInContext = BrowserContext & { user: User; authentication: Authentication };
+
 export class BrowserContexts {
   constructor(
     private readonly sessions: BrowserSessions,

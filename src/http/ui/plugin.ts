@@ -11,6 +11,7 @@ import { BrowserContexts } from './browser-context.js';
 import { contentSecurityPolicy } from './content-security-policy.js';
 import { CsrfTokens } from './csrf.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
+import { registerSecurityRoutes } from './routes/security-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
 import { registerDeviceRoutes } from './routes/device-routes.js';
@@ -102,6 +103,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerSessionRoutes(app, ui);
     registerDeviceRoutes(app, ui);
     registerAccountRoutes(app, ui);
+    registerSecurityRoutes(app, ui);
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
     registerHomeRoutes(app, ui);

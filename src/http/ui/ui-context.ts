@@ -92,7 +92,7 @@ const MAX_NEXT_LENGTH = 8192;
  */
 export function safeNext(next: string | undefined): string {
   if (next === undefined || next.length > MAX_NEXT_LENGTH || /[\\#\s]/.test(next)) return '/account/apps';
-  if (next === '/account/apps' || next === '/playground') return next;
+  if (next === '/account/apps' || next === '/account/security' || next === '/playground') return next;
   if (next.startsWith('/authorize?')) return next;
   // The consent page of a device's code (RFC 8628 §3.3), which checks its ticket again.
   if (next.startsWith('/device/consent?')) return next;

@@ -55,6 +55,7 @@ export function layout(frame: PageFrame, page: PageOptions): string {
             signedIn
               ? html`<nav aria-label="Account">
                   <a href="${base}/account/apps" ${current(page.name === 'apps')}>Connected apps</a>
+                  <a href="${base}/account/security" ${current(page.name === 'security')}>Security</a>
                   <a href="${base}/playground" ${current(page.name === 'playground')}>Playground</a>
                   <span class="who" title="Signed in as ${frame.username}">${frame.username}</span>
                   ${

@@ -4,7 +4,7 @@ import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
-import { deviceTargetAfterSignIn } from './device-routes.js';
+import { completeSignIn } from '../sign-in-completion.js';
 import {
   field,
   forbiddenForm,
@@ -77,16 +77,11 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
         }),
       );
     }
-    // A new id on every sign-in: an id planted before sign-in never becomes a session (fixation).
-    const oldBrowserId = ui.browsers.browserId(request);
-    await ui.engine.browserSessions.end(oldBrowserId);
-    const browserId = await ui.engine.browserSessions.start(result.user.id, result.authentication);
-    ui.browsers.setCookie(reply, browserId);
-    // The password was just entered for this authorization request: what it asked for is done.
-    if (next.startsWith(AUTHORIZE)) {
-      ui.browsers.markInteraction(reply, browserId, next.slice(AUTHORIZE.length));
-    }
-    return reply.redirect(base + deviceTargetAfterSignIn(ui, next, oldBrowserId, browserId), 303);
+    return completeSignIn(ui, request, reply, {
+      userId: result.user.id,
+      authentication: result.authentication,
+      next,
+    });
   });
 
   // prompt=select_account (OpenID Connect Core §3.1.2.1): the user chose to continue as the account

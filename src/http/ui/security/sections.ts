@@ -1,0 +1,18 @@
+import type { SignedInContext } from '../browser-context.js';
+import type { SecuritySection } from '../pages/security-page.js';
+import type { UiContext } from '../ui-context.js';
+
+/**
+ * Builds one section of /account/security for the signed-in user (SecuritySection), or nothing when
+ * the section does not apply (no upstream provider configured, say).
+ */
+export type SecuritySectionSource = (
+  ui: UiContext,
+  browser: SignedInContext,
+) => Promise<SecuritySection | undefined>;
+
+/**
+ * The sections of the security page, in the order they are shown. A method adds its own source here
+ * (its file in this folder); its routes live beside it and answer to /account/security/<method>/....
+ */
+export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [];

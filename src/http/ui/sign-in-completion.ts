@@ -1,0 +1,37 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { SessionAuthentication } from '../../core/model.js';
+import { deviceTargetAfterSignIn } from './routes/device-routes.js';
+import type { UiContext } from './ui-context.js';
+
+const AUTHORIZE = '/authorize?';
+
+export interface CompletedSignIn {
+  userId: string;
+  /** What the browser session records (decision 30): every method used in this sign-in, in order. */
+  authentication: SessionAuthentication;
+  /** Where the person goes next (already passed through safeNext). */
+  next: string;
+}
+
+/**
+ * Ends a sign-in, whichever method proved who the person is: a new browser id on every sign-in (an id
+ * planted before sign-in never becomes a session: fixation), the session started with what was used,
+ * the authorization request it was for marked as interacted with, and the redirect to `next`.
+ */
+export async function completeSignIn(
+  ui: UiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  signIn: CompletedSignIn,
+): Promise<FastifyReply> {
+  const { next } = signIn;
+  const oldBrowserId = ui.browsers.browserId(request);
+  await ui.engine.browserSessions.end(oldBrowserId);
+  const browserId = await ui.engine.browserSessions.start(signIn.userId, signIn.authentication);
+  ui.browsers.setCookie(reply, browserId);
+  // The person just proved who they are for this authorization request: what it asked for is done.
+  if (next.startsWith(AUTHORIZE)) {
+    ui.browsers.markInteraction(reply, browserId, next.slice(AUTHORIZE.length));
+  }
+  return reply.redirect(ui.config.basePath + deviceTargetAfterSignIn(ui, next, oldBrowserId, browserId), 303);
+}
