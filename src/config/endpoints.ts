@@ -267,8 +267,21 @@ export function isOn(endpoint: Endpoint, settings: EndpointSettings): boolean {
 }
 
 /** An endpoint's URL: the issuer, which includes any base path, and its path. */
-export function endpointUrl(issuer: string, endpoint: Endpoint): string {
-  return `${issuer}${endpoint.path}`;
+/**
+ * An endpoint's URL under the issuer; `params` fills the path's `:name` segments (percent-encoded), so
+ * that core never writes a path of its own (decision 31).
+ */
+export function endpointUrl(
+  issuer: string,
+  endpoint: Endpoint,
+  params: Readonly<Record<string, string>> = {},
+): string {
+  const path = endpoint.path.replace(/:([A-Za-z]+)/g, (segment, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`endpointUrl: no value for ${segment} in ${endpoint.path}`);
+    return encodeURIComponent(value);
+  });
+  return `${issuer}${path}`;
 }
 
 /**

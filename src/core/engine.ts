@@ -69,7 +69,7 @@ export interface EnginePolicy {
   /** The password grant for public clients (docs/decisions.md, decision 9). */
   allowPublicPasswordGrant: boolean;
   /** RFC 8628: device codes' lifetime and polling interval; wrong user codes allowed per source (§5.1). */
-  deviceAuthorization: Omit<DeviceAuthorizationPolicy, 'issuer'>;
+  deviceAuthorization: DeviceAuthorizationPolicy;
   /** Derives MAC tokens' keys (docs/decisions.md, decision 3). */
   macSecret: Buffer;
   /** How far a MAC-signed request's time may be from the server's clock, either way. */
@@ -83,6 +83,8 @@ export interface EnginePolicy {
     reservedNames: readonly string[];
     /** GATEHOUSE_ALLOW_PRIVATE_JWKS_URI: a literal non-public jwks_uri is refused at registration. */
     allowPrivateJwksUri: boolean;
+    /** RFC 7592 §3 `registration_client_uri` of a client: the endpoint table's configuration endpoint. */
+    clientConfigurationUri: (clientId: string) => string;
   };
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
@@ -275,7 +277,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       storage,
       clock,
       resources: resourceTargets,
-      policy: { issuer: policy.issuer, ...policy.deviceAuthorization },
+      policy: policy.deviceAuthorization,
     }),
     browserSessions: new BrowserSessions(storage.browserSessions, clock),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
@@ -285,6 +287,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       storage,
       clock,
       issuer: policy.issuer,
+      clientConfigurationUri: policy.dynamicRegistration.clientConfigurationUri,
       policy: policy.dynamicRegistration.policy,
       scopes: policy.dynamicRegistration.scopes,
       reservedNames: policy.dynamicRegistration.reservedNames,
