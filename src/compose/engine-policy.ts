@@ -54,6 +54,11 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       reservedNames: [...new Set(['Gatehouse', config.productName])],
       allowPrivateJwksUri: config.allowPrivateJwksUri,
     },
+    mail: {
+      productName: config.productName,
+      passwordResetUrl: endpointUrl(config.issuer, ENDPOINTS.passwordReset),
+      emailVerificationUrl: endpointUrl(config.issuer, ENDPOINTS.emailVerification),
+    },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,
       algorithm: config.signingAlgorithm,
