@@ -227,7 +227,7 @@ export const ENDPOINTS = {
   passwordReset: {
     path: '/password-reset',
     methods: {
-      GET: unlimited("looks up a 256-bit link token by its hash: guessing one is hopeless"),
+      GET: unlimited('looks up a 256-bit link token by its hash: guessing one is hopeless'),
       // Hashes the new password (argon2id): counted per address like a sign-in.
       POST: bucket('signIn'),
     },
@@ -235,7 +235,7 @@ export const ENDPOINTS = {
   emailVerification: {
     path: '/email-verification',
     methods: {
-      GET: unlimited("looks up a 256-bit link token by its hash: guessing one is hopeless"),
+      GET: unlimited('looks up a 256-bit link token by its hash: guessing one is hopeless'),
       POST: bucket('signIn'),
     },
   },
