@@ -214,7 +214,9 @@ export class AccountMail {
       usedAt: null,
     });
     const base =
-      purpose === 'password-reset' ? this.deps.policy.passwordResetUrl : this.deps.policy.emailVerificationUrl;
+      purpose === 'password-reset'
+        ? this.deps.policy.passwordResetUrl
+        : this.deps.policy.emailVerificationUrl;
     return `${base}?token=${token}`;
   }
 }
