@@ -114,7 +114,7 @@ describe('Recovery and email verification by mail, in Chromium', { skip: browser
 
         const mail = await smtp.mail(mailsBefore);
         assert.equal(mail.to && !Array.isArray(mail.to) ? mail.to.text : undefined, email);
-        assert.equal(mail.from?.text, 'Gatehouse <no-reply@gatehouse.test>');
+        assert.deepEqual(mail.from?.value, [{ name: 'Gatehouse', address: 'no-reply@gatehouse.test' }]);
         assert.equal(mail.subject, 'Reset your Gatehouse password');
         const link = linkIn(mail, '/password-reset');
 
