@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ParsedMail } from 'mailparser';
 import { decodeJwt } from 'jose';
@@ -26,6 +28,8 @@ import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp-server.js'
 
 const ISSUER = 'https://gatehouse.test';
 const NEW_PASSWORD = 'a brand new passphrase';
+// Set GATEHOUSE_SCREENSHOTS=<dir> to keep a screenshot of every page at 375 px.
+const SCREENSHOTS = process.env.GATEHOUSE_SCREENSHOTS;
 
 /** The link of `path` in a mail's text, whole. */
 function linkIn(mail: ParsedMail, path: '/password-reset' | '/email-verification'): string {
@@ -177,6 +181,65 @@ describe('Recovery and email verification by mail, in Chromium', { skip: browser
         );
         await context.close();
       });
+
+      if (backend === 'sqlite') {
+        it('fits every page of it into 375 px, with labelled controls (screenshots: GATEHOUSE_SCREENSHOTS)', async () => {
+          const email = `phone-${randomUUID().slice(0, 8)}@example.com`;
+          const { user } = await server.user(undefined, undefined, { email });
+          const { context, page } = await clientContext(chrome, 375);
+          const check = async (name: string) => {
+            const problems = await page.evaluate(() => {
+              const found: string[] = [];
+              if (document.documentElement.scrollWidth > window.innerWidth) found.push('scrolls sideways');
+              for (const control of document.querySelectorAll<HTMLInputElement>('input:not([type=hidden])')) {
+                if ((control.labels?.length ?? 0) === 0) found.push(`no label: ${control.name}`);
+              }
+              return found;
+            });
+            assert.deepEqual(problems, [], name);
+            if (SCREENSHOTS)
+              await page.screenshot({ path: join(SCREENSHOTS, `${name}-375.png`), fullPage: true });
+          };
+          if (SCREENSHOTS) mkdirSync(SCREENSHOTS, { recursive: true });
+          await page.goto(`${ISSUER}/sign-in`);
+          await check('sign-in-with-forgot-password');
+          await page.getByRole('link', { name: 'Forgot password?' }).click();
+          await check('forgot-password');
+          await page.getByLabel('Email').fill('not an address');
+          // Past the browser's own check (type=email), to see the server's answer.
+          await page.locator('form').evaluate((form) => form.setAttribute('novalidate', ''));
+          await page.getByRole('button', { name: 'Send link' }).click();
+          await page.getByRole('alert').waitFor();
+          await check('forgot-password-invalid');
+          const mailsBefore = smtp.mails.length;
+          await page.getByLabel('Email').fill(email);
+          await page.getByRole('button', { name: 'Send link' }).click();
+          await page.getByRole('heading', { name: 'Check your email' }).waitFor();
+          await check('forgot-password-sent');
+          const link = linkIn(await smtp.mail(mailsBefore), '/password-reset');
+          await page.goto(link);
+          await check('new-password');
+          await page.getByLabel('New password').fill('short');
+          // The browser's own check (minlength) would stop the form; the server's answer is checked here.
+          await page.locator('form').evaluate((form) => form.setAttribute('novalidate', ''));
+          await page.getByRole('button', { name: 'Set password' }).click();
+          await page.getByRole('alert').waitFor();
+          await check('new-password-refused');
+          await page.getByLabel('New password').fill(NEW_PASSWORD);
+          await page.getByRole('button', { name: 'Set password' }).click();
+          await page.getByRole('heading', { name: 'Password set' }).waitFor();
+          await check('password-set');
+          await page.goto(link);
+          await check('link-used');
+          await page.goto(`${ISSUER}/sign-in?next=/account/security`);
+          await signIn(page, user.username, NEW_PASSWORD);
+          await page.waitForURL(`${ISSUER}/account/security`);
+          // Following the mailed link proved the address too.
+          await page.getByRole('region', { name: 'Email' }).getByText('(verified)').waitFor();
+          await check('security-email-verified-by-reset');
+          await context.close();
+        });
+      }
 
       it('"Verify" on the security page: email_verified is false in the ID token, then true once the mailed link is followed', async () => {
         const email = `verify-${randomUUID().slice(0, 8)}@example.com`;
