@@ -13,7 +13,6 @@ import {
   browserSkip,
   CLIENT_REDIRECT,
   clientContext,
-  expectConsentPage,
   landedAtClient,
   launchChromium,
   signIn,
