@@ -56,6 +56,11 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       allowPrivateJwksUri: config.allowPrivateJwksUri,
       clientConfigurationUri: (id) => endpointUrl(config.issuer, ENDPOINTS.registrationConfiguration, { id }),
     },
+    mail: {
+      productName: config.productName,
+      passwordResetUrl: endpointUrl(config.issuer, ENDPOINTS.passwordReset),
+      emailVerificationUrl: endpointUrl(config.issuer, ENDPOINTS.emailVerification),
+    },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,
       algorithm: config.signingAlgorithm,

@@ -214,6 +214,40 @@ export const ENDPOINTS = {
     path: '/account/security',
     methods: { GET: unlimited("the signed-in user's own page") },
   },
+  // Decision 35: recovery and email verification by mail.
+  forgotPassword: {
+    path: '/forgot-password',
+    methods: {
+      GET: unlimited('the form; checks nothing'),
+      // Each request may send mail: counted per address like a sign-in; mails per user are capped
+      // in the store too (core/users/account-mail.ts).
+      POST: bucket('signIn'),
+    },
+  },
+  passwordReset: {
+    path: '/password-reset',
+    methods: {
+      GET: unlimited('looks up a 256-bit link token by its hash: guessing one is hopeless'),
+      // Hashes the new password (argon2id): counted per address like a sign-in.
+      POST: bucket('signIn'),
+    },
+  },
+  emailVerification: {
+    path: '/email-verification',
+    methods: {
+      GET: unlimited('looks up a 256-bit link token by its hash: guessing one is hopeless'),
+      POST: bucket('signIn'),
+    },
+  },
+  emailVerificationRequest: {
+    path: '/account/security/email/verify',
+    methods: {
+      POST: {
+        ownLimit:
+          "the signed-in user's own address (CSRF-checked); at most 5 mails per user per hour, counted in the store (core/users/account-mail.ts)",
+      },
+    },
+  },
   playground: {
     path: '/playground',
     methods: { GET: unlimited('a page; its requests go to the endpoints above') },

@@ -23,7 +23,7 @@ import { macTokens, type MacTokens } from './keys/mac.js';
 import { IdTokenIssuer } from './tokens/id-token.js';
 import { InitialAccessTokenRegistry } from './clients/initial-access-tokens.js';
 import { UserInfoService } from './oidc/userinfo.js';
-import type { JwksFetcher, Storage } from './ports.js';
+import type { JwksFetcher, Mailer, Storage } from './ports.js';
 import { ResourceRegistry } from './scopes/resource-registry.js';
 import { ResourceTargets } from './scopes/resources.js';
 import { ScopeRegistry } from './scopes/scope-registry.js';
@@ -31,6 +31,7 @@ import { SigningKeyRegistry } from './keys/signing-key-registry.js';
 import { TokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { TokenIssuer } from './tokens/token-issuer.js';
 import { createTokenServices, type TokenServices } from './tokens/token-services.js';
+import { AccountMail, type AccountMailPolicy } from './users/account-mail.js';
 import { UserRegistry } from './users/user-registry.js';
 
 /** The engine's rules as plain values: compose/gatehouse.ts derives them from the configuration. */
@@ -86,6 +87,8 @@ export interface EnginePolicy {
     /** RFC 7592 §3 `registration_client_uri` of a client: the endpoint table's configuration endpoint. */
     clientConfigurationUri: (clientId: string) => string;
   };
+  /** Recovery and email verification by mail: the mails' links and name (decision 35). */
+  mail: AccountMailPolicy;
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
     keyEncryptionKey: Buffer;
@@ -104,6 +107,11 @@ export interface EngineDependencies {
    * docs/decisions.md). Without one, such clients cannot authenticate (the command line needs none).
    */
   jwksFetcher?: JwksFetcher;
+  /**
+   * Sends the recovery and verification mails (src/outbound/: SMTP, or the log). Without one, such
+   * mails fail (the command line sends none).
+   */
+  mailer?: Mailer;
 }
 
 export type SignInInput = { username: string; password: string; address: string };
@@ -145,6 +153,8 @@ export interface Engine {
   /** RFC 7591 §3 initial access tokens (`gatehouse initial-access-tokens`). */
   readonly initialAccessTokens: InitialAccessTokenRegistry;
   readonly users: UserRegistry;
+  /** "Forgot password?" and "Verify": single-use links by mail (docs/decisions.md, decision 35). */
+  readonly accountMail: AccountMail;
   readonly scopes: ScopeRegistry;
   /** The resource servers a `resource` parameter may name (RFC 8707). */
   readonly resources: ResourceRegistry;
@@ -167,12 +177,19 @@ export interface Engine {
   signIn(input: SignInInput): Promise<SignInResult>;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
-  /** Stops the key ring's refresh and waits for a read in flight; the store is the caller's to close. */
+  /**
+   * Stops the key ring's refresh and waits for a read in flight and for the mails being sent, then
+   * closes the mailer; the store is the caller's to close.
+   */
   close(): Promise<void>;
 }
 
 const noJwksFetcher: JwksFetcher = {
   fetch: () => Promise.reject(new Error('this process does not fetch jwks_uri documents')),
+};
+
+const noMailer: Mailer = {
+  send: () => Promise.reject(new Error('this process sends no mail')),
 };
 
 export function createEngine(deps: EngineDependencies): Engine {
@@ -249,6 +266,9 @@ export function createEngine(deps: EngineDependencies): Engine {
     windowSeconds: policy.passwordFailureWindowSeconds,
   });
   const passwords = new PasswordAuthenticator(storage.users, clock);
+  const users = new UserRegistry(storage, clock);
+  const mailer = deps.mailer ?? noMailer;
+  const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail });
   return {
     clock,
     keyRing,
@@ -294,7 +314,8 @@ export function createEngine(deps: EngineDependencies): Engine {
       allowPrivateJwksUri: policy.dynamicRegistration.allowPrivateJwksUri,
     }),
     initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
-    users: new UserRegistry(storage, clock),
+    users,
+    accountMail,
     scopes,
     resources: new ResourceRegistry(storage, clock, resourceTargets),
     grants: new GrantRegistry(storage, clock),
@@ -307,6 +328,10 @@ export function createEngine(deps: EngineDependencies): Engine {
       await scopes.ensureBuiltIns();
       await keyRing.init();
     },
-    close: () => keyRing.close(),
+    async close() {
+      await keyRing.close();
+      await accountMail.idle();
+      await mailer.close?.();
+    },
   };
 }

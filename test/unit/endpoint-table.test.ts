@@ -97,6 +97,10 @@ const LIMITED: [string, string][] = [
   ['POST /introspect', 'introspect'],
   ['POST /sign-in', 'signIn'],
   ['POST /device', 'signIn'],
+  // Decision 35: each may send a mail or hash a password.
+  ['POST /forgot-password', 'signIn'],
+  ['POST /password-reset', 'signIn'],
+  ['POST /email-verification', 'signIn'],
   ['POST /revoke', 'revoke'],
   ['GET /userinfo', 'userinfo'],
   ['POST /userinfo', 'userinfo'],

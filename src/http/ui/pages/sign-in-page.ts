@@ -85,6 +85,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
       <div class="actions">
         <button type="submit" class="${input.continueAs !== undefined ? '' : 'primary'}">Sign in</button>
       </div>
-    </form>`;
+    </form>
+    <p><a href="${frame.basePath}/forgot-password">Forgot password?</a></p>`;
   return layout(frame, { title: 'Sign in', name: 'sign-in', body });
 }
