@@ -10,7 +10,14 @@ import type { Client, Grant } from '../model.js';
 import type { Storage } from '../ports.js';
 import type { ResourceTargets } from '../scopes/resources.js';
 import { isSubset } from '../scopes/scopes.js';
-import type { Authentication, SignedIn } from '../sign-in/assurance.js';
+import {
+  reportedAcr,
+  unreachable,
+  unsatisfied,
+  weakestAcrAsked,
+  type Authentication,
+  type SignedIn,
+} from '../sign-in/assurance.js';
 import { SIGN_IN_METHODS } from '../sign-in/methods.js';
 import type { TokenIssuer, TokenResponse } from '../tokens/token-issuer.js';
 import { GRANT_LIFETIMES, recordConsent, type ConsentDecision } from './consent.js';
@@ -90,16 +97,33 @@ export class PushedRequestSpentError extends Error {
 /** What answering an authorization request needs next, given who is signed in (see next()). */
 export type AuthorizationStep =
   /**
-   * A sign-in: nobody is signed in, or the request wants a fresh one (prompt=login, max_age). `methods`
-   * names the AuthenticationMethods that may satisfy it (decision 30; today the password).
+   * A sign-in: nobody is signed in, or the request wants a fresh one (prompt=login, max_age), or a
+   * stronger one (`acr`: acr_values or the claims parameter's acr, decision 36; `acr` then names the
+   * weakest value that will do). `methods` names the AuthenticationMethods that may satisfy it
+   * (decision 30; today the password).
    */
-  | { step: 'sign-in'; reason: 'signed-out' | 'login' | 'max-age'; methods: readonly string[] }
+  | {
+      step: 'sign-in';
+      reason: SignInReason;
+      methods: readonly string[];
+      acr?: string;
+    }
   /** prompt=select_account: continue as the signed-in user, or sign in as someone else. */
   | { step: 'select-account' }
   /** The consent page, for `request` as offered to the signed-in user (forUser). */
   | { step: 'consent'; request: AuthorizationRequest }
   /** An answer for the client at once: under a remembered grant, or a prompt=none error. */
   | { step: 'respond'; response: AuthorizationResponse };
+
+/** Why the authorization endpoint asks for a sign-in (AuthorizationStep `sign-in`). */
+export type SignInReason = 'signed-out' | 'login' | 'max-age' | 'acr';
+
+/**
+ * The error of a request whose essential `acr` (Core §5.5.1.1) no sign-in met: OpenID Connect Unmet
+ * Authentication Requirements 1.0 §2 defines this code for exactly that case (docs/decisions.md,
+ * decision 36; `access_denied` would read as the user's refusal).
+ */
+export const UNMET_AUTHENTICATION_REQUIREMENTS = 'unmet_authentication_requirements';
 
 /** Loopback hosts (RFC 8252 §7.3, §8.3): any local application can listen there. */
 function isLoopbackHost(hostname: string): boolean {
@@ -317,18 +341,33 @@ export class AuthorizationService {
       return respond(this.error(request, adminOnly()));
     }
     const refuse = async (
-      code: 'login_required' | 'consent_required' | 'interaction_required',
+      code:
+        | 'login_required'
+        | 'consent_required'
+        | 'interaction_required'
+        | typeof UNMET_AUTHENTICATION_REQUIREMENTS,
       text: string,
     ): Promise<AuthorizationStep> => {
       await this.spend(request);
       return respond(this.error(request, new OAuthError(code, text)));
     };
-    const { prompt, maxAge } = request;
+    const { prompt } = request;
+    const requirement = request.authenticationRequirement;
     const now = this.options.clock.now();
-    const tooOld = isAuthentication(session) && maxAge !== null && now - session.authTime > maxAge;
+    // Decision 36: what the sign-in lacks for this request (max_age, then acr), if anything.
+    const lacking = isAuthentication(session) ? unsatisfied(session, requirement, now) : undefined;
+    // Core §5.5.1.1: an essential acr no sign-in here can give fails at once; no one signs in in vain.
+    if (unreachable(requirement)) {
+      return refuse(UNMET_AUTHENTICATION_REQUIREMENTS, 'no sign-in here meets the acr values asked for');
+    }
     if (prompt.none) {
       if (session === undefined) return refuse('login_required', 'the user is not signed in');
-      if (tooOld) return refuse('login_required', 'the sign-in is older than max_age');
+      if (lacking === 'max-age') return refuse('login_required', 'the sign-in is older than max_age');
+      // An essential acr the sign-in does not meet needs a new, stronger one: a page prompt=none
+      // forbids (Core §3.1.2.6). A voluntary one is answered with the acr reached.
+      if (lacking === 'acr' && requirement.essential) {
+        return refuse('login_required', 'the sign-in does not meet the essential acr asked for');
+      }
       if (request.idTokenHint !== undefined && request.idTokenHint.sub !== session.userId) {
         return refuse('login_required', 'another user is signed in than id_token_hint names');
       }
@@ -338,16 +377,19 @@ export class AuthorizationService {
         ? refuse('consent_required', 'the user has not allowed this request')
         : refuse('interaction_required', 'this application must ask the user each time');
     }
-    const signIn = (reason: 'signed-out' | 'login' | 'max-age'): AuthorizationStep => ({
-      step: 'sign-in',
-      reason,
-      methods: SIGN_IN_METHODS,
-    });
+    const signIn = (reason: SignInReason): AuthorizationStep => {
+      const acr = reason === 'acr' ? weakestAcrAsked(requirement) : undefined;
+      return { step: 'sign-in', reason, methods: SIGN_IN_METHODS, ...(acr !== undefined ? { acr } : {}) };
+    };
     if (session === undefined) return signIn('signed-out');
     if (!options.interacted) {
-      if (prompt.login || maxAge === 0) return signIn('login');
-      if (tooOld) return signIn('max-age');
+      if (prompt.login || requirement.maxAge === 0) return signIn('login');
+      if (lacking !== undefined) return signIn(lacking);
       if (prompt.selectAccount) return { step: 'select-account' };
+    } else if (lacking === 'acr' && requirement.essential) {
+      // Signed in again for this very request and still short of an essential acr: Core §5.5.1.1
+      // treats it as a failed authentication (decision 36). A voluntary one goes on with what was reached.
+      return refuse(UNMET_AUTHENTICATION_REQUIREMENTS, 'the sign-in did not meet the essential acr asked for');
     }
     if (!request.forceConsent) {
       const grant = await this.rememberedGrant(request, session.userId, options.grants);

@@ -546,6 +546,8 @@ function deviceAuthorizations(t: Tables): DeviceAuthorizationStore {
           scope: [...decision.scope],
           authTime: decision.authTime,
           sid: decision.sid,
+          acr: decision.acr ?? null,
+          amr: decision.amr ?? null,
         });
       } else {
         Object.assign(row, { status: 'denied', userId: decision.userId });

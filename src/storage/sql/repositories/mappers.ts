@@ -30,6 +30,11 @@ import type {
 
 const splitScope = (value: string): string[] => (value === '' ? [] : value.split(' '));
 const joinScope = (scope: readonly string[]): string => scope.join(' ');
+// Migration 0021: the sign-in's amr as a JSON array; NULL when unknown.
+const amrFromColumn = (value: string | null): string[] | null =>
+  value === null ? null : (JSON.parse(value) as string[]);
+const amrToColumn = (value: readonly string[] | null | undefined): string | null =>
+  value === null || value === undefined ? null : JSON.stringify(value);
 
 export const clientFromRow = (row: ClientsTable): Client => ({
   id: row.id,
@@ -153,6 +158,8 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   nonce: row.nonce,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  acr: row.acr,
+  amr: amrFromColumn(row.amr),
   resources: JSON.parse(row.resources) as string[],
   dpopJkt: row.dpop_jkt,
   createdAt: row.created_at,
@@ -175,6 +182,8 @@ export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => (
   nonce: code.nonce,
   auth_time: code.authTime,
   sid: code.sid,
+  acr: code.acr ?? null,
+  amr: amrToColumn(code.amr),
   resources: JSON.stringify(code.resources),
   dpop_jkt: code.dpopJkt,
 });
@@ -190,6 +199,8 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   retiredAt: row.retired_at,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  acr: row.acr,
+  amr: amrFromColumn(row.amr),
   resources: JSON.parse(row.resources) as string[],
   dpopJkt: row.dpop_jkt,
 });
@@ -205,6 +216,8 @@ export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
   retired_at: token.retiredAt,
   auth_time: token.authTime,
   sid: token.sid,
+  acr: token.acr ?? null,
+  amr: amrToColumn(token.amr),
   resources: JSON.stringify(token.resources),
   dpop_jkt: token.dpopJkt,
 });
@@ -305,6 +318,8 @@ export const deviceAuthorizationFromRow = (row: DeviceAuthorizationsTable): Devi
   grantId: row.grant_id,
   authTime: nullableNumber(row.auth_time),
   sid: row.sid,
+  acr: row.acr,
+  amr: amrFromColumn(row.amr),
   decidedAt: nullableNumber(row.decided_at),
   consumedAt: nullableNumber(row.consumed_at),
 });
@@ -325,6 +340,8 @@ export const deviceAuthorizationToRow = (authorization: DeviceAuthorization): De
   grant_id: authorization.grantId,
   auth_time: authorization.authTime,
   sid: authorization.sid,
+  acr: authorization.acr ?? null,
+  amr: amrToColumn(authorization.amr),
   decided_at: authorization.decidedAt,
   consumed_at: authorization.consumedAt,
 });
