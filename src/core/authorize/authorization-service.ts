@@ -19,7 +19,7 @@ import {
   type SignedIn,
 } from '../sign-in/assurance.js';
 import { SIGN_IN_METHODS } from '../sign-in/methods.js';
-import type { TokenIssuer, TokenResponse } from '../tokens/token-issuer.js';
+import type { RefreshAuthentication, TokenIssuer, TokenResponse } from '../tokens/token-issuer.js';
 import { GRANT_LIFETIMES, recordConsent, type ConsentDecision } from './consent.js';
 import {
   CLIENT_AUTHENTICATION_PARAMS,
@@ -497,10 +497,16 @@ export class AuthorizationService {
   ): Promise<AuthorizationResponse> {
     const parts = responseParts(request.responseType);
     const params: Record<string, string | undefined> = {};
+    // Decision 36: the acr every token of this response reports, of the values asked for when the
+    // sign-in reached one (Core §5.5.1.1), never more than what happened.
+    const signIn = authentication && {
+      ...authentication,
+      acr: reportedAcr(authentication.acr, request.authenticationRequirement),
+    };
     let code: string | undefined;
     let accessToken: string | undefined;
     if (parts.code) {
-      code = await this.issueCode(request, grant, scope, authentication);
+      code = await this.issueCode(request, grant, scope, signIn);
       params.code = code;
     }
     if (parts.token) {
@@ -512,13 +518,15 @@ export class AuthorizationService {
         resources: request.resources,
         grant,
         withRefreshToken: false,
+        // RFC 9470 §4: when and how the user signed in (decision 36).
+        ...(signIn === undefined ? {} : { authentication: signInOfToken(signIn) }),
       });
       accessToken = token.access_token;
       Object.assign(params, implicitParams(token));
     }
     if (parts.idToken) {
       const idTokens = this.options.idTokens;
-      if (idTokens === undefined || authentication === undefined) {
+      if (idTokens === undefined || signIn === undefined) {
         throw new Error('an ID token needs the ID token issuer and the sign-in it asserts');
       }
       // Core §3.2.2.10, §3.3.2.11: nonce always; at_hash beside an access token, c_hash beside a code.
@@ -527,8 +535,11 @@ export class AuthorizationService {
         userId: grant.userId,
         scope,
         ...(request.nonce !== null ? { nonce: request.nonce } : {}),
-        authTime: authentication.authTime,
-        sid: authentication.sid,
+        authTime: signIn.authTime,
+        sid: signIn.sid,
+        // Core §2, RFC 8176 (decision 36): what the sign-in was worth.
+        ...(signIn.acr !== undefined ? { acr: signIn.acr } : {}),
+        ...(signIn.amr !== undefined ? { amr: signIn.amr } : {}),
         ...(accessToken !== undefined ? { accessToken } : {}),
         ...(code !== undefined ? { code } : {}),
       });
@@ -566,8 +577,12 @@ export class AuthorizationService {
       codeChallenge: request.codeChallenge,
       codeChallengeMethod: request.codeChallengeMethod,
       nonce: request.openid ? request.nonce : null,
-      authTime: request.openid ? (authentication?.authTime ?? null) : null,
+      // Any request's sign-in, for its access tokens (RFC 9470 §4, decision 36); the session only
+      // for an OpenID Connect request's ID token.
+      authTime: authentication?.authTime ?? null,
       sid: request.openid ? (authentication?.sid ?? null) : null,
+      acr: authentication?.acr ?? null,
+      amr: authentication?.amr === undefined ? null : [...authentication.amr],
       resources: request.resources,
       dpopJkt: request.dpopJkt,
       createdAt: now,
@@ -576,6 +591,16 @@ export class AuthorizationService {
     });
     return code;
   }
+}
+
+/** A sign-in as the token issuer keeps it (RefreshAuthentication). */
+function signInOfToken(authentication: Authentication): RefreshAuthentication {
+  return {
+    authTime: authentication.authTime,
+    sid: authentication.sid,
+    acr: authentication.acr ?? null,
+    amr: authentication.amr === undefined ? null : [...authentication.amr],
+  };
 }
 
 /**
