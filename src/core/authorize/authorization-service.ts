@@ -581,8 +581,8 @@ export class AuthorizationService {
       // for an OpenID Connect request's ID token.
       authTime: authentication?.authTime ?? null,
       sid: request.openid ? (authentication?.sid ?? null) : null,
-      acr: authentication?.acr ?? null,
-      amr: authentication?.amr === undefined ? null : [...authentication.amr],
+      ...(authentication?.acr === undefined ? {} : { acr: authentication.acr }),
+      ...(authentication?.amr === undefined ? {} : { amr: [...authentication.amr] }),
       resources: request.resources,
       dpopJkt: request.dpopJkt,
       createdAt: now,

@@ -267,8 +267,8 @@ export class DeviceAuthorizationService {
         scope,
         authTime: authentication?.authTime ?? null,
         sid: isOpenIdScope(request.scope) ? (authentication?.sid ?? null) : null,
-        acr: authentication?.acr ?? null,
-        amr: authentication?.amr === undefined ? null : [...authentication.amr],
+        ...(authentication?.acr === undefined ? {} : { acr: authentication.acr }),
+        ...(authentication?.amr === undefined ? {} : { amr: [...authentication.amr] }),
       },
       now,
     );

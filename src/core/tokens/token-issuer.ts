@@ -229,8 +229,9 @@ export class TokenIssuer {
         retiredAt: null,
         authTime: authentication.authTime,
         sid: authentication.sid,
-        acr: authentication.acr ?? null,
-        amr: authentication.amr ?? null,
+        // Absent when unknown, as the store reads a NULL (migration 0021).
+        ...(authentication.acr === undefined || authentication.acr === null ? {} : { acr: authentication.acr }),
+        ...(authentication.amr === undefined || authentication.amr === null ? {} : { amr: [...authentication.amr] }),
         resources: [...resources],
         dpopJkt,
       },

@@ -30,9 +30,15 @@ import type {
 
 const splitScope = (value: string): string[] => (value === '' ? [] : value.split(' '));
 const joinScope = (scope: readonly string[]): string => scope.join(' ');
-// Migration 0021: the sign-in's amr as a JSON array; NULL when unknown.
-const amrFromColumn = (value: string | null): string[] | null =>
-  value === null ? null : (JSON.parse(value) as string[]);
+// Migration 0021: the sign-in's acr, and its amr as a JSON array; NULL when unknown, which reads as
+// absent (as on a row written before the columns were).
+const assuranceFromColumns = (row: {
+  acr: string | null;
+  amr: string | null;
+}): { acr?: string; amr?: string[] } => ({
+  ...(row.acr === null ? {} : { acr: row.acr }),
+  ...(row.amr === null ? {} : { amr: JSON.parse(row.amr) as string[] }),
+});
 const amrToColumn = (value: readonly string[] | null | undefined): string | null =>
   value === null || value === undefined ? null : JSON.stringify(value);
 
@@ -158,8 +164,7 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   nonce: row.nonce,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
-  acr: row.acr,
-  amr: amrFromColumn(row.amr),
+  ...assuranceFromColumns(row),
   resources: JSON.parse(row.resources) as string[],
   dpopJkt: row.dpop_jkt,
   createdAt: row.created_at,
@@ -199,8 +204,7 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   retiredAt: row.retired_at,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
-  acr: row.acr,
-  amr: amrFromColumn(row.amr),
+  ...assuranceFromColumns(row),
   resources: JSON.parse(row.resources) as string[],
   dpopJkt: row.dpop_jkt,
 });
@@ -318,8 +322,7 @@ export const deviceAuthorizationFromRow = (row: DeviceAuthorizationsTable): Devi
   grantId: row.grant_id,
   authTime: nullableNumber(row.auth_time),
   sid: row.sid,
-  acr: row.acr,
-  amr: amrFromColumn(row.amr),
+  ...assuranceFromColumns(row),
   decidedAt: nullableNumber(row.decided_at),
   consumedAt: nullableNumber(row.consumed_at),
 });
