@@ -56,28 +56,28 @@ async function plugin(app: FastifyInstance, options: FastifyResourceServerOption
   const owned = !('resourceServer' in options);
   const server = 'resourceServer' in options ? options.resourceServer : new ResourceServer(options);
   app.decorateRequest('accessToken', null);
-  app.decorate('requireToken', function requireToken(
-    scopes: readonly string[] = [],
-    requirements: AuthenticationRequirements = {},
-  ) {
-    return async function checkToken(request, reply) {
-      try {
-        request.accessToken = await server.authorize(requestInfo(request), scopes, requirements);
-        // RFC 9449 §9: the nonce to use next, when the service asks for nonces.
-        const nonce = request.accessToken.dpopNonce;
-        if (nonce !== undefined) reply.header('dpop-nonce', nonce);
-      } catch (error) {
-        const refusal = refusalFor(
-          error,
-          server.realm,
-          server.protectedResource?.metadataUrl,
-          server.dpopAlgorithms,
-        );
-        if (refusal === undefined) throw error;
-        return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
-      }
-    } satisfies preHandlerAsyncHookHandler;
-  });
+  app.decorate(
+    'requireToken',
+    function requireToken(scopes: readonly string[] = [], requirements: AuthenticationRequirements = {}) {
+      return async function checkToken(request, reply) {
+        try {
+          request.accessToken = await server.authorize(requestInfo(request), scopes, requirements);
+          // RFC 9449 §9: the nonce to use next, when the service asks for nonces.
+          const nonce = request.accessToken.dpopNonce;
+          if (nonce !== undefined) reply.header('dpop-nonce', nonce);
+        } catch (error) {
+          const refusal = refusalFor(
+            error,
+            server.realm,
+            server.protectedResource?.metadataUrl,
+            server.dpopAlgorithms,
+          );
+          if (refusal === undefined) throw error;
+          return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
+        }
+      } satisfies preHandlerAsyncHookHandler;
+    },
+  );
   const resource = server.protectedResource;
   if (resource !== undefined) {
     for (const path of resource.metadataPaths) {

@@ -389,7 +389,10 @@ export class AuthorizationService {
     } else if (lacking === 'acr' && requirement.essential) {
       // Signed in again for this very request and still short of an essential acr: Core §5.5.1.1
       // treats it as a failed authentication (decision 36). A voluntary one goes on with what was reached.
-      return refuse(UNMET_AUTHENTICATION_REQUIREMENTS, 'the sign-in did not meet the essential acr asked for');
+      return refuse(
+        UNMET_AUTHENTICATION_REQUIREMENTS,
+        'the sign-in did not meet the essential acr asked for',
+      );
     }
     if (!request.forceConsent) {
       const grant = await this.rememberedGrant(request, session.userId, options.grants);

@@ -130,7 +130,9 @@ export function weakestAcrAsked(requirement: AuthenticationRequirement): string 
  * (Core §5.5.1.1: a failed authentication, answered without asking anyone to sign in in vain).
  */
 export function unreachable(requirement: AuthenticationRequirement): boolean {
-  return requirement.essential && requirement.acrValues.length > 0 && weakestAcrAsked(requirement) === undefined;
+  return (
+    requirement.essential && requirement.acrValues.length > 0 && weakestAcrAsked(requirement) === undefined
+  );
 }
 
 /**
@@ -169,7 +171,10 @@ export function satisfies(
  * otherwise the sign-in's own. A sign-in that reached none of them reports its own (a voluntary
  * request answered with what was reached; an essential one never gets here).
  */
-export function reportedAcr(acr: string | undefined, requirement: AuthenticationRequirement): string | undefined {
+export function reportedAcr(
+  acr: string | undefined,
+  requirement: AuthenticationRequirement,
+): string | undefined {
   const rank = acrRank(acr);
   let reported: string | undefined;
   for (const value of requirement.acrValues) {

@@ -79,7 +79,12 @@ export const deviceCodeGrant = {
     const signIn =
       consumed.authTime === null
         ? undefined
-        : { authTime: consumed.authTime, sid: consumed.sid, acr: consumed.acr ?? null, amr: consumed.amr ?? null };
+        : {
+            authTime: consumed.authTime,
+            sid: consumed.sid,
+            acr: consumed.acr ?? null,
+            amr: consumed.amr ?? null,
+          };
     if (!isOpenIdScope(consumed.scope) || consumed.authTime === null || consumed.sid === null) {
       return issuer.issue({
         ...tokens,

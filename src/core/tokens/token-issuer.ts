@@ -230,8 +230,12 @@ export class TokenIssuer {
         authTime: authentication.authTime,
         sid: authentication.sid,
         // Absent when unknown, as the store reads a NULL (migration 0021).
-        ...(authentication.acr === undefined || authentication.acr === null ? {} : { acr: authentication.acr }),
-        ...(authentication.amr === undefined || authentication.amr === null ? {} : { amr: [...authentication.amr] }),
+        ...(authentication.acr === undefined || authentication.acr === null
+          ? {}
+          : { acr: authentication.acr }),
+        ...(authentication.amr === undefined || authentication.amr === null
+          ? {}
+          : { amr: [...authentication.amr] }),
         resources: [...resources],
         dpopJkt,
       },

@@ -24,7 +24,8 @@ export function readAuthenticationRequirements(draft: RequestDraft): StepError |
   if (draft.openid) {
     const claims = readClaimsAcr(single(draft.params, 'claims').value);
     if ('error' in claims) return claims;
-    if (claims.acr !== undefined && (claims.acr.essential || acrValues.length === 0)) requirement = claims.acr;
+    if (claims.acr !== undefined && (claims.acr.essential || acrValues.length === 0))
+      requirement = claims.acr;
   }
   let maxAge = draft.openIdParams?.maxAge ?? null;
   if (!draft.openid) {
@@ -76,7 +77,9 @@ function readClaimsAcr(
     asked = [...asked, ...values];
   }
   if (asked.length > MAX_ACR_VALUES || asked.some((v) => v.length > MAX_ACR_VALUE_LENGTH)) {
-    return invalid(`claims.id_token.acr takes at most ${MAX_ACR_VALUES} values of ${MAX_ACR_VALUE_LENGTH} characters`);
+    return invalid(
+      `claims.id_token.acr takes at most ${MAX_ACR_VALUES} values of ${MAX_ACR_VALUE_LENGTH} characters`,
+    );
   }
   // An essential acr without values asks only that one be returned, which every ID token does.
   return { acr: { acrValues: asked, essential: essential === true && asked.length > 0 } };
