@@ -595,3 +595,65 @@ describe('tokens issued on a sign-in carry its acr and auth_time, and keep them 
     }
   });
 });
+
+describe('the device grant (RFC 8628): the approving sign-in’s acr and auth_time reach the tokens', () => {
+  for (const scope of ['read', 'openid offline_access']) {
+    it(`scope ${scope}`, async () => {
+      const engine = await testEngine();
+      try {
+        const { client } = await addClient(engine, {
+          isPublic: true,
+          redirectUris: [],
+          grantTypes: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'],
+          scopes: ['read', 'openid', 'offline_access'],
+        });
+        const user = await addUser(engine);
+        const device = engine.engine.deviceAuthorization;
+        const started = await device.start(client, { scope, resources: [] });
+        const found = await device.find(started.user_code);
+        assert.equal(found.outcome, 'pending');
+        if (found.outcome !== 'pending') return;
+        const signedInAt = engine.clock.now() - 45;
+        const session: Authentication = {
+          userId: user.id,
+          authTime: signedInAt,
+          sid: 'sid-1',
+          acr: PHR,
+          amr: ['hwk', 'user'],
+        };
+        const answer = await device.approve(started.user_code, session, {
+          scope: found.request.scope,
+          lifetime: null,
+        });
+        assert.equal(answer, 'approved');
+        const tokens = await engine.token({
+          authorization: undefined,
+          params: {
+            grant_type: 'urn:ietf:params:oauth:grant-type:device_code',
+            client_id: client.id,
+            device_code: started.device_code,
+          },
+        });
+        const access = await liveClaims(engine, tokens.access_token);
+        assert.equal(access.acr, PHR);
+        assert.equal(access.auth_time, signedInAt);
+        if (scope !== 'read') {
+          const idToken = decodeJwt(tokens.id_token ?? '');
+          assert.equal(idToken.acr, PHR);
+          assert.deepEqual(idToken.amr, ['hwk', 'user']);
+          const refreshed = await engine.token({
+            authorization: undefined,
+            params: {
+              grant_type: 'refresh_token',
+              client_id: client.id,
+              refresh_token: tokens.refresh_token ?? '',
+            },
+          });
+          assert.equal((await liveClaims(engine, refreshed.access_token)).acr, PHR);
+        }
+      } finally {
+        await engine.close();
+      }
+    });
+  }
+});
