@@ -16,7 +16,17 @@ import {
   type Unsatisfied,
 } from '../../src/core/sign-in/assurance.js';
 import type { AmrValue } from '../../src/core/sign-in/methods.js';
-import { addClient, addUser, liveClaims, pkcePair, REDIRECT, withBasic } from '../helpers/fakes/fixtures.js';
+import { TOKEN_EXCHANGE_GRANT } from '../../src/core/model.js';
+import { ACCESS_TOKEN_TYPE } from '../../src/core/token-endpoint/token-exchange.js';
+import {
+  addClient,
+  addUser,
+  basic,
+  liveClaims,
+  pkcePair,
+  REDIRECT,
+  withBasic,
+} from '../helpers/fakes/fixtures.js';
 import { START, testEngine, type TestEngine } from '../helpers/fakes/test-engine.js';
 
 // Decision 36: what a request asks of the sign-in (acr_values, the claims parameter's acr, max_age),
@@ -655,5 +665,67 @@ describe('the device grant (RFC 8628): the approving sign-in’s acr and auth_ti
         await engine.close();
       }
     });
+  }
+});
+
+describe('token exchange (RFC 8693): the exchanged token acts for the subject token’s sign-in', () => {
+  for (const signIn of [{ authTime: START - 90, acr: MFA }, undefined]) {
+    it(
+      signIn === undefined ? 'a subject token without a sign-in: none' : 'acr and auth_time repeated',
+      async () => {
+        const engine = await testEngine();
+        try {
+          const user = await addUser(engine);
+          const { client: app } = await addClient(engine, { scopes: ['read'] });
+          const service = await addClient(engine, {
+            grantTypes: [TOKEN_EXCHANGE_GRANT],
+            redirectUris: [],
+            scopes: ['read'],
+          });
+          const grant = {
+            id: randomUUID(),
+            clientId: app.id,
+            userId: user.id,
+            scope: ['read'],
+            createdAt: engine.clock.now(),
+            expiresAt: null,
+            revokedAt: null,
+          };
+          await engine.storage.grants.insert(grant);
+          const subject = await engine.issuer.issueAccessToken({
+            client: app,
+            subject: user.id,
+            scope: ['read'],
+            grant,
+            withRefreshToken: false,
+            ...(signIn === undefined
+              ? {}
+              : {
+                  authentication: {
+                    authTime: signIn.authTime,
+                    sid: null,
+                    acr: signIn.acr,
+                    amr: ['pwd', 'otp', 'mfa'],
+                  },
+                }),
+          });
+          const exchanged = await engine.token({
+            authorization: basic(service.client.id, service.secret),
+            params: {
+              grant_type: TOKEN_EXCHANGE_GRANT,
+              subject_token: subject.access_token,
+              subject_token_type: ACCESS_TOKEN_TYPE,
+            },
+            resources: [],
+            audiences: [],
+          });
+          const claims = await liveClaims(engine, exchanged.access_token);
+          assert.equal(claims.acr, signIn?.acr);
+          assert.equal(claims.auth_time, signIn?.authTime);
+        } finally {
+          await engine.close();
+        }
+      },
+    );
   }
 });
