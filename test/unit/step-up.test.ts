@@ -729,3 +729,42 @@ describe('token exchange (RFC 8693): the exchanged token acts for the subject to
     );
   }
 });
+
+describe('consent under a weaker sign-in than an essential acr asks (AuthorizationService.approve)', () => {
+  for (const acr of [SF, MFA]) {
+    it(`signed in ${acr}, multi-factor essential`, async () => {
+      const { engine, user } = await fixture();
+      try {
+        const query = new URLSearchParams({ ...code({ claims: essential([MFA]) }), ...pkceParams() });
+        const validation = await engine.validateAuthorization(query.toString());
+        assert.equal(validation.outcome, 'valid');
+        if (validation.outcome !== 'valid') return;
+        const session: Authentication = {
+          userId: user.id,
+          authTime: engine.clock.now(),
+          sid: 'sid-1',
+          acr,
+          amr: AMR[acr] ?? [],
+        };
+        const response = await engine.authorization.approve(validation.request, session, {
+          scope: validation.request.scope,
+          lifetime: null,
+        });
+        const params = answerParams(response);
+        if (acr === SF) {
+          assert.equal(params.get('error'), 'unmet_authentication_requirements');
+          assert.deepEqual(await engine.storage.grants.listByUser(user.id), [], 'no grant recorded');
+        } else {
+          assert.equal(params.get('error'), null, params.toString());
+          assert.ok(params.get('code'));
+        }
+      } finally {
+        await engine.close();
+      }
+    });
+  }
+});
+
+function pkceParams(): Record<string, string> {
+  return { code_challenge: pkcePair().challenge, code_challenge_method: 'S256' };
+}

@@ -462,6 +462,22 @@ export class AuthorizationService {
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
     // Before the grant: a pushed request answered already leaves nothing behind.
     await this.spend(request);
+    // Decision 36: an essential acr is met by the sign-in the consent is given under, not only by the
+    // one next() saw (another tab may have signed in anew meanwhile, more weakly): Core §5.5.1.1.
+    const requirement = { ...request.authenticationRequirement, maxAge: null };
+    if (
+      authentication !== undefined &&
+      requirement.essential &&
+      unsatisfied(authentication, requirement, this.options.clock.now()) === 'acr'
+    ) {
+      return this.error(
+        request,
+        new OAuthError(
+          UNMET_AUTHENTICATION_REQUIREMENTS,
+          'the sign-in did not meet the essential acr asked for',
+        ),
+      );
+    }
     // recordConsent leaves out what the user may not have (decision 29).
     const { grant, scope } = await recordConsent(
       this.options.storage,
