@@ -54,6 +54,8 @@ export const CLIENT_SETTINGS = {
   'no-require-par': { type: 'boolean' },
   'require-dpop': { type: 'boolean' },
   'no-require-dpop': { type: 'boolean' },
+  'require-mfa': { type: 'boolean' },
+  'no-require-mfa': { type: 'boolean' },
   'exchange-target': { type: 'string', multiple: true },
 } as const satisfies Flags;
 

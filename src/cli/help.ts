@@ -80,7 +80,8 @@ export const CLIENTS_HELP = `Usage:
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD [--jwks-uri URL | --jwks-file FILE]]
                            [--require-par | --no-require-par]
-                           [--require-dpop | --no-require-dpop] [--exchange-target URI]... [--json]
+                           [--require-dpop | --no-require-dpop] [--require-mfa | --no-require-mfa]
+                           [--exchange-target URI]... [--json]
   gatehouse clients list [--registration operator|token|open] [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
@@ -88,8 +89,8 @@ export const CLIENTS_HELP = `Usage:
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD] [--jwks-uri URL | --jwks-file FILE]
                            [--require-par | --no-require-par]
-                           [--require-dpop | --no-require-dpop] [--exchange-target URI]...
-                           [--json]
+                           [--require-dpop | --no-require-dpop] [--require-mfa | --no-require-mfa]
+                           [--exchange-target URI]... [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
@@ -124,6 +125,10 @@ export const CLIENTS_HELP = `Usage:
   --require-dpop       Every token request of this client must carry a DPoP proof, so its access
                        tokens are always bound to its key (RFC 9449 dpop_bound_access_tokens); not
                        with --token-type mac or the implicit grant. --no-require-dpop lifts it.
+  --require-mfa        The client's users sign in with a password and a second factor (an
+                       authenticator app or a recovery code); one who has none sets up an
+                       authenticator app right after the password, and the password grant refuses
+                       them. --no-require-mfa lifts it.
   --exchange-target URI
                        token_exchange: a registered resource this client may name as resource or
                        audience when it exchanges a token (RFC 8693); repeatable. Without any, an

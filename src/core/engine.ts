@@ -5,6 +5,7 @@ import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './de
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
 import { SignInService, type SignInResult } from './sign-in/sign-in-service.js';
+import { SecondFactors, type SecondFactorPolicy } from './sign-in/second-factors.js';
 import { ClientAssertionVerifier } from './clients/client-assertion.js';
 import {
   authenticateClient,
@@ -84,6 +85,8 @@ export interface EnginePolicy {
     /** GATEHOUSE_ALLOW_PRIVATE_JWKS_URI: a literal non-public jwks_uri is refused at registration. */
     allowPrivateJwksUri: boolean;
   };
+  /** Second factors after a password and who must use one (docs/decisions.md, decision 34). */
+  secondFactors: SecondFactorPolicy;
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
     keyEncryptionKey: Buffer;
@@ -105,6 +108,9 @@ export interface EngineDependencies {
 }
 
 export type SignInInput = { username: string; password: string; address: string };
+
+/** A code typed after a correct password (decision 34): the pending sign-in's user, and the code. */
+export type SecondFactorInput = { userId: string; code: string; address: string };
 
 /**
  * Everything the HTTP layer and the command line do, built once from the ports, a clock and the
@@ -163,6 +169,15 @@ export interface Engine {
    * password method run by the one SignInService every method goes through (decision 30).
    */
   signIn(input: SignInInput): Promise<SignInResult>;
+  /** The authenticator app and recovery codes: set-up, status, and who must use one (decision 34). */
+  readonly secondFactors: SecondFactors;
+  /**
+   * The code of the second-factor step (an authenticator app's, or a recovery code), under the same
+   * lockout as the password (decisions 8, 30, 34): wrong codes count toward the user name's and the
+   * source's allowance. `authentication` is the code's method; the session records it after the
+   * password's.
+   */
+  verifySecondFactor(input: SecondFactorInput): Promise<SignInResult>;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
   /** Stops the key ring's refresh and waits for a read in flight; the store is the caller's to close. */
@@ -233,6 +248,7 @@ export function createEngine(deps: EngineDependencies): Engine {
         accessTokenTtl: policy.accessTokenTtl,
         refreshTokenTtl: policy.refreshTokenTtl,
         allowPublicPasswordGrant: policy.allowPublicPasswordGrant,
+        requireMfa: policy.secondFactors.requireMfa,
       },
     },
     authenticate,
@@ -247,6 +263,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     windowSeconds: policy.passwordFailureWindowSeconds,
   });
   const passwords = new PasswordAuthenticator(storage.users, clock);
+  const secondFactors = new SecondFactors(storage.secondFactors, storage.users, clock, policy.secondFactors);
   return {
     clock,
     keyRing,
@@ -300,6 +317,12 @@ export function createEngine(deps: EngineDependencies): Engine {
     authenticateClient: authenticate,
     signIn: ({ username, password, address }) =>
       signIns.attempt(passwords, { username, password }, { address }),
+    secondFactors,
+    async verifySecondFactor({ userId, code, address }) {
+      const user = await secondFactors.user(userId);
+      if (user === undefined) return { outcome: 'wrong-credentials' };
+      return signIns.attempt(secondFactors.authenticatorFor(code), { user, code }, { address });
+    },
     async prepare() {
       await scopes.ensureBuiltIns();
       await keyRing.init();

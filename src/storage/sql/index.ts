@@ -11,6 +11,7 @@ import { createPurgeRepository } from './repositories/purge.js';
 import { createSecretCheckRepository } from './repositories/secret-check.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
+import { createSecondFactorRepository } from './repositories/second-factors.js';
 import { createUsedJtiRepository } from './repositories/used-jtis.js';
 import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
@@ -192,6 +193,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     initialAccessTokens: createInitialAccessTokenRepository(db),
     pushedRequests: createPushedRequestRepository(db),
     deviceAuthorizations: createDeviceAuthorizationRepository(db),
+    secondFactors: createSecondFactorRepository(db),
     observeQueries: queries.observe,
     observeOperations: queries.observe,
     observeConnectionErrors(listener) {
