@@ -178,6 +178,12 @@ export interface Engine {
    * password's.
    */
   verifySecondFactor(input: SecondFactorInput): Promise<SignInResult>;
+  /**
+   * The first code of an authenticator app being set up (SecondFactors.beginTotp), which confirms it:
+   * after a password for a user who must have a second factor, or on the security page. Under the
+   * same lockout as every code.
+   */
+  confirmTotpSetUp(input: SecondFactorInput): Promise<SignInResult>;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
   /** Stops the key ring's refresh and waits for a read in flight; the store is the caller's to close. */
@@ -322,6 +328,11 @@ export function createEngine(deps: EngineDependencies): Engine {
       const user = await secondFactors.user(userId);
       if (user === undefined) return { outcome: 'wrong-credentials' };
       return signIns.attempt(secondFactors.authenticatorFor(code), { user, code }, { address });
+    },
+    async confirmTotpSetUp({ userId, code, address }) {
+      const user = await secondFactors.user(userId);
+      if (user === undefined) return { outcome: 'wrong-credentials' };
+      return signIns.attempt(secondFactors.totpSetUp, { user, code }, { address });
     },
     async prepare() {
       await scopes.ensureBuiltIns();

@@ -80,6 +80,11 @@ export function isTotpCode(code: string): boolean {
 export class SecondFactors {
   readonly totp: Authenticator<CodeAttempt>;
   readonly recoveryCodes: Authenticator<CodeAttempt>;
+  /**
+   * The first code of an app being set up (its set-up begun, not confirmed): it confirms the set-up,
+   * and, after a password, is the sign-in's second factor. Under the lockout like any code.
+   */
+  readonly totpSetUp: Authenticator<CodeAttempt>;
 
   constructor(
     private readonly store: SecondFactorStore,
@@ -93,6 +98,12 @@ export class SecondFactors {
       claimant,
       verify: async ({ user, code }): Promise<AuthenticatorResult> =>
         (await this.useTotpCode(user.id, code, false)) ? { outcome: 'verified', user } : { outcome: 'refused' },
+    };
+    this.totpSetUp = {
+      method: TOTP,
+      claimant,
+      verify: async ({ user, code }): Promise<AuthenticatorResult> =>
+        (await this.useTotpCode(user.id, code, true)) ? { outcome: 'verified', user } : { outcome: 'refused' },
     };
     this.recoveryCodes = {
       method: RECOVERY_CODE,
@@ -140,9 +151,16 @@ export class SecondFactors {
     return { secret, uri: totpUri(secret, this.policy.issuerName, user.username) };
   }
 
-  /** Finishes the set-up with a code of the new secret; false when the code is not right (or used). */
-  confirmTotp(userId: string, code: string): Promise<boolean> {
-    return this.useTotpCode(userId, code, true);
+  /**
+   * The set-up begun and not yet confirmed (to show its QR code again after a wrong code); undefined
+   * when there is none, or it was sealed under another server secret.
+   */
+  async begunTotp(user: User): Promise<{ secret: string; uri: string } | undefined> {
+    const stored = await this.store.getTotp(user.id);
+    if (stored === undefined || stored.confirmedAt !== null) return undefined;
+    const secret = this.openSecret(user.id, stored.secretSealed);
+    if (secret === undefined) return undefined;
+    return { secret, uri: totpUri(secret, this.policy.issuerName, user.username) };
   }
 
   /** Removes the user's authenticator app; false when there was none. */
@@ -181,17 +199,21 @@ export class SecondFactors {
   private async useTotpCode(userId: string, code: string, confirm: boolean): Promise<boolean> {
     const stored = await this.store.getTotp(userId);
     if (stored === undefined || (stored.confirmedAt === null) !== confirm) return false;
-    let secret: string;
-    try {
-      secret = open(this.policy.totpKey, stored.secretSealed, sealContext(userId)).toString();
-    } catch {
-      // Sealed under another server secret: the app must be set up again (never logged: no secret).
-      return false;
-    }
+    const secret = this.openSecret(userId, stored.secretSealed);
+    if (secret === undefined) return false;
     const now = this.clock.now();
     const step = matchTotpStep(secret, code.replace(/\s/g, ''), now);
     if (step === undefined) return false;
     return this.store.useTotpStep(userId, step, now, confirm);
+  }
+
+  private openSecret(userId: string, sealed: string): string | undefined {
+    try {
+      return open(this.policy.totpKey, sealed, sealContext(userId)).toString();
+    } catch {
+      // Sealed under another server secret: the app must be set up again (never logged: no secret).
+      return undefined;
+    }
   }
 
   private hashRecoveryCode(userId: string, code: string): string {
