@@ -121,6 +121,7 @@ export const COMMANDS = {
         positionals: 1,
       },
       delete: { flags: { username: { type: 'string' } }, positionals: 1 },
+      'reset-mfa': { flags: { username: { type: 'string' } }, positionals: 1 },
     },
   },
   grants: {

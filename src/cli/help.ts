@@ -154,6 +154,7 @@ export const USERS_HELP = `Usage:
                          [--admin | --no-admin] [--json]
   gatehouse users set-password (USER_ID | --username NAME) --password-stdin [--json]
   gatehouse users delete (USER_ID | --username NAME)
+  gatehouse users reset-mfa (USER_ID | --username NAME) [--json]
 
 --password-stdin reads the password from a pipe (printf '%s' "$PW" | gatehouse users create ...),
 or on a terminal asks for it twice without showing it. A new password ends the user's browser
@@ -166,6 +167,10 @@ addresses: email_verified is always false.
 --admin makes the user an administrator: only then may a token issued for them carry the admin
 scope (the /v1 management API, the admin console); --no-admin takes the role away, and /v1 refuses
 their tokens from then on. A client's own admin (client_credentials) does not depend on it.
+
+reset-mfa removes the user's second factors, the authenticator app and every recovery code, for a
+user who lost both: their next sign-in takes the password alone, or leads them to set an app up
+again when GATEHOUSE_REQUIRE_MFA or the client requires one. Nothing secret is shown.
 `;
 
 export const GRANTS_HELP = `Usage:
