@@ -185,7 +185,13 @@ describe('who must use a second factor (GATEHOUSE_REQUIRE_MFA, require_mfa)', ()
 
   const STEPS: { name: string; policy: MfaPolicy; app: boolean; clientRequires: boolean; step: string }[] = [
     { name: 'no app, not required', policy: 'off', app: false, clientRequires: false, step: 'complete' },
-    { name: 'an app, not required: asked anyway', policy: 'off', app: true, clientRequires: false, step: 'verify' },
+    {
+      name: 'an app, not required: asked anyway',
+      policy: 'off',
+      app: true,
+      clientRequires: false,
+      step: 'verify',
+    },
     { name: 'no app, the client requires', policy: 'off', app: false, clientRequires: true, step: 'set-up' },
     { name: 'no app, everyone must', policy: 'all', app: false, clientRequires: false, step: 'set-up' },
     { name: 'an app, everyone must', policy: 'all', app: true, clientRequires: false, step: 'verify' },
@@ -203,18 +209,40 @@ describe('who must use a second factor (GATEHOUSE_REQUIRE_MFA, require_mfa)', ()
 });
 
 describe('the password grant cannot ask for a code (decision 34)', () => {
-  const ROWS: { name: string; policy: MfaPolicy; app: boolean; clientRequires: boolean; refused: boolean }[] = [
-    { name: 'a user without a second factor', policy: 'off', app: false, clientRequires: false, refused: false },
-    { name: 'a user with an authenticator app', policy: 'off', app: true, clientRequires: false, refused: true },
-    { name: 'a client that requires two factors', policy: 'off', app: false, clientRequires: true, refused: true },
-    { name: 'GATEHOUSE_REQUIRE_MFA=all', policy: 'all', app: false, clientRequires: false, refused: true },
-  ];
+  const ROWS: { name: string; policy: MfaPolicy; app: boolean; clientRequires: boolean; refused: boolean }[] =
+    [
+      {
+        name: 'a user without a second factor',
+        policy: 'off',
+        app: false,
+        clientRequires: false,
+        refused: false,
+      },
+      {
+        name: 'a user with an authenticator app',
+        policy: 'off',
+        app: true,
+        clientRequires: false,
+        refused: true,
+      },
+      {
+        name: 'a client that requires two factors',
+        policy: 'off',
+        app: false,
+        clientRequires: true,
+        refused: true,
+      },
+      { name: 'GATEHOUSE_REQUIRE_MFA=all', policy: 'all', app: false, clientRequires: false, refused: true },
+    ];
   for (const row of ROWS) {
     it(`${row.name}: ${row.refused ? 'invalid_grant' : 'tokens'}`, async () => {
       const t = await testEngine({ requireMfa: row.policy });
       const user = await addUser(t);
       if (row.app) await withApp(t, user);
-      const { client, secret } = await addClient(t, { grantTypes: ['password'], requireMfa: row.clientRequires });
+      const { client, secret } = await addClient(t, {
+        grantTypes: ['password'],
+        requireMfa: row.clientRequires,
+      });
       const request: TokenEndpointRequest = {
         authorization: basic(client.id, secret),
         params: { grant_type: 'password', username: user.username, password: PASSWORD },
@@ -244,12 +272,21 @@ describe('a password then a code make a multi-factor session (decision 30)', () 
     t.clock.advance(20);
     const code = await t.engine.verifySecondFactor({ userId: user.id, code: codes[0]!, address: HERE });
     assert.ok(password.outcome === 'signed-in' && code.outcome === 'signed-in');
-    const browserId = await t.engine.browserSessions.start(user.id, [password.authentication, code.authentication]);
+    const browserId = await t.engine.browserSessions.start(user.id, [
+      password.authentication,
+      code.authentication,
+    ]);
     const authentication = await t.engine.browserSessions.authentication(browserId);
     assert.deepEqual(authentication?.amr, ['pwd', 'otp', 'mfa']);
     assert.equal(authentication?.acr, ACR_MULTI_FACTOR);
     assert.equal(authentication?.authTime, t.clock.now());
-    assert.equal(assurance([{ method: 'password', at: 1 }, { method: 'totp', at: 2 }]).acr, ACR_MULTI_FACTOR);
+    assert.equal(
+      assurance([
+        { method: 'password', at: 1 },
+        { method: 'totp', at: 2 },
+      ]).acr,
+      ACR_MULTI_FACTOR,
+    );
     await t.close();
   });
 });
