@@ -304,7 +304,7 @@ export const SETTINGS: SettingsTable = {
   },
   secret: {
     description:
-      'seals the signing keys (AES-256-GCM), signs cookies, derives MAC keys. **Every process sharing a database must have the same secret**; with PostgreSQL it is required',
+      'seals the signing keys and the authenticator app secrets (AES-256-GCM), signs cookies, derives MAC keys. **Every process sharing a database must have the same secret**; with PostgreSQL it is required',
     variables: ['GATEHOUSE_SECRET', 'GATEHOUSE_SECRET_FILE'],
     type: secretValue,
     secret: true,
