@@ -290,3 +290,28 @@ describe('a password then a code make a multi-factor session (decision 30)', () 
     await t.close();
   });
 });
+
+describe('require_mfa at dynamic registration: only with an initial access token (decision 34)', () => {
+  const METADATA = { redirect_uris: ['https://app.example/cb'], require_mfa: true };
+  it('an open registration asking for it is refused; one with an operator token gets it', async () => {
+    const t = await testEngine({ dynamicRegistration: 'open' });
+    await assert.rejects(t.engine.registration.register(METADATA, undefined), (error: Error) => {
+      assert.match(
+        error.message,
+        /require_mfa is set only by a registration with an operator's initial access token/,
+      );
+      return true;
+    });
+    const open = await t.engine.registration.register({ ...METADATA, require_mfa: false }, undefined);
+    assert.equal(open.require_mfa, false);
+    const { token } = await t.engine.initialAccessTokens.create({});
+    const registered = await t.engine.registration.register(METADATA, token);
+    assert.equal(registered.require_mfa, true);
+    assert.equal((await t.storage.clients.get(registered.client_id))?.requireMfa, true);
+    await assert.rejects(
+      t.engine.registration.register({ ...METADATA, require_mfa: 'yes' }, token),
+      /true or false/,
+    );
+    await t.close();
+  });
+});
