@@ -257,7 +257,9 @@ export function clientInputFromMetadata(
     throw invalidClientMetadata('require_mfa must be true or false');
   }
   if (requireMfa === true && limits.mayRequireMfa !== true) {
-    throw invalidClientMetadata("require_mfa is set only by a registration with an operator's initial access token");
+    throw invalidClientMetadata(
+      "require_mfa is set only by a registration with an operator's initial access token",
+    );
   }
 
   const postLogoutRedirectUris = stringArray(metadata, 'post_logout_redirect_uris', invalidClientMetadata);

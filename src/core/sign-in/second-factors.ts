@@ -97,13 +97,17 @@ export class SecondFactors {
       method: TOTP,
       claimant,
       verify: async ({ user, code }): Promise<AuthenticatorResult> =>
-        (await this.useTotpCode(user.id, code, false)) ? { outcome: 'verified', user } : { outcome: 'refused' },
+        (await this.useTotpCode(user.id, code, false))
+          ? { outcome: 'verified', user }
+          : { outcome: 'refused' },
     };
     this.totpSetUp = {
       method: TOTP,
       claimant,
       verify: async ({ user, code }): Promise<AuthenticatorResult> =>
-        (await this.useTotpCode(user.id, code, true)) ? { outcome: 'verified', user } : { outcome: 'refused' },
+        (await this.useTotpCode(user.id, code, true))
+          ? { outcome: 'verified', user }
+          : { outcome: 'refused' },
     };
     this.recoveryCodes = {
       method: RECOVERY_CODE,

@@ -14,19 +14,20 @@ export interface SecondFactorPageInput {
   passkeyOption?: SafeHtml;
 }
 
-const codeField = (error: string | undefined) => html`<div class="field">
-  <label for="code">Code</label>
-  <input
-    id="code"
-    name="code"
-    autocomplete="one-time-code"
-    autocapitalize="none"
-    spellcheck="false"
-    required
-    autofocus
-    ${error !== undefined ? html`aria-invalid="true" aria-describedby="form-error"` : ''}
-  />
-</div>`;
+const codeField = (error: string | undefined) =>
+  html`<div class="field">
+    <label for="code">Code</label>
+    <input
+      id="code"
+      name="code"
+      autocomplete="one-time-code"
+      autocapitalize="none"
+      spellcheck="false"
+      required
+      autofocus
+      ${error !== undefined ? html`aria-invalid="true" aria-describedby="form-error"` : ''}
+    />
+  </div>`;
 
 const errorLine = (error: string | undefined) =>
   error !== undefined ? html`<p class="error" id="form-error" role="alert">${error}</p>` : '';
@@ -65,8 +66,7 @@ export function groupSetupKey(secret: string): string {
 /** "Set up": the QR code, the "Setup key", and the first code that confirms it (decision 34). */
 export function totpSetUpPage(frame: PageFrame, input: TotpSetUpPageInput): string {
   const body = html`<h1>Set up an authenticator app</h1>
-    ${input.reason !== undefined ? html`<p class="lead">${input.reason}</p>` : ''}
-    ${errorLine(input.error)}
+    ${input.reason !== undefined ? html`<p class="lead">${input.reason}</p>` : ''} ${errorLine(input.error)}
     <ol class="stack">
       <li>
         <p>Scan this QR code with an authenticator app on your phone.</p>

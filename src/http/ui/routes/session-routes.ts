@@ -93,7 +93,8 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
         next,
         setUp: step === 'set-up',
       });
-      const path = step === 'set-up' ? ENDPOINTS.signInSecondFactorSetUp.path : ENDPOINTS.signInSecondFactor.path;
+      const path =
+        step === 'set-up' ? ENDPOINTS.signInSecondFactorSetUp.path : ENDPOINTS.signInSecondFactor.path;
       return reply.redirect(base + path, 303);
     }
     return completeSignIn(ui, request, reply, {

@@ -27,8 +27,8 @@ export const recoveryCodesSection: SecuritySectionSource = async (ui, browser) =
   const base = ui.config.basePath;
   const { recoveryCodesLeft } = await ui.engine.secondFactors.status(browser.user.id);
   const body = html`<p id="recovery-codes-left">
-      ${recoveryCodesLeft === 1 ? '1 recovery code left.' : `${recoveryCodesLeft} recovery codes left.`}
-      Each signs you in once in place of your authenticator app.
+      ${recoveryCodesLeft === 1 ? '1 recovery code left.' : `${recoveryCodesLeft} recovery codes left.`} Each
+      signs you in once in place of your authenticator app.
       ${recoveryCodesLeft > 0 ? 'Generating new ones replaces them all.' : ''}
     </p>
     <form method="post" action="${base}${ENDPOINTS.recoveryCodesGeneration.path}">

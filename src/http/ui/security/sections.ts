@@ -16,4 +16,7 @@ export type SecuritySectionSource = (
  * The sections of the security page, in the order they are shown. A method adds its own source here
  * (its file in this folder); its routes live beside it and answer to /account/security/<method>/....
  */
-export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [authenticatorAppSection, recoveryCodesSection];
+export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [
+  authenticatorAppSection,
+  recoveryCodesSection,
+];
