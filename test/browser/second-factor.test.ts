@@ -202,6 +202,47 @@ describe('a second factor after the password, in Chromium', { skip: browserSkip 
         assert.match(landed.searchParams.get('code') ?? '', /^ac_/);
         await context.close();
       });
+
+      it('a sign-in with the password alone counts as none for a require_mfa client: prompt=none gets login_required, else the code is asked', async () => {
+        const { client } = await server.client({
+          name: 'Ledger',
+          redirect_uris: [CLIENT_REDIRECT],
+          scopes: ['openid', 'read'],
+          require_mfa: true,
+        });
+        const { user, password } = await server.user();
+        const key = await withApp(user);
+        // Signed in with the password alone: the app was set up after this session began.
+        const { context, page } = await clientContext(browser);
+        const plain = await server.gatehouse.engine.browserSessions.start(user.id, {
+          method: 'password',
+          at: server.clock.now(),
+        });
+        await context.addCookies([{ name: BROWSER_COOKIE, value: plain, url: server.url, secure: true }]);
+        const pkce = pkcePair();
+        const params = {
+          response_type: 'code',
+          client_id: client.id,
+          redirect_uri: CLIENT_REDIRECT,
+          // OpenID Connect: prompt=none is its parameter (Core §3.1.2.1).
+          scope: 'openid read',
+          nonce: 'n1',
+          code_challenge: pkce.challenge,
+          code_challenge_method: 'S256',
+          state: 's1',
+        };
+        await page.goto(authorizeUrl(server, { ...params, prompt: 'none' }));
+        const refused = await landedAtClient(page);
+        assert.equal(refused.searchParams.get('error'), 'login_required');
+        await page.goto(authorizeUrl(server, params));
+        await signIn(page, user.username, password);
+        await page.getByRole('heading', { name: 'Enter a code' }).waitFor();
+        server.clock.advance(30);
+        assert.equal(await enterCode(page, appCode(key, server.clock.now())), 303);
+        await expectConsentPage(page, 'Ledger');
+        assert.equal((await sessionAssurance(server, context))?.acr, ACR_MULTI_FACTOR);
+        await context.close();
+      });
     });
   }
 

@@ -208,6 +208,29 @@ describe('who must use a second factor (GATEHOUSE_REQUIRE_MFA, require_mfa)', ()
   }
 });
 
+describe('is a sign-in enough for the client? (decision 34)', () => {
+  const ROWS: { policy: MfaPolicy; clientRequires: boolean; amr: string[] | undefined; enough: boolean }[] = [
+    { policy: 'off', clientRequires: false, amr: ['pwd'], enough: true },
+    { policy: 'off', clientRequires: true, amr: ['pwd'], enough: false },
+    { policy: 'off', clientRequires: true, amr: ['pwd', 'otp', 'mfa'], enough: true },
+    { policy: 'all', clientRequires: false, amr: ['pwd'], enough: false },
+    { policy: 'all', clientRequires: false, amr: undefined, enough: false },
+    { policy: 'all', clientRequires: false, amr: ['pwd', 'otp', 'mfa'], enough: true },
+  ];
+  for (const row of ROWS) {
+    it(`${row.policy}, client require_mfa ${row.clientRequires}, amr ${row.amr?.join(' ')}: ${row.enough}`, async () => {
+      const t = await testEngine({ requireMfa: row.policy });
+      const user = await addUser(t);
+      const authentication = row.amr === undefined ? undefined : { amr: row.amr };
+      assert.equal(
+        t.engine.secondFactors.satisfies(user, authentication, { requireMfa: row.clientRequires }),
+        row.enough,
+      );
+      await t.close();
+    });
+  }
+});
+
 describe('the password grant cannot ask for a code (decision 34)', () => {
   const ROWS: { name: string; policy: MfaPolicy; app: boolean; clientRequires: boolean; refused: boolean }[] =
     [

@@ -144,6 +144,20 @@ export class SecondFactors {
   }
 
   /**
+   * Whether a sign-in is enough for `client` (decision 34): one that must use a second factor (the
+   * policy for this user, or the client's require_mfa) needs a multi-factor sign-in (`amr` `mfa`,
+   * decision 30). No read: the user and the sign-in are what the session read brought.
+   */
+  satisfies(
+    user: User,
+    authentication: { amr?: readonly string[] } | undefined,
+    client?: Pick<Client, 'requireMfa'>,
+  ): boolean {
+    if (!mustUseSecondFactor(this.policy.requireMfa, user, client)) return true;
+    return authentication?.amr?.includes('mfa') === true;
+  }
+
+  /**
    * Begins setting up an authenticator app: a new secret, stored sealed and unconfirmed (replacing one
    * begun before). Undefined when the user has a confirmed one (it is removed first).
    */
