@@ -246,6 +246,50 @@ describe('a second factor after the password, in Chromium', { skip: browserSkip 
     });
   }
 
+  it('the set-up, code and recovery-code pages fit a 375 px phone, every field labelled', async () => {
+    const server = await startTestServer('sqlite', {}, { transport: 'https' });
+    try {
+      const { user, password } = await server.user();
+      const { context, page } = await clientContext(browser, 375);
+      const fits = async (name: string) => {
+        const problems = await page.evaluate(() => {
+          const found: string[] = [];
+          if (document.documentElement.scrollWidth > window.innerWidth) found.push('scrolls sideways');
+          for (const control of document.querySelectorAll<HTMLInputElement>('input:not([type=hidden])')) {
+            if ((control.labels?.length ?? 0) === 0) found.push(`no label: ${control.name}`);
+          }
+          return found;
+        });
+        assert.deepEqual(problems, [], name);
+        if (process.env.GATEHOUSE_SCREENSHOTS) {
+          await page.screenshot({
+            path: `${process.env.GATEHOUSE_SCREENSHOTS}/${name}-375.png`,
+            fullPage: true,
+          });
+        }
+      };
+      await page.goto(`${server.url}/sign-in?next=/account/security`);
+      await signIn(page, user.username, password);
+      await page.getByRole('button', { name: 'Set up' }).click();
+      const key = await setupKey(page);
+      await fits('totp-set-up');
+      assert.equal(await enterCode(page, appCode(key, server.clock.now())), 303);
+      await page.getByRole('status').filter({ hasText: 'Authenticator app set up' }).waitFor();
+      await fits('security');
+      await page.getByRole('button', { name: 'Generate' }).click();
+      await page.getByRole('heading', { name: 'Recovery codes' }).waitFor();
+      await fits('recovery-codes');
+      await signOut(page);
+      await signIn(page, user.username, password);
+      await page.getByRole('heading', { name: 'Enter a code' }).waitFor();
+      assert.equal(await enterCode(page, '000000'), 401);
+      await fits('second-factor');
+      await context.close();
+    } finally {
+      await server.close();
+    }
+  });
+
   describe('GATEHOUSE_REQUIRE_MFA=all', () => {
     for (const backend of backends()) {
       it(`${backend}: a user without a second factor sets the app up right after the password`, async () => {
