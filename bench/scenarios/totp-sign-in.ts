@@ -96,7 +96,7 @@ async function signIn(
   http: FlowClient,
   username: string,
   password: string,
-  code: (() => string | undefined) | undefined,
+  code: string | undefined,
 ): Promise<FlowOutcome> {
   const page = await http.send('GET', `/sign-in?next=${encodeURIComponent(NEXT)}`, {});
   const jar = withCookies(new Map(), page);
@@ -115,13 +115,11 @@ async function signIn(
   if (posted.status !== 303 || !posted.location?.endsWith('/sign-in/second-factor')) {
     return { ok: false, failure: `POST /sign-in answered ${posted.status} to ${posted.location}` };
   }
-  const value = code();
-  if (value === undefined) return { ok: false, failure: 'no app user left with an unused step' };
   const verified = await http.send(
     'POST',
     '/sign-in/second-factor',
     { cookie: cookieHeader(withCookies(jar, posted)), 'content-type': FORM },
-    form({ csrf_token: token, code: value }),
+    form({ csrf_token: token, code }),
   );
   return verified.status === 303 && verified.location?.endsWith(NEXT)
     ? { ok: true }
@@ -151,15 +149,15 @@ export const totpSignInScenario: Scenario = {
     context.log(`  creating ${APP_USERS} users with an authenticator app`);
     const appUsers = await createAppUsers(context.dataDir, password);
     let next = 0;
-    /** A code no sign-in used yet: this step's or the next one's, of the next user who has one. */
-    const freshCode = (): string | undefined => {
+    /** The next user with a code no sign-in used yet (this step's or the next one's), and that code. */
+    const freshSignIn = (): { username: string; code: string } | undefined => {
       for (let tried = 0; tried < appUsers.length; tried++) {
         const user = appUsers[next++ % appUsers.length]!;
         const now = systemClock.now();
         const step = Math.max(user.lastStep + 1, totpStep(now));
         if (step > totpStep(now) + 1) continue;
         user.lastStep = step;
-        return totpCode(user.secret, step * 30);
+        return { username: user.username, code: totpCode(user.secret, step * 30) };
       }
       return undefined;
     };
@@ -180,7 +178,13 @@ export const totpSignInScenario: Scenario = {
         runFlowLoad({
           workers,
           duration: seconds,
-          flow: (worker) => signIn(http, appUsers[worker % appUsers.length]!.username, password, freshCode),
+          flow: () => {
+            const chosen = freshSignIn();
+            if (chosen === undefined) {
+              return Promise.resolve({ ok: false, failure: 'no app user left with an unused step' });
+            }
+            return signIn(http, chosen.username, password, chosen.code);
+          },
         }),
       );
       const perCore = (m: Measured) => m.rps / Math.max(m.serverCpu, 0.01);
