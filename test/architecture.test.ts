@@ -53,7 +53,7 @@ const CORE_ROOMS: Readonly<Record<string, readonly string[]>> = {
   grants: ['ground'],
   users: ['ground'],
   scopes: ['ground'],
-  'sign-in': ['ground', 'users'],
+  'sign-in': ['ground', 'keys', 'users'],
   tokens: ['ground', 'keys', 'grants', 'scopes'],
   clients: ['ground', 'tokens', 'scopes'],
   authorize: ['ground', 'grants', 'scopes', 'sign-in', 'tokens', 'clients'],

@@ -14,6 +14,7 @@ import { clientCredentialsDpopScenario, rsDpopScenario } from './dpop.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
 import { purgePostgresScenario, purgeScenario } from './purge.js';
 import { rsJwtScenario } from './rs-jwt.js';
+import { totpSignInScenario } from './totp-sign-in.js';
 import { workersScenario } from './workers.js';
 
 /**
@@ -29,6 +30,8 @@ export const SCENARIOS: Scenario[] = [
   clientCredentialsDpopScenario,
   passwordScenario,
   passwordFloodScenario,
+  // Issue 28: sign-ins through the pages, beside the password grant above.
+  totpSignInScenario,
   workersScenario,
   codeFlowScenario,
   codeFlowOpenIdScenario,

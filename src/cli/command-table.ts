@@ -54,6 +54,8 @@ export const CLIENT_SETTINGS = {
   'no-require-par': { type: 'boolean' },
   'require-dpop': { type: 'boolean' },
   'no-require-dpop': { type: 'boolean' },
+  'require-mfa': { type: 'boolean' },
+  'no-require-mfa': { type: 'boolean' },
   'exchange-target': { type: 'string', multiple: true },
 } as const satisfies Flags;
 
@@ -119,6 +121,7 @@ export const COMMANDS = {
         positionals: 1,
       },
       delete: { flags: { username: { type: 'string' } }, positionals: 1 },
+      'reset-mfa': { flags: { username: { type: 'string' } }, positionals: 1 },
     },
   },
   grants: {

@@ -80,7 +80,8 @@ export const CLIENTS_HELP = `Usage:
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD [--jwks-uri URL | --jwks-file FILE]]
                            [--require-par | --no-require-par]
-                           [--require-dpop | --no-require-dpop] [--exchange-target URI]... [--json]
+                           [--require-dpop | --no-require-dpop] [--require-mfa | --no-require-mfa]
+                           [--exchange-target URI]... [--json]
   gatehouse clients list [--registration operator|token|open] [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
@@ -88,8 +89,8 @@ export const CLIENTS_HELP = `Usage:
                            [--post-logout-redirect-uri URI]... [--id-token-signed-response-alg ALG]
                            [--auth-method METHOD] [--jwks-uri URL | --jwks-file FILE]
                            [--require-par | --no-require-par]
-                           [--require-dpop | --no-require-dpop] [--exchange-target URI]...
-                           [--json]
+                           [--require-dpop | --no-require-dpop] [--require-mfa | --no-require-mfa]
+                           [--exchange-target URI]... [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
@@ -124,6 +125,10 @@ export const CLIENTS_HELP = `Usage:
   --require-dpop       Every token request of this client must carry a DPoP proof, so its access
                        tokens are always bound to its key (RFC 9449 dpop_bound_access_tokens); not
                        with --token-type mac or the implicit grant. --no-require-dpop lifts it.
+  --require-mfa        The client's users sign in with a password and a second factor (an
+                       authenticator app or a recovery code); one who has none sets up an
+                       authenticator app right after the password, and the password grant refuses
+                       them. --no-require-mfa lifts it.
   --exchange-target URI
                        token_exchange: a registered resource this client may name as resource or
                        audience when it exchanges a token (RFC 8693); repeatable. Without any, an
@@ -149,6 +154,7 @@ export const USERS_HELP = `Usage:
                          [--admin | --no-admin] [--json]
   gatehouse users set-password (USER_ID | --username NAME) --password-stdin [--json]
   gatehouse users delete (USER_ID | --username NAME)
+  gatehouse users reset-mfa (USER_ID | --username NAME) [--json]
 
 --password-stdin reads the password from a pipe (printf '%s' "$PW" | gatehouse users create ...),
 or on a terminal asks for it twice without showing it. A new password ends the user's browser
@@ -161,6 +167,10 @@ when the user follows a link mailed to the address, and false again when the add
 --admin makes the user an administrator: only then may a token issued for them carry the admin
 scope (the /v1 management API, the admin console); --no-admin takes the role away, and /v1 refuses
 their tokens from then on. A client's own admin (client_credentials) does not depend on it.
+
+reset-mfa removes the user's second factors, the authenticator app and every recovery code, for a
+user who lost both: their next sign-in takes the password alone, or leads them to set an app up
+again when GATEHOUSE_REQUIRE_MFA or the client requires one. Nothing secret is shown.
 `;
 
 export const GRANTS_HELP = `Usage:

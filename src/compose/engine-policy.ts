@@ -10,6 +10,10 @@ export function deriveServerKeys(secret: Buffer) {
     macSecret: deriveKey(secret, 'mac-keys'),
     cookieSecret: deriveKey(secret, 'cookies'),
     dpopNonceKey: deriveKey(secret, 'dpop-nonces'),
+    // Decision 34: the authenticator apps' secrets are sealed (AES-256-GCM) and the recovery codes'
+    // hashes keyed, each under its own subkey.
+    totpKey: deriveKey(secret, 'totp-secrets'),
+    recoveryCodeKey: deriveKey(secret, 'recovery-codes'),
   };
 }
 
@@ -60,6 +64,12 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       productName: config.productName,
       passwordResetUrl: endpointUrl(config.issuer, ENDPOINTS.passwordReset),
       emailVerificationUrl: endpointUrl(config.issuer, ENDPOINTS.emailVerification),
+    },
+    secondFactors: {
+      requireMfa: config.requireMfa,
+      totpKey: keys.totpKey,
+      recoveryCodeKey: keys.recoveryCodeKey,
+      issuerName: config.productName,
     },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,

@@ -175,6 +175,22 @@ export const ENDPOINTS = {
       POST: unlimited('checks no password: continues as the session already signed in (CSRF-checked)'),
     },
   },
+  // Decision 34: the step after a correct password. Reached only with the signed pending-sign-in cookie.
+  signInSecondFactor: {
+    path: '/sign-in/second-factor',
+    methods: {
+      GET: unlimited('the form; checks nothing'),
+      // A code guess per request, counted per address; wrong codes count toward the lockout (decision 8).
+      POST: bucket('signIn'),
+    },
+  },
+  signInSecondFactorSetUp: {
+    path: '/sign-in/second-factor/set-up',
+    methods: {
+      GET: unlimited('needs a correct password (the pending-sign-in cookie); draws a new secret'),
+      POST: bucket('signIn'),
+    },
+  },
   signOut: {
     path: '/sign-out',
     methods: { POST: unlimited("ends the browser's own session (CSRF-checked)") },
@@ -247,6 +263,22 @@ export const ENDPOINTS = {
           "the signed-in user's own address (CSRF-checked); at most 5 mails per user per hour, counted in the store (core/users/account-mail.ts)",
       },
     },
+  },
+  // Decision 34: the authenticator app and the recovery codes of the signed-in user (recent sign-in).
+  authenticatorAppSetUp: {
+    path: '/account/security/authenticator-app/set-up',
+    methods: {
+      GET: unlimited("the signed-in user's own set-up, after a recent sign-in"),
+      POST: bucket('signIn'),
+    },
+  },
+  authenticatorAppRemoval: {
+    path: '/account/security/authenticator-app/remove',
+    methods: { POST: unlimited("the signed-in user's own change, after a recent sign-in (CSRF-checked)") },
+  },
+  recoveryCodesGeneration: {
+    path: '/account/security/recovery-codes/generate',
+    methods: { POST: unlimited("the signed-in user's own change, after a recent sign-in (CSRF-checked)") },
   },
   playground: {
     path: '/playground',

@@ -1,5 +1,6 @@
 import type { RegistrationPolicy } from '../core/clients/dynamic-registration.js';
 import type { SigningAlgorithm } from '../core/keys/key-ring.js';
+import type { MfaPolicy } from '../core/users/second-factor-policy.js';
 import {
   DEFAULT_RATE_LIMITS,
   RATE_LIMIT_VARIABLES,
@@ -63,6 +64,7 @@ export interface GatehouseConfig {
   passwordFailuresPerSource: number;
   passwordFailureWindowSeconds: number;
   allowPublicPasswordGrant: boolean;
+  requireMfa: MfaPolicy;
   retiredKeyRetentionSeconds: number;
   keyRefreshIntervalSeconds: number;
   logLevel: string;
@@ -175,6 +177,7 @@ export const DEFAULT_DYNAMIC_REGISTRATION_SCOPES: readonly string[] = [
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 const REGISTRATION_POLICIES = ['off', 'token', 'open'] as const satisfies readonly RegistrationPolicy[];
+const MFA_POLICIES = ['off', 'admins', 'all'] as const satisfies readonly MfaPolicy[];
 
 /** The issuer is compared as a string (RFC 8414 §3.3): one form, without a trailing slash. */
 const issuerUrl: ValueType<string> = {
@@ -305,7 +308,7 @@ export const SETTINGS: SettingsTable = {
   },
   secret: {
     description:
-      'seals the signing keys (AES-256-GCM), signs cookies, derives MAC keys. **Every process sharing a database must have the same secret**; with PostgreSQL it is required',
+      'seals the signing keys and the authenticator app secrets (AES-256-GCM), signs cookies, derives MAC keys. **Every process sharing a database must have the same secret**; with PostgreSQL it is required',
     variables: ['GATEHOUSE_SECRET', 'GATEHOUSE_SECRET_FILE'],
     type: secretValue,
     secret: true,
@@ -461,6 +464,13 @@ export const SETTINGS: SettingsTable = {
     variables: ['GATEHOUSE_ALLOW_PUBLIC_PASSWORD_GRANT'],
     type: boolean,
     default: false,
+  },
+  requireMfa: {
+    description:
+      'who must sign in with a second factor after the password: `off`, `admins` (the administrators) or `all`; one who has none sets up an authenticator app right after the password, and the password grant refuses them (a client can also require it: `--require-mfa`; [decision 34](decisions.md))',
+    variables: ['GATEHOUSE_REQUIRE_MFA'],
+    type: oneOf(MFA_POLICIES),
+    default: 'off',
   },
   retiredKeyRetentionSeconds: {
     description: 'how long a retired signing key stays in `/jwks`, seconds',

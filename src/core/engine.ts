@@ -5,6 +5,7 @@ import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './de
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
 import { SignInService, type SignInResult } from './sign-in/sign-in-service.js';
+import { SecondFactors, type SecondFactorPolicy } from './sign-in/second-factors.js';
 import { ClientAssertionVerifier } from './clients/client-assertion.js';
 import {
   authenticateClient,
@@ -89,6 +90,8 @@ export interface EnginePolicy {
   };
   /** Recovery and email verification by mail: the mails' links and name (decision 35). */
   mail: AccountMailPolicy;
+  /** Second factors after a password and who must use one (docs/decisions.md, decision 34). */
+  secondFactors: SecondFactorPolicy;
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
     keyEncryptionKey: Buffer;
@@ -115,6 +118,9 @@ export interface EngineDependencies {
 }
 
 export type SignInInput = { username: string; password: string; address: string };
+
+/** A code typed after a correct password (decision 34): the pending sign-in's user, and the code. */
+export type SecondFactorInput = { userId: string; code: string; address: string };
 
 /**
  * Everything the HTTP layer and the command line do, built once from the ports, a clock and the
@@ -175,6 +181,21 @@ export interface Engine {
    * password method run by the one SignInService every method goes through (decision 30).
    */
   signIn(input: SignInInput): Promise<SignInResult>;
+  /** The authenticator app and recovery codes: set-up, status, and who must use one (decision 34). */
+  readonly secondFactors: SecondFactors;
+  /**
+   * The code of the second-factor step (an authenticator app's, or a recovery code), under the same
+   * lockout as the password (decisions 8, 30, 34): wrong codes count toward the user name's and the
+   * source's allowance. `authentication` is the code's method; the session records it after the
+   * password's.
+   */
+  verifySecondFactor(input: SecondFactorInput): Promise<SignInResult>;
+  /**
+   * The first code of an authenticator app being set up (SecondFactors.beginTotp), which confirms it:
+   * after a password for a user who must have a second factor, or on the security page. Under the
+   * same lockout as every code.
+   */
+  confirmTotpSetUp(input: SecondFactorInput): Promise<SignInResult>;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
   /**
@@ -252,6 +273,7 @@ export function createEngine(deps: EngineDependencies): Engine {
         accessTokenTtl: policy.accessTokenTtl,
         refreshTokenTtl: policy.refreshTokenTtl,
         allowPublicPasswordGrant: policy.allowPublicPasswordGrant,
+        requireMfa: policy.secondFactors.requireMfa,
       },
     },
     authenticate,
@@ -269,6 +291,7 @@ export function createEngine(deps: EngineDependencies): Engine {
   const users = new UserRegistry(storage, clock);
   const mailer = deps.mailer ?? noMailer;
   const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail });
+  const secondFactors = new SecondFactors(storage.secondFactors, storage.users, clock, policy.secondFactors);
   return {
     clock,
     keyRing,
@@ -324,6 +347,17 @@ export function createEngine(deps: EngineDependencies): Engine {
     authenticateClient: authenticate,
     signIn: ({ username, password, address }) =>
       signIns.attempt(passwords, { username, password }, { address }),
+    secondFactors,
+    async verifySecondFactor({ userId, code, address }) {
+      const user = await secondFactors.user(userId);
+      if (user === undefined) return { outcome: 'wrong-credentials' };
+      return signIns.attempt(secondFactors.authenticatorFor(code), { user, code }, { address });
+    },
+    async confirmTotpSetUp({ userId, code, address }) {
+      const user = await secondFactors.user(userId);
+      if (user === undefined) return { outcome: 'wrong-credentials' };
+      return signIns.attempt(secondFactors.totpSetUp, { user, code }, { address });
+    },
     async prepare() {
       await scopes.ensureBuiltIns();
       await keyRing.init();

@@ -100,6 +100,11 @@ export interface Client {
    * (docs/decisions.md, decision 23).
    */
   tokenExchangeTargets: string[];
+  /**
+   * Its users sign in with two factors: a user without a second factor sets one up right after the
+   * password (docs/decisions.md, decision 34).
+   */
+  requireMfa: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -301,6 +306,19 @@ export interface SessionAuthentication {
   /** An AuthenticationMethod's name (core/sign-in/methods.ts): `password` today. */
   method: string;
   at: number;
+}
+
+/**
+ * A user's authenticator app (RFC 6238, decision 34). The secret is sealed, never stored in the clear;
+ * `confirmedAt` null is a set-up begun, not yet proved by a code; `lastStep` the time step of the last
+ * code accepted (a code is accepted once).
+ */
+export interface TotpCredential {
+  userId: string;
+  secretSealed: string;
+  createdAt: number;
+  confirmedAt: number | null;
+  lastStep: number | null;
 }
 
 /** A signed-in browser. The cookie holds a random id; only its SHA-256 is stored. */

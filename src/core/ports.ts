@@ -13,6 +13,7 @@ import type {
   ResourceServer,
   Scope,
   SigningKeyRecord,
+  TotpCredential,
   User,
 } from './model.js';
 
@@ -393,6 +394,39 @@ export interface DeviceAuthorizationStore {
   consume(hash: string, clientId: string, at: number): Promise<DeviceAuthorization | undefined>;
 }
 
+/**
+ * Second factors after a password (docs/decisions.md, decision 34): the authenticator app (RFC 6238) and
+ * recovery codes. Shared by every process: a code accepted in one is refused in all the others.
+ */
+export interface SecondFactorStore {
+  /** The user's authenticator app, confirmed or only begun; undefined when there is none. */
+  getTotp(userId: string): Promise<TotpCredential | undefined>;
+  /**
+   * Stores a set-up begun (confirmedAt and lastStep null), replacing one begun before; false, storing
+   * nothing, while the user has a confirmed one (it is removed first).
+   */
+  beginTotp(credential: Pick<TotpCredential, 'userId' | 'secretSealed' | 'createdAt'>): Promise<boolean>;
+  /**
+   * Accepts a code of time step `step` (RFC 6238 §4): for `confirm`, the set-up begun (marking it
+   * confirmed at `at`), otherwise the confirmed one; in one statement, only when `step` is later than
+   * the last step accepted. Of any number of concurrent callers with one code exactly one gets true.
+   */
+  useTotpStep(userId: string, step: number, at: number, confirm: boolean): Promise<boolean>;
+  /** Removes the user's authenticator app; false when there was none. */
+  deleteTotp(userId: string): Promise<boolean>;
+  /** Replaces every recovery code of the user by these (SHA-256 hashes), in one transaction. */
+  replaceRecoveryCodes(userId: string, hashes: readonly string[], at: number): Promise<void>;
+  /**
+   * Marks the unused code `hash` of the user used at `at`, in one statement: of any number of
+   * concurrent callers exactly one gets true.
+   */
+  useRecoveryCode(userId: string, hash: string, at: number): Promise<boolean>;
+  /** How many unused recovery codes the user has. */
+  countRecoveryCodes(userId: string): Promise<number>;
+  /** Removes every recovery code of the user; returns how many there were (used or not). */
+  deleteRecoveryCodes(userId: string): Promise<number>;
+}
+
 export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
@@ -413,6 +447,7 @@ export interface Storage {
   readonly pushedRequests: PushedAuthorizationRequestStore;
   readonly deviceAuthorizations: DeviceAuthorizationStore;
   readonly mailLinks: MailLinkStore;
+  readonly secondFactors: SecondFactorStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

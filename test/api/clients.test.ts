@@ -219,6 +219,26 @@ for (const backend of backends()) {
       );
     });
 
+    it('require_mfa (decision 34): false by default, set by POST and PATCH, in the OpenAPI document', async () => {
+      const field = (body: unknown) => (body as Record<string, unknown>).require_mfa;
+      const plain = await create({ name: 'one factor', redirect_uris: ['https://one.example/cb'] });
+      assert.equal(field(plain), false);
+      const strict = await create({
+        name: 'two factors',
+        redirect_uris: ['https://two.example/cb'],
+        require_mfa: true,
+      });
+      assert.equal(field(strict), true);
+      assert.equal(field((await api.get(`/clients/${strict.client_id}`)).json), true);
+      assert.equal((await server.store.storage.clients.get(strict.client_id))?.requireMfa, true);
+      const patched = await api.patch(`/clients/${strict.client_id}`, { require_mfa: false });
+      expectStatus(patched, 201);
+      assert.equal(field(patched.json), false);
+      assertProblem(await api.post('/clients', { name: 'x', require_mfa: 'yes' }), 400, 'require_mfa');
+      const openapi = await server.http.request('/v1/openapi', { headers: { accept: 'application/json' } });
+      assert.match(JSON.stringify(openapi.json), /"require_mfa"/);
+    });
+
     it('dpop_bound_access_tokens (RFC 9449 §5.2): false by default, set by POST and PATCH; never with MAC or implicit', async () => {
       const field = (body: unknown) => (body as Record<string, unknown>).dpop_bound_access_tokens;
       const plain = await create({ name: 'unbound', grant_types: ['client_credentials'] });

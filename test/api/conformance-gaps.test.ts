@@ -195,6 +195,7 @@ for (const backend of backends()) {
           firstGrantedAt: null,
           requirePushedAuthorizationRequests: false,
           dpopBoundAccessTokens: false,
+          requireMfa: false,
           tokenExchangeTargets: [],
           secretHash: null,
           createdAt: now,

@@ -50,6 +50,7 @@ function makeClient(overrides: Partial<Client> = {}): Client {
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
+    requireMfa: false,
     tokenExchangeTargets: [],
     createdAt: NOW,
     updatedAt: NOW,
@@ -1646,6 +1647,107 @@ for (const backend of contractBackends) {
       });
     });
 
+    describe('second factors (migration 0018-second-factors)', () => {
+      async function seedUser(): Promise<User> {
+        const user = makeUser();
+        assert.equal(await storage.users.insert(user), true);
+        return user;
+      }
+
+      it('an app begun is replaced until confirmed; a confirmed one is kept until deleted', async () => {
+        const user = await seedUser();
+        assert.equal(await storage.secondFactors.getTotp(user.id), undefined);
+        assert.equal(
+          await storage.secondFactors.beginTotp({ userId: user.id, secretSealed: 'a', createdAt: NOW }),
+          true,
+        );
+        assert.equal(
+          await other.secondFactors.beginTotp({ userId: user.id, secretSealed: 'b', createdAt: NOW + 1 }),
+          true,
+        );
+        assert.deepEqual(await other.secondFactors.getTotp(user.id), {
+          userId: user.id,
+          secretSealed: 'b',
+          createdAt: NOW + 1,
+          confirmedAt: null,
+          lastStep: null,
+        });
+        // Not confirmed: a sign-in's code is refused; the set-up's confirms it.
+        assert.equal(await storage.secondFactors.useTotpStep(user.id, 100, NOW + 2, false), false);
+        assert.equal(await storage.secondFactors.useTotpStep(user.id, 100, NOW + 2, true), true);
+        assert.equal(await storage.secondFactors.useTotpStep(user.id, 101, NOW + 2, true), false);
+        assert.deepEqual(await other.secondFactors.getTotp(user.id), {
+          userId: user.id,
+          secretSealed: 'b',
+          createdAt: NOW + 1,
+          confirmedAt: NOW + 2,
+          lastStep: 100,
+        });
+        assert.equal(
+          await storage.secondFactors.beginTotp({ userId: user.id, secretSealed: 'c', createdAt: NOW + 3 }),
+          false,
+        );
+        assert.equal((await storage.secondFactors.getTotp(user.id))?.secretSealed, 'b');
+        assert.equal(await storage.secondFactors.deleteTotp(user.id), true);
+        assert.equal(await other.secondFactors.deleteTotp(user.id), false);
+        assert.equal(await storage.secondFactors.getTotp(user.id), undefined);
+      });
+
+      it('a step is accepted only after the last: of 20 concurrent uses of one step, exactly one', async () => {
+        const user = await seedUser();
+        await storage.secondFactors.beginTotp({ userId: user.id, secretSealed: 's', createdAt: NOW });
+        assert.equal(await storage.secondFactors.useTotpStep(user.id, 10, NOW, true), true);
+        const results = await race((store) => store.secondFactors.useTotpStep(user.id, 11, NOW + 30, false));
+        assert.equal(results.filter(Boolean).length, 1);
+        assert.equal(
+          await storage.secondFactors.useTotpStep(user.id, 10, NOW + 30, false),
+          false,
+          'an older step',
+        );
+        assert.equal(await storage.secondFactors.useTotpStep(user.id, 12, NOW + 60, false), true);
+        assert.equal((await other.secondFactors.getTotp(user.id))?.lastStep, 12);
+      });
+
+      it('recovery codes: replaced whole, counted unused, each used once even when raced', async () => {
+        const user = await seedUser();
+        assert.equal(await storage.secondFactors.countRecoveryCodes(user.id), 0);
+        await storage.secondFactors.replaceRecoveryCodes(user.id, ['h1', 'h2', 'h3'], NOW);
+        assert.equal(await other.secondFactors.countRecoveryCodes(user.id), 3);
+        const results = await race((store) => store.secondFactors.useRecoveryCode(user.id, 'h1', NOW + 1));
+        assert.equal(results.filter(Boolean).length, 1);
+        assert.equal(await storage.secondFactors.useRecoveryCode(user.id, 'nope', NOW + 1), false);
+        const stranger = await seedUser();
+        assert.equal(
+          await storage.secondFactors.useRecoveryCode(stranger.id, 'h2', NOW + 1),
+          false,
+          "another user's code",
+        );
+        assert.equal(await other.secondFactors.countRecoveryCodes(user.id), 2);
+        await storage.secondFactors.replaceRecoveryCodes(user.id, ['h4'], NOW + 2);
+        assert.equal(await storage.secondFactors.useRecoveryCode(user.id, 'h2', NOW + 3), false, 'replaced');
+        assert.equal(await storage.secondFactors.countRecoveryCodes(user.id), 1);
+        assert.equal(await storage.secondFactors.deleteRecoveryCodes(user.id), 1);
+        assert.equal(await storage.secondFactors.countRecoveryCodes(user.id), 0);
+      });
+
+      it('deleting the user deletes the app and the codes', async () => {
+        const user = await seedUser();
+        await storage.secondFactors.beginTotp({ userId: user.id, secretSealed: 's', createdAt: NOW });
+        await storage.secondFactors.replaceRecoveryCodes(user.id, ['h1'], NOW);
+        assert.equal(await storage.users.delete(user.id), true);
+        assert.equal(await other.secondFactors.getTotp(user.id), undefined);
+        assert.equal(await other.secondFactors.countRecoveryCodes(user.id), 0);
+      });
+
+      sqlIt('round-trips a client’s require_mfa; rows written before read as not required', async () => {
+        const client = makeClient({ requireMfa: true });
+        await storage.clients.insert(client);
+        assert.deepEqual(await other.clients.get(client.id), client);
+        const id = await insertOldClient();
+        assert.equal((await other.clients.get(id))?.requireMfa, false);
+      });
+    });
+
     describe('throttle', () => {
       it('counts hits inside a window, peeks without counting, and resets', async () => {
         const key = `t:${randomUUID()}`;
@@ -1725,6 +1827,7 @@ function confidentialClient(name: string) {
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
+    requireMfa: false,
     tokenExchangeTargets: [],
     createdAt: 1,
     updatedAt: 1,

@@ -198,6 +198,7 @@ for (const backend of backends()) {
         firstGrantedAt: null,
         requirePushedAuthorizationRequests: false,
         dpopBoundAccessTokens: false,
+        requireMfa: false,
         tokenExchangeTargets: [],
         createdAt: now,
         updatedAt: now,

@@ -101,6 +101,10 @@ const LIMITED: [string, string][] = [
   ['POST /forgot-password', 'signIn'],
   ['POST /password-reset', 'signIn'],
   ['POST /email-verification', 'signIn'],
+  // Decision 34: a code guess is counted like a password guess.
+  ['POST /sign-in/second-factor', 'signIn'],
+  ['POST /sign-in/second-factor/set-up', 'signIn'],
+  ['POST /account/security/authenticator-app/set-up', 'signIn'],
   ['POST /revoke', 'revoke'],
   ['GET /userinfo', 'userinfo'],
   ['POST /userinfo', 'userinfo'],

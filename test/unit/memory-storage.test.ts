@@ -30,6 +30,7 @@ const client: Client = {
   firstGrantedAt: null,
   requirePushedAuthorizationRequests: false,
   dpopBoundAccessTokens: false,
+  requireMfa: false,
   tokenExchangeTargets: [],
   createdAt: NOW,
   updatedAt: NOW,

@@ -25,6 +25,7 @@ function describe(view: ClientView & { client_secret?: string }): string {
     `registration:  ${view.registration}`,
     `require_par:   ${view.require_pushed_authorization_requests}`,
     `require_dpop:  ${view.dpop_bound_access_tokens}`,
+    `require_mfa:   ${view.require_mfa}`,
     ...(view.post_logout_redirect_uris.length > 0
       ? [`post_logout:   ${view.post_logout_redirect_uris.join(' ')}`]
       : []),
@@ -79,6 +80,16 @@ function requireDpop(values: { 'require-dpop'?: boolean; 'no-require-dpop'?: boo
   }
   if (values['require-dpop']) return true;
   if (values['no-require-dpop']) return false;
+  return undefined;
+}
+
+/** Decision 34: --require-mfa makes the client's users sign in with two factors, --no-require-mfa not. */
+function requireMfa(values: { 'require-mfa'?: boolean; 'no-require-mfa'?: boolean }): boolean | undefined {
+  if (values['require-mfa'] && values['no-require-mfa']) {
+    throw new UsageError('give --require-mfa or --no-require-mfa, not both');
+  }
+  if (values['require-mfa']) return true;
+  if (values['no-require-mfa']) return false;
   return undefined;
 }
 
@@ -161,6 +172,7 @@ export async function runClientsCommand(argv: string[], cli: Cli): Promise<void>
           jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
           dpop_bound_access_tokens: requireDpop(values),
+          require_mfa: requireMfa(values),
           token_exchange_targets: urisOf(values['exchange-target']),
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
@@ -206,13 +218,15 @@ export async function runClientsCommand(argv: string[], cli: Cli): Promise<void>
           jwks: jwksFromFile(values['jwks-file']),
           require_pushed_authorization_requests: requirePar(values),
           dpop_bound_access_tokens: requireDpop(values),
+          require_mfa: requireMfa(values),
           token_exchange_targets: urisOf(values['exchange-target']),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
             'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
               '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par, ' +
-              '--no-require-par, --require-dpop, --no-require-dpop, --auth-method, --jwks-uri, --jwks-file ' +
+              '--no-require-par, --require-dpop, --no-require-dpop, --require-mfa, --no-require-mfa, ' +
+              '--auth-method, --jwks-uri, --jwks-file ' +
               'or --exchange-target',
           );
         }

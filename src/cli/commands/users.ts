@@ -11,6 +11,7 @@ const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
   delete: { options: ['username'], positionals: 1 },
   update: { options: ['username', 'new-username', 'email', 'name', 'admin', 'no-admin'], positionals: 1 },
   'set-password': { options: ['username', 'password-stdin'], positionals: 1 },
+  'reset-mfa': { options: ['username'], positionals: 1 },
 };
 
 /** The user a command names: USER_ID, or --username NAME. */
@@ -67,7 +68,7 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
       ? (values['new-username'] ?? values.username)
       : values['new-username'];
   const selector = action === 'update' && id !== undefined ? undefined : values.username;
-  if (['delete', 'update', 'set-password'].includes(action)) {
+  if (['delete', 'update', 'set-password', 'reset-mfa'].includes(action)) {
     if ((id === undefined) === (selector === undefined)) {
       throw new UsageError(`users ${action} needs a USER_ID or --username NAME (one of them)`);
     }
@@ -142,6 +143,25 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
         else {
           out.write(
             `Changed the password of ${user.username}; their browser sessions and refresh tokens are ended.\n`,
+          );
+        }
+        return;
+      }
+      case 'reset-mfa': {
+        // Decision 34: for a user who lost their phone and their recovery codes. Their sessions are
+        // left alone; the next sign-in is with the password alone (or sets an app up, when required).
+        // PASSKEY HELPER: remove the user's passkeys here too, if a reset should take them.
+        const user = await target(engine, id, selector);
+        const removed = await engine.secondFactors.reset(user.id);
+        if (json) {
+          printJson(context, {
+            user: user.id,
+            authenticator_app_removed: removed.totp,
+            recovery_codes_removed: removed.recoveryCodes,
+          });
+        } else {
+          out.write(
+            `Removed the second factors of ${user.username}: ${removed.totp ? 'the authenticator app' : 'no authenticator app'} and ${removed.recoveryCodes} recovery code(s).\n`,
           );
         }
         return;

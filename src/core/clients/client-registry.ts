@@ -52,6 +52,8 @@ export interface ClientInput {
   require_pushed_authorization_requests?: boolean;
   /** RFC 9449 §5.2: every token request must carry a DPoP proof; false when absent. */
   dpop_bound_access_tokens?: boolean;
+  /** Its users sign in with two factors (docs/decisions.md, decision 34); false when absent. */
+  require_mfa?: boolean;
   /**
    * RFC 8693 §2.1: the resource URIs this client may name as `resource` or `audience` when it
    * exchanges a token (docs/decisions.md, decision 23); none when absent.
@@ -77,6 +79,7 @@ export interface ClientView {
   registration: ClientRegistration;
   require_pushed_authorization_requests: boolean;
   dpop_bound_access_tokens: boolean;
+  require_mfa: boolean;
   token_exchange_targets: string[];
   created_at: string;
   updated_at: string;
@@ -99,6 +102,7 @@ export function viewClient(client: Client): ClientView {
     registration: client.registration,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens,
+    require_mfa: client.requireMfa,
     token_exchange_targets: client.tokenExchangeTargets,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
@@ -201,6 +205,8 @@ export function validateClientInput(input: ClientInput): ClientSettings {
       'the implicit grant issues tokens without a DPoP proof: remove it from grant_types',
     );
   }
+  const requireMfa = input.require_mfa ?? false;
+  if (typeof requireMfa !== 'boolean') throw new ValidationError('require_mfa', 'must be true or false');
   const tokenExchangeTargets = exchangeTargets(input.token_exchange_targets);
   if (tokenExchangeTargets.length > 0 && !grantTypes.includes(TOKEN_EXCHANGE_GRANT)) {
     throw new ValidationError(
@@ -222,6 +228,7 @@ export function validateClientInput(input: ClientInput): ClientSettings {
     jwksUri,
     requirePushedAuthorizationRequests: requirePushed,
     dpopBoundAccessTokens: dpopBound,
+    requireMfa,
     tokenExchangeTargets,
   };
 }
@@ -488,6 +495,7 @@ export class ClientRegistry {
       require_pushed_authorization_requests:
         changes.require_pushed_authorization_requests ?? client.requirePushedAuthorizationRequests,
       dpop_bound_access_tokens: changes.dpop_bound_access_tokens ?? client.dpopBoundAccessTokens,
+      require_mfa: changes.require_mfa ?? client.requireMfa,
       // Targets go with the grant type: a client no longer exchanging tokens keeps none.
       token_exchange_targets:
         changes.token_exchange_targets ??

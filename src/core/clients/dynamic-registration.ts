@@ -86,6 +86,11 @@ export class RegistrationAuthError extends Error {
 export interface RegistrationLimits {
   /** The scopes the client may be registered with; all of them when its metadata names none. */
   scopes: readonly string[];
+  /**
+   * Whether `require_mfa` may be set: only by a registration made with an operator's initial access
+   * token, never by open registration (docs/decisions.md, decision 34). Absent: it may not.
+   */
+  mayRequireMfa?: boolean;
 }
 
 /** What no self-registered client may be, whatever its limits (docs/decisions.md, decision 20). */
@@ -245,6 +250,18 @@ export function clientInputFromMetadata(
     throw invalidClientMetadata('dpop_bound_access_tokens must be true or false');
   }
 
+  // Decision 34: a client whose users must use two factors. An operator vouches for such a client by its
+  // initial access token; an open registration cannot make users set up an authenticator app.
+  const requireMfa = metadata.require_mfa;
+  if (requireMfa !== undefined && requireMfa !== null && typeof requireMfa !== 'boolean') {
+    throw invalidClientMetadata('require_mfa must be true or false');
+  }
+  if (requireMfa === true && limits.mayRequireMfa !== true) {
+    throw invalidClientMetadata(
+      "require_mfa is set only by a registration with an operator's initial access token",
+    );
+  }
+
   const postLogoutRedirectUris = stringArray(metadata, 'post_logout_redirect_uris', invalidClientMetadata);
   if (postLogoutRedirectUris !== undefined && postLogoutRedirectUris.length > MAX_REGISTERED_URIS) {
     throw invalidClientMetadata(`post_logout_redirect_uris may list at most ${MAX_REGISTERED_URIS} URIs`);
@@ -290,6 +307,7 @@ export function clientInputFromMetadata(
     ...(jwksUri === undefined ? {} : { jwks_uri: jwksUri }),
     require_pushed_authorization_requests: requirePushed === true,
     dpop_bound_access_tokens: dpopBound === true,
+    require_mfa: requireMfa === true,
     ...(postLogoutRedirectUris === undefined ? {} : { post_logout_redirect_uris: postLogoutRedirectUris }),
     ...(metadata.id_token_signed_response_alg === undefined || metadata.id_token_signed_response_alg === null
       ? {}
@@ -337,6 +355,8 @@ export interface ClientInformation {
   require_pushed_authorization_requests: boolean;
   /** RFC 9449 §5.2. */
   dpop_bound_access_tokens: boolean;
+  /** Decision 34: its users sign in with two factors. */
+  require_mfa: boolean;
 }
 
 /** The client as RFC 7591 metadata: what it is registered with now, after Gatehouse's defaults. */
@@ -370,6 +390,7 @@ export function clientInformation(
     id_token_signed_response_alg: client.idTokenSignedResponseAlg,
     require_pushed_authorization_requests: client.requirePushedAuthorizationRequests,
     dpop_bound_access_tokens: client.dpopBoundAccessTokens,
+    require_mfa: client.requireMfa,
   };
 }
 
@@ -421,7 +442,7 @@ export class DynamicRegistration {
     else if (policy === 'token') {
       throw new RegistrationAuthError(undefined, 'an initial access token is required (RFC 7591 §3)');
     }
-    const limits = { scopes: token?.scopes ?? this.options.scopes };
+    const limits = { scopes: token?.scopes ?? this.options.scopes, mayRequireMfa: token !== undefined };
     const input = clientInputFromMetadata(metadata, limits, this.rules());
     const registrationAccessToken = randomToken('rat_');
     const registration: ClientRegistration = token === undefined ? 'open' : 'token';
@@ -477,7 +498,11 @@ export class DynamicRegistration {
       );
     }
     const scopes = client.registrationScopes ?? client.scopes;
-    const input = clientInputFromMetadata(metadata, { scopes }, this.rules());
+    const input = clientInputFromMetadata(
+      metadata,
+      { scopes, mayRequireMfa: client.registration === 'token' },
+      this.rules(),
+    );
     const updated: ClientWithSecret = await asRegistrationError(() => this.clients.replace(client, input));
     return clientInformation(updated.client, this.options.clientConfigurationUri, {
       secret: updated.secret,

@@ -31,9 +31,15 @@ export class BrowserSessions {
 
   /**
    * Signs the user in under a new browser id (never the old one: session fixation), recording the
-   * method that proved who they are (SignInResult's `authentication`, decision 30).
+   * methods that proved who they are, in the order used (SignInResult's `authentication`, decision 30):
+   * a password and then a one-time code are two entries (decision 34), and make the sign-in `mfa`.
    */
-  async start(userId: string, authentication: SessionAuthentication): Promise<string> {
+  async start(
+    userId: string,
+    authentications: SessionAuthentication | readonly SessionAuthentication[],
+  ): Promise<string> {
+    const record = 'method' in authentications ? [authentications] : [...authentications];
+    if (record.length === 0) throw new Error('a sign-in records at least one method');
     const id = BrowserSessions.newBrowserId();
     const now = this.clock.now();
     await this.sessions.insert({
@@ -41,7 +47,7 @@ export class BrowserSessions {
       userId,
       createdAt: now,
       expiresAt: now + this.ttlSeconds,
-      authentications: [authentication],
+      authentications: record,
     });
     return id;
   }

@@ -40,9 +40,37 @@ export const PASSWORD: AuthenticationMethod = {
   phishingResistant: false,
 };
 
+/**
+ * An authenticator app's code (RFC 6238) after a password (decision 34): RFC 8176 `otp`, something the
+ * person has (the phone holding the secret). Not phishing-resistant: a code can be relayed.
+ */
+export const TOTP: AuthenticationMethod = {
+  name: 'totp',
+  amr: ['otp'],
+  factors: ['possession'],
+  step: 'second',
+  phishingResistant: false,
+};
+
+/**
+ * A single-use recovery code, in place of the app (decision 34). RFC 8176 has no value of its own for
+ * it; it is a one-time password (`otp`). It counts as possession, like the app it stands in for: the
+ * printed or saved list is kept, not remembered; counted as knowledge, losing the phone would leave a
+ * user of a client that requires two factors with no way in.
+ */
+export const RECOVERY_CODE: AuthenticationMethod = {
+  name: 'recovery-code',
+  amr: ['otp'],
+  factors: ['possession'],
+  step: 'second',
+  phishingResistant: false,
+};
+
 /** Every method this server knows, by name: what a session's record is read against. */
 export const AUTHENTICATION_METHODS: ReadonlyMap<string, AuthenticationMethod> = new Map([
   [PASSWORD.name, PASSWORD],
+  [TOTP.name, TOTP],
+  [RECOVERY_CODE.name, RECOVERY_CODE],
 ]);
 
 /** The names of the methods that may satisfy the authorization step `sign-in` (first factors). */

@@ -4,6 +4,7 @@ import type { DpopProof } from '../tokens/dpop.js';
 import type { Client, GrantType } from '../model.js';
 import type { IdTokenIssuer } from '../tokens/id-token.js';
 import type { Storage } from '../ports.js';
+import type { MfaPolicy } from '../users/second-factor-policy.js';
 import type { ResourceTargets } from '../scopes/resources.js';
 import type { TokenIssuer, TokenResponse } from '../tokens/token-issuer.js';
 
@@ -31,6 +32,8 @@ export interface GrantPolicy {
   refreshTokenTtl: number;
   /** RFC 6749 §4.3 for clients without a secret; off unless the operator turns it on. */
   allowPublicPasswordGrant?: boolean;
+  /** GATEHOUSE_REQUIRE_MFA: who the password grant refuses, being unable to ask for a second factor. */
+  requireMfa?: MfaPolicy;
 }
 
 export interface GrantContext {

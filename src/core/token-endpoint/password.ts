@@ -5,6 +5,7 @@ import { invalidGrant, invalidRequest, tooManyAttempts, unauthorizedClient } fro
 import { hashPassword, needsRehash, verifyPassword } from '../users/passwords.js';
 import { resolveScopeForResources, urisOf } from '../scopes/resources.js';
 import { parseScope } from '../scopes/scopes.js';
+import { mustUseSecondFactor } from '../users/second-factor-policy.js';
 import type { GrantHandler } from './grant-handler.js';
 
 // One answer (401 invalid_grant) for a wrong user name and a wrong password: neither tells which exists.
@@ -56,6 +57,15 @@ export const passwordGrant = {
       throw wrongCredentials();
     }
     await lockout.succeeded(username, address);
+    // Decision 34: the password grant has no step to ask for a code, so a user who signs in with a
+    // second factor, or must (the policy, the client's require_mfa), cannot use it: a password alone
+    // is not all it takes to sign in as them. Said only once the password is right.
+    const totp = await storage.secondFactors.getTotp(user.id);
+    if (totp?.confirmedAt != null || mustUseSecondFactor(policy.requireMfa ?? 'off', user, client)) {
+      throw invalidGrant(
+        'this user signs in with a second factor, which the password grant cannot ask for: use the authorization code flow',
+      );
+    }
     // Decision 29: `admin` only for an administrator, whatever the client may have.
     const scope = requireScopeForUser(asked, user);
     if (needsRehash(user.passwordHash)) {

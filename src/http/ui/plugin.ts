@@ -22,6 +22,8 @@ import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
 import { sendMessage, type UiContext } from './ui-context.js';
 import { ENDPOINTS } from '../../config/endpoints.js';
+import { deriveKey } from '../../shared/crypto.js';
+import { registerSecondFactorRoutes } from './routes/second-factor-routes.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store-unavailable.js';
 
 /**
@@ -48,7 +50,8 @@ export interface BrowserUiDependencies {
 export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
   return async function browserPages(app: FastifyInstance) {
     const { config, engine } = deps;
-    await app.register(cookie);
+    // Signed cookies (the pending sign-in of a second factor, decision 34) under their own subkey.
+    await app.register(cookie, { secret: deriveKey(deps.cookieSecret, 'signed-cookies') });
     await app.register(formBody);
     await app.register(helmet, {
       // Set below per reply: form-action must name the client a page redirects to.
@@ -106,6 +109,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerAccountRoutes(app, ui);
     registerSecurityRoutes(app, ui);
     registerMailRoutes(app, ui);
+    registerSecondFactorRoutes(app, ui);
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
     registerHomeRoutes(app, ui);

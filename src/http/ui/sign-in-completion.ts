@@ -7,8 +7,11 @@ const AUTHORIZE = '/authorize?';
 
 export interface CompletedSignIn {
   userId: string;
-  /** What the browser session records (decision 30): every method used in this sign-in, in order. */
-  authentication: SessionAuthentication;
+  /**
+   * What the browser session records (decision 30): every method used in this sign-in, in order (a
+   * password then a one-time code, decision 34); one method alone may be given as itself.
+   */
+  authentication: SessionAuthentication | readonly SessionAuthentication[];
   /** Where the person goes next (already passed through safeNext). */
   next: string;
 }

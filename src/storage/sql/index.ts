@@ -11,6 +11,7 @@ import { createPurgeRepository } from './repositories/purge.js';
 import { createSecretCheckRepository } from './repositories/secret-check.js';
 import { createRateLimitRepository } from './repositories/rate-limits.js';
 import { createMacNonceRepository } from './repositories/mac-nonces.js';
+import { createSecondFactorRepository } from './repositories/second-factors.js';
 import { createUsedJtiRepository } from './repositories/used-jtis.js';
 import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
@@ -194,6 +195,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     pushedRequests: createPushedRequestRepository(db),
     deviceAuthorizations: createDeviceAuthorizationRepository(db),
     mailLinks: createMailLinkRepository(db),
+    secondFactors: createSecondFactorRepository(db),
     observeQueries: queries.observe,
     observeOperations: queries.observe,
     observeConnectionErrors(listener) {

@@ -29,6 +29,8 @@ export interface ClientsTable {
   dpop_bound_access_tokens: number;
   /** RFC 8693 targets the client may exchange tokens for (decision 23): JSON array of resource URIs. */
   token_exchange_targets: string;
+  /** Decision 34; 0 or 1, like is_public. */
+  require_mfa: number;
 }
 
 export interface InitialAccessTokensTable {
@@ -213,6 +215,23 @@ export interface DeviceAuthorizationsTable {
   consumed_at: number | null;
 }
 
+/** Decision 34: one authenticator app per user, its secret sealed. */
+export interface TotpCredentialsTable {
+  user_id: string;
+  secret_sealed: string;
+  created_at: number;
+  confirmed_at: number | null;
+  last_step: number | null;
+}
+
+/** Decision 34: single-use recovery codes, SHA-256 only. */
+export interface RecoveryCodesTable {
+  user_id: string;
+  code_hash: string;
+  created_at: number;
+  used_at: number | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -231,4 +250,6 @@ export interface Database {
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
   device_authorizations: DeviceAuthorizationsTable;
   mail_links: MailLinksTable;
+  totp_credentials: TotpCredentialsTable;
+  recovery_codes: RecoveryCodesTable;
 }

@@ -46,6 +46,7 @@ export async function addClient(
     firstGrantedAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
+    requireMfa: false,
     tokenExchangeTargets: [],
     createdAt: now,
     updatedAt: now,

@@ -11,6 +11,7 @@ import type {
   ResourceServer,
   Scope,
   SigningKeyRecord,
+  TotpCredential,
   User,
 } from '../../../src/core/model.js';
 import type {
@@ -32,6 +33,7 @@ import type {
   SigningKeyStore,
   GatehouseStore,
   SecretCheckStore,
+  SecondFactorStore,
   ThrottleStore,
   UsedJtiStore,
   UserStore,
@@ -69,6 +71,9 @@ interface Tables {
   pushedRequests: Map<string, PushedAuthorizationRequest>;
   deviceAuthorizations: Map<string, DeviceAuthorization>;
   mailLinks: Map<string, MailLink>;
+  totp: Map<string, TotpCredential>;
+  /** By user id, then by code hash: when each was used (null: unused). */
+  recoveryCodes: Map<string, Map<string, number | null>>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -216,6 +221,8 @@ function users(t: Tables): UserStore {
       for (const [hash, device] of t.deviceAuthorizations)
         if (device.userId === id) t.deviceAuthorizations.delete(hash);
       for (const [hash, link] of t.mailLinks) if (link.userId === id) t.mailLinks.delete(hash);
+      t.totp.delete(id);
+      t.recoveryCodes.delete(id);
       return true;
     },
   };
@@ -653,6 +660,49 @@ function secretCheck(): SecretCheckStore {
   };
 }
 
+function secondFactors(t: Tables): SecondFactorStore {
+  return {
+    async getTotp(userId) {
+      const row = t.totp.get(userId);
+      return row && copy(row);
+    },
+    async beginTotp({ userId, secretSealed, createdAt }) {
+      if (!t.users.has(userId)) throw new Error('foreign key: no such user');
+      if (t.totp.get(userId)?.confirmedAt != null) return false;
+      t.totp.set(userId, { userId, secretSealed, createdAt, confirmedAt: null, lastStep: null });
+      return true;
+    },
+    async useTotpStep(userId, step, at, confirm) {
+      const row = t.totp.get(userId);
+      if (row === undefined || (row.confirmedAt === null) !== confirm) return false;
+      if (row.lastStep !== null && row.lastStep >= step) return false;
+      t.totp.set(userId, { ...row, lastStep: step, ...(confirm ? { confirmedAt: at } : {}) });
+      return true;
+    },
+    async deleteTotp(userId) {
+      return t.totp.delete(userId);
+    },
+    async replaceRecoveryCodes(userId, hashes) {
+      if (!t.users.has(userId)) throw new Error('foreign key: no such user');
+      t.recoveryCodes.set(userId, new Map(hashes.map((hash) => [hash, null])));
+    },
+    async useRecoveryCode(userId, hash, at) {
+      const codes = t.recoveryCodes.get(userId);
+      if (codes === undefined || codes.get(hash) !== null) return false;
+      codes.set(hash, at);
+      return true;
+    },
+    async countRecoveryCodes(userId) {
+      return [...(t.recoveryCodes.get(userId)?.values() ?? [])].filter((used) => used === null).length;
+    },
+    async deleteRecoveryCodes(userId) {
+      const count = t.recoveryCodes.get(userId)?.size ?? 0;
+      t.recoveryCodes.delete(userId);
+      return count;
+    },
+  };
+}
+
 /**
  * A fresh, empty in-memory store behind the Storage interface, with its lifecycle (StoreLifecycle):
  * it has no schema to migrate, so it exists and is current from the start.
@@ -677,6 +727,8 @@ export function memoryStorage(): GatehouseStore {
     pushedRequests: new Map(),
     deviceAuthorizations: new Map(),
     mailLinks: new Map(),
+    totp: new Map(),
+    recoveryCodes: new Map(),
   };
   return {
     clients: clients(t),
@@ -698,6 +750,7 @@ export function memoryStorage(): GatehouseStore {
     pushedRequests: pushedRequests(t),
     deviceAuthorizations: deviceAuthorizations(t),
     mailLinks: mailLinks(t),
+    secondFactors: secondFactors(t),
     secretCheck: secretCheck(),
     async migrate() {
       return [];

@@ -130,6 +130,9 @@ export const Client = Type.Object(
     dpop_bound_access_tokens: Type.Boolean({
       description: 'RFC 9449 §5.2: every token request of this client must carry a DPoP proof',
     }),
+    require_mfa: Type.Boolean({
+      description: 'Its users sign in with a password and a second factor (docs/decisions.md, decision 34)',
+    }),
     token_exchange_targets: Type.Array(Type.String(), {
       description:
         'RFC 8693 §2.1: the resources this client may name as `resource` or `audience` in a token exchange',
@@ -175,6 +178,10 @@ const clientFields = {
     description:
       'RFC 9449 §5.2: the token endpoint refuses this client any request without a DPoP proof, so its access tokens are always DPoP-bound; not with token_type mac or the implicit grant; default false',
   }),
+  require_mfa: Type.Boolean({
+    description:
+      'Its users sign in with a password and a second factor; one without sets up an authenticator app right after the password, and the password grant refuses them (docs/decisions.md, decision 34); default false',
+  }),
   token_exchange_targets: Type.Array(
     Type.String({
       minLength: 1,
@@ -202,6 +209,7 @@ const clientInputFields = {
   jwks_uri: Type.Optional(clientFields.jwks_uri),
   require_pushed_authorization_requests: Type.Optional(clientFields.require_pushed_authorization_requests),
   dpop_bound_access_tokens: Type.Optional(clientFields.dpop_bound_access_tokens),
+  require_mfa: Type.Optional(clientFields.require_mfa),
   token_exchange_targets: Type.Optional(clientFields.token_exchange_targets),
 };
 export const ClientCreate = Type.Object(clientInputFields, {

@@ -108,4 +108,10 @@ input.user-code { font-size: 1.25rem; }
   .app dl { grid-template-columns: minmax(0, 1fr); }
   .app dt { margin-top: .25rem; }
 }
+/* Second factors (decision 34): the QR code on white (scanners need the quiet zone), the setup key and
+   recovery codes in a monospace face that can break on a narrow screen. */
+.qr-code svg { width: 12rem; height: 12rem; background: #fff; }
+.setup-key { font-family: ui-monospace, monospace; word-break: break-word; }
+.recovery-codes { list-style: none; padding: 0; display: grid; gap: .25rem .75rem;
+  grid-template-columns: repeat(auto-fill, minmax(8rem, 1fr)); font-family: ui-monospace, monospace; }
 `;

@@ -154,7 +154,13 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
 
     // One read: who is signed in, since when, and what they already allowed this client.
     const browser = await ui.browsers.load(request, reply, { grantsOf: authorization.client.id });
-    const session = signedIn(browser, authorization);
+    // Decision 34: a sign-in with the password alone counts as none for a client that requires two
+    // factors (or under GATEHOUSE_REQUIRE_MFA): the person signs in again, with the second factor
+    // (set up then, if they have none); prompt=none gets login_required.
+    const enough =
+      browser.user === undefined ||
+      ui.engine.secondFactors.satisfies(browser.user, browser.authentication, authorization.client);
+    const session = enough ? signedIn(browser, authorization) : undefined;
     const interacted =
       ui.browsers.takeInteraction(request, reply, browser.browserId, authorization.query) &&
       session !== undefined;

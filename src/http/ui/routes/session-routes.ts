@@ -5,6 +5,7 @@ import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
 import { completeSignIn } from '../sign-in-completion.js';
+import { setPendingSignIn } from '../second-factor/pending-sign-in.js';
 import {
   field,
   forbiddenForm,
@@ -76,6 +77,25 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
           ...(pending ? { clientName: pending.client.name } : {}),
         }),
       );
+    }
+    // Decision 34: a user with a second factor, or who must have one (the policy, or the client the
+    // sign-in is for), is not signed in yet: the password is remembered in a signed cookie and the
+    // code step (or the authenticator app's set-up) follows.
+    const client = (await pendingAuthorization(ui, next))?.client;
+    const step = await ui.engine.secondFactors.afterPassword(result.user, client);
+    if (step !== 'complete') {
+      // The CSRF check above found the browser id; never signed in without the code when it is not.
+      const browserId = ui.browsers.browserId(request);
+      if (browserId === undefined) return forbiddenForm(ui, reply);
+      setPendingSignIn(ui, reply, browserId, {
+        userId: result.user.id,
+        first: result.authentication,
+        next,
+        setUp: step === 'set-up',
+      });
+      const path =
+        step === 'set-up' ? ENDPOINTS.signInSecondFactorSetUp.path : ENDPOINTS.signInSecondFactor.path;
+      return reply.redirect(base + path, 303);
     }
     return completeSignIn(ui, request, reply, {
       userId: result.user.id,

@@ -2,6 +2,7 @@ import type { SignedInContext } from '../browser-context.js';
 import type { SecuritySection } from '../pages/security-page.js';
 import type { UiContext } from '../ui-context.js';
 import { emailSection } from './email-section.js';
+import { authenticatorAppSection, recoveryCodesSection } from './second-factor-sections.js';
 
 /**
  * Builds one section of /account/security for the signed-in user (SecuritySection), or nothing when
@@ -16,4 +17,8 @@ export type SecuritySectionSource = (
  * The sections of the security page, in the order they are shown. A method adds its own source here
  * (its file in this folder); its routes live beside it and answer to /account/security/<method>/....
  */
-export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [emailSection];
+export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [
+  authenticatorAppSection,
+  recoveryCodesSection,
+  emailSection,
+];

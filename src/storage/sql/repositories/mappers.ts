@@ -65,6 +65,7 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   requirePushedAuthorizationRequests: row.require_pushed_authorization_requests === 1,
   dpopBoundAccessTokens: row.dpop_bound_access_tokens === 1,
   tokenExchangeTargets: JSON.parse(row.token_exchange_targets) as string[],
+  requireMfa: row.require_mfa === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -92,6 +93,7 @@ export const clientToRow = (client: Client): ClientsTable => ({
   require_pushed_authorization_requests: client.requirePushedAuthorizationRequests ? 1 : 0,
   dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
   token_exchange_targets: JSON.stringify(client.tokenExchangeTargets),
+  require_mfa: client.requireMfa ? 1 : 0,
 });
 
 export const initialAccessTokenFromRow = (row: InitialAccessTokensTable): InitialAccessToken => ({
