@@ -2,6 +2,7 @@ import type { Clock } from '../shared/clock.js';
 import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
+import { AccountSecurity } from './sign-in/account-security.js';
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
 import { SignInService, type SignInResult } from './sign-in/sign-in-service.js';
@@ -134,6 +135,11 @@ export interface Engine {
   /** POST /device_authorization and the verification page (RFC 8628 §3.1-§3.3). */
   readonly deviceAuthorization: DeviceAuthorizationService;
   readonly browserSessions: BrowserSessions;
+  /**
+   * The account's own security (decision 37): "Change password" on the security page, and the summary
+   * of a user's ways of signing in (`gatehouse users show`, /v1/users).
+   */
+  readonly account: AccountSecurity;
   /** The end-session endpoint's checks (RP-Initiated Logout 1.0). */
   readonly logout: RpInitiatedLogout;
   readonly connectedApps: ConnectedApps;
@@ -247,6 +253,8 @@ export function createEngine(deps: EngineDependencies): Engine {
     windowSeconds: policy.passwordFailureWindowSeconds,
   });
   const passwords = new PasswordAuthenticator(storage.users, clock);
+  const browserSessions = new BrowserSessions(storage.browserSessions, clock);
+  const users = new UserRegistry(storage, clock);
   return {
     clock,
     keyRing,
@@ -277,7 +285,8 @@ export function createEngine(deps: EngineDependencies): Engine {
       resources: resourceTargets,
       policy: { issuer: policy.issuer, ...policy.deviceAuthorization },
     }),
-    browserSessions: new BrowserSessions(storage.browserSessions, clock),
+    browserSessions,
+    account: new AccountSecurity({ storage, users, sessions: browserSessions, signIns, passwords }),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
     connectedApps: new ConnectedApps(storage, clock),
     clients: new ClientRegistry(storage, clock),
@@ -291,7 +300,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       allowPrivateJwksUri: policy.dynamicRegistration.allowPrivateJwksUri,
     }),
     initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
-    users: new UserRegistry(storage, clock),
+    users,
     scopes,
     resources: new ResourceRegistry(storage, clock, resourceTargets),
     grants: new GrantRegistry(storage, clock),

@@ -64,6 +64,7 @@ function makeUser(overrides: Partial<User> = {}): User {
     email: null,
     name: null,
     admin: false,
+    disabled: false,
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,

@@ -55,6 +55,9 @@ export const passwordGrant = {
       await failures.failed(address);
       throw wrongCredentials();
     }
+    // Decision 37: a disabled user gets no tokens; said only after the right password, and the attempt
+    // stays counted (no `succeeded`) as at the sign-in page (SignInService).
+    if (user.disabled) throw invalidGrant('this user is disabled');
     await lockout.succeeded(username, address);
     // Decision 29: `admin` only for an administrator, whatever the client may have.
     const scope = requireScopeForUser(asked, user);

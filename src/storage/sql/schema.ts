@@ -51,6 +51,8 @@ export interface UsersTable {
   name: string | null;
   /** Decision 29: 0 or 1, like is_public. */
   admin: number;
+  /** Decision 37: 0 or 1; a disabled user cannot sign in. */
+  disabled: number;
 }
 
 export interface ScopesTable {
@@ -144,6 +146,11 @@ export interface BrowserSessionsTable {
   expires_at: number;
   /** JSON array of SessionAuthentication; NULL on sessions stored before migration 0016. */
   authentications: string | null;
+  /** Decision 37 (migration 0020): NULL on sessions stored before it, and then derived from the hash. */
+  sid: string | null;
+  user_agent: string | null;
+  address: string | null;
+  last_active_at: number | null;
 }
 
 export interface MacNoncesTable {

@@ -106,6 +106,7 @@ export const userFromRow = (row: UsersTable): User => ({
   email: row.email,
   name: row.name,
   admin: row.admin === 1,
+  disabled: row.disabled === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -119,6 +120,7 @@ export const userToRow = (user: User): UsersTable => ({
   email: user.email,
   name: user.name,
   admin: user.admin ? 1 : 0,
+  disabled: user.disabled ? 1 : 0,
 });
 
 export const grantFromRow = (row: GrantsTable): Grant => ({
