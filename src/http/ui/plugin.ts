@@ -12,6 +12,7 @@ import { contentSecurityPolicy } from './content-security-policy.js';
 import { CsrfTokens } from './csrf.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerSecurityRoutes } from './routes/security-routes.js';
+import { registerAccountSecurityRoutes } from './routes/account-security-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
 import { registerDeviceRoutes } from './routes/device-routes.js';
@@ -104,6 +105,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerDeviceRoutes(app, ui);
     registerAccountRoutes(app, ui);
     registerSecurityRoutes(app, ui);
+    registerAccountSecurityRoutes(app, ui);
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
     registerHomeRoutes(app, ui);
