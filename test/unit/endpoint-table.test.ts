@@ -94,6 +94,8 @@ const LIMITED: [string, string][] = [
   ['GET /authorize', 'authorize'],
   ['POST /introspect', 'introspect'],
   ['POST /sign-in', 'signIn'],
+  // Decision 37: "Change password" checks the current one like a sign-in.
+  ['POST /account/security/password', 'signIn'],
   ['POST /device', 'signIn'],
   ['POST /revoke', 'revoke'],
   ['GET /userinfo', 'userinfo'],

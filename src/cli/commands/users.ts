@@ -1,7 +1,7 @@
 import type { Engine } from '../../core/engine.js';
 import type { User } from '../../core/model.js';
-import type { UserSummary } from '../../core/sign-in/account-security.js';
-import { validatePassword, viewUser, viewUserSummary } from '../../core/users/user-registry.js';
+import { viewUserSummary, type UserSummary } from '../../core/sign-in/account-security.js';
+import { validatePassword, viewUser } from '../../core/users/user-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, readPassword } from '../args.js';
 import { printJson, type Cli } from '../context.js';
 import { USERS_HELP } from '../help.js';
@@ -160,8 +160,7 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
                   'sessions and refresh tokens are ended.\n'
               : `User ${user.username} (id ${user.id}) is enabled: they can sign in again.\n`,
           );
-        }
-        else if (admin !== undefined) {
+        } else if (admin !== undefined) {
           out.write(
             `User ${user.username} (id ${user.id}) ${admin ? 'is now an administrator' : 'is no longer an administrator'}.\n`,
           );

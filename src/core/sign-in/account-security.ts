@@ -1,7 +1,7 @@
 import { sha256 } from '../../shared/crypto.js';
 import type { User } from '../model.js';
 import type { Storage } from '../ports.js';
-import { validatePassword, type UserRegistry } from '../users/user-registry.js';
+import { validatePassword, viewUser, type UserRegistry, type UserView } from '../users/user-registry.js';
 import { ValidationError } from '../validation.js';
 import type { Authenticator } from './authenticator.js';
 import type { BrowserSessions, SignInDevice } from './browser-sessions.js';
@@ -26,7 +26,10 @@ export interface SignInMethodSummary {
  * have it. Each method adds its own source to SIGN_IN_METHOD_SUMMARIES (a passkey's reads the user's
  * passkeys; the authenticator app's, whether one is confirmed; recovery codes', how many are left).
  */
-export type SignInMethodSummarySource = (user: User, storage: Storage) => Promise<SignInMethodSummary | undefined>;
+export type SignInMethodSummarySource = (
+  user: User,
+  storage: Storage,
+) => Promise<SignInMethodSummary | undefined>;
 
 /** The password: every user has one today; a user without one (a future passkey-only account) has no line. */
 export const passwordSummary: SignInMethodSummarySource = (user) =>
@@ -43,8 +46,26 @@ export interface UserSummary {
   sessions: number;
 }
 
+/** A user with their ways of signing in and sessions, as `users show` and /v1/users give it (decision 37). */
+export interface UserSummaryView extends UserView {
+  sign_in_methods: SignInMethodSummary[];
+  sessions: number;
+}
+
+export function viewUserSummary(summary: UserSummary): UserSummaryView {
+  return {
+    ...viewUser(summary.user),
+    sign_in_methods: summary.methods.map((line) => ({ ...line })),
+    sessions: summary.sessions,
+  };
+}
+
 export type PasswordChange =
-  | { outcome: 'changed'; user: User; /** The browser's renewed id (the session stays signed in). */ browserId: string }
+  | {
+      outcome: 'changed';
+      user: User;
+      /** The browser's renewed id (the session stays signed in). */ browserId: string;
+    }
   /** The new password breaks the password rules: nothing was checked or counted. */
   | { outcome: 'invalid-new-password' }
   | { outcome: 'wrong-password' }
@@ -108,7 +129,8 @@ export class AccountSecurity {
     );
     if (result.outcome === 'throttled') return result;
     // A user disabled meanwhile has no session left to keep; renamed meanwhile, the name is another's.
-    if (result.outcome !== 'signed-in' || result.user.id !== input.user.id) return { outcome: 'wrong-password' };
+    if (result.outcome !== 'signed-in' || result.user.id !== input.user.id)
+      return { outcome: 'wrong-password' };
     const user = await users.changeOwnPassword(result.user, input.newPassword, sha256(input.browserId));
     const browserId = await sessions.renew(input.browserId, user.id, result.authentication, input.device);
     // The session ended meanwhile (signed out in another tab): the password is changed all the same,

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { User } from '../model.js';
-import type { UserSummary } from '../sign-in/account-security.js';
 import { hashPassword } from './passwords.js';
 import type { BrowserSessionStore, GrantStore, UserStore } from '../ports.js';
 import { ConflictError, NotFoundError, ValidationError } from '../validation.js';
@@ -29,20 +28,6 @@ export function viewUser(user: User): UserView {
     disabled: user.disabled,
     created_at: new Date(user.createdAt * 1000).toISOString(),
     updated_at: new Date(user.updatedAt * 1000).toISOString(),
-  };
-}
-
-/** A user with their ways of signing in and sessions, as `users show` and /v1/users give it (decision 37). */
-export interface UserSummaryView extends UserView {
-  sign_in_methods: { method: string; description: string; count?: number }[];
-  sessions: number;
-}
-
-export function viewUserSummary(summary: UserSummary): UserSummaryView {
-  return {
-    ...viewUser(summary.user),
-    sign_in_methods: summary.methods.map((line) => ({ ...line })),
-    sessions: summary.sessions,
   };
 }
 

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { User } from '../../../../core/model.js';
-import { viewUserSummary, type UserChanges } from '../../../../core/users/user-registry.js';
+import { viewUserSummary } from '../../../../core/sign-in/account-security.js';
+import type { UserChanges } from '../../../../core/users/user-registry.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';
 import { notFound } from '../problem.js';
