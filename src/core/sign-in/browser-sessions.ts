@@ -47,7 +47,10 @@ export interface SessionListing {
 function deviceColumns(device: SignInDevice | undefined): { userAgent?: string; address?: string } {
   // Control characters never reach a page or a log from here; the header is the client's to choose.
   const clean = (value: string | undefined, max: number) => {
-    const text = value?.replace(/\p{C}+/gu, ' ').trim().slice(0, max);
+    const text = value
+      ?.replace(/\p{C}+/gu, ' ')
+      .trim()
+      .slice(0, max);
     return text === undefined || text === '' ? undefined : text;
   };
   const userAgent = clean(device?.userAgent, USER_AGENT_MAX_LENGTH);
@@ -177,7 +180,9 @@ export class BrowserSessions {
   ): Promise<(SignedInBrowser & { grants: Grant[] }) | undefined> {
     if (browserId === undefined || browserId === '') return undefined;
     const found = await this.sessions.signedInWithGrants(sha256(browserId), this.clock.now(), clientId);
-    return found && (await this.active(found)) ? { ...signedInBrowser(found), grants: found.grants } : undefined;
+    return found && (await this.active(found))
+      ? { ...signedInBrowser(found), grants: found.grants }
+      : undefined;
   }
 
   /**

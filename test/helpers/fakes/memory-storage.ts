@@ -460,7 +460,10 @@ function browserSessions(t: Tables): BrowserSessionStore {
     },
     async touch(hash, at, staleBefore) {
       const session = t.browserSessions.get(hash);
-      if (session !== undefined && (session.lastActiveAt === undefined || session.lastActiveAt < staleBefore)) {
+      if (
+        session !== undefined &&
+        (session.lastActiveAt === undefined || session.lastActiveAt < staleBefore)
+      ) {
         session.lastActiveAt = at;
       }
     },

@@ -277,7 +277,9 @@ const SignInMethods = Type.Array(
     {
       method: Type.String({ description: 'password, passkey, totp, recovery-codes, …' }),
       description: Type.String({ description: 'For people: "set", "2 passkeys", "7 left"' }),
-      count: Type.Optional(Type.Integer({ minimum: 0, description: 'How many, for methods that come in numbers' })),
+      count: Type.Optional(
+        Type.Integer({ minimum: 0, description: 'How many, for methods that come in numbers' }),
+      ),
     },
     strict,
   ),

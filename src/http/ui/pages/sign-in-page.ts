@@ -35,14 +35,18 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
     input.continueAs === undefined && (input.invalidField ?? first) === name ? html` autofocus` : '';
   const client = input.clientName ?? 'the application';
   const heading =
-    input.reauth === true ? 'Confirm it’s you' : input.continueAs !== undefined ? 'Choose an account' : 'Sign in';
+    input.reauth === true
+      ? 'Confirm it’s you'
+      : input.continueAs !== undefined
+        ? 'Choose an account'
+        : 'Sign in';
   const body = html` <h1>${heading}</h1>
     ${
       input.reauth === true
         ? html`<p class="lead">Enter your password again to change how you sign in.</p>`
         : input.clientName !== undefined
-        ? html`<p class="lead">to continue to <strong>${input.clientName}</strong></p>`
-        : html`<p class="lead">to ${frame.productName}</p>`
+          ? html`<p class="lead">to continue to <strong>${input.clientName}</strong></p>`
+          : html`<p class="lead">to ${frame.productName}</p>`
     }
     ${
       input.again === 'login'
@@ -93,8 +97,14 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         />
       </div>
       <div class="actions">
-        <button type="submit" class="${input.continueAs !== undefined ? '' : 'primary'}">${input.reauth === true ? 'Confirm' : 'Sign in'}</button>
+        <button type="submit" class="${input.continueAs !== undefined ? '' : 'primary'}">
+          ${input.reauth === true ? 'Confirm' : 'Sign in'}
+        </button>
       </div>
     </form>`;
-  return layout(frame, { title: input.reauth === true ? 'Confirm it’s you' : 'Sign in', name: 'sign-in', body });
+  return layout(frame, {
+    title: input.reauth === true ? 'Confirm it’s you' : 'Sign in',
+    name: 'sign-in',
+    body,
+  });
 }

@@ -50,7 +50,10 @@ export function registerAccountSecurityRoutes(app: FastifyInstance, ui: UiContex
       case 'changed':
         // The session stays, under a renewed cookie: its CSRF token changes with it.
         ui.browsers.setCookie(reply, result.browserId);
-        return done(reply, 'Password changed. You were signed out everywhere else, and apps you allowed will ask again.');
+        return done(
+          reply,
+          'Password changed. You were signed out everywhere else, and apps you allowed will ask again.',
+        );
       case 'throttled':
         reply.header('retry-after', String(result.retryAfter));
         return sendMessage(
@@ -86,7 +89,10 @@ export function registerAccountSecurityRoutes(app: FastifyInstance, ui: UiContex
     // Ending sessions is a change to the account's security: a stale sign-in proves itself again first.
     if (!signedInRecently(ui, browser)) return askToSignInAgain(ui, reply);
     // Only the user's own: a `sid` of another user's session names nothing here (endOf).
-    const ended = await ui.engine.browserSessions.endOf(browser.user.id, field(request.body, 'session') ?? '');
+    const ended = await ui.engine.browserSessions.endOf(
+      browser.user.id,
+      field(request.body, 'session') ?? '',
+    );
     return done(reply, ended ? 'Signed out of that session.' : 'That session had already ended.');
   });
 
@@ -95,6 +101,9 @@ export function registerAccountSecurityRoutes(app: FastifyInstance, ui: UiContex
     if (!('user' in browser)) return browser;
     if (!signedInRecently(ui, browser)) return askToSignInAgain(ui, reply);
     const ended = await ui.engine.browserSessions.endOthers(browser.user.id, browser.browserId);
-    return done(reply, ended === 1 ? 'Signed out of 1 other session.' : `Signed out of ${ended} other sessions.`);
+    return done(
+      reply,
+      ended === 1 ? 'Signed out of 1 other session.' : `Signed out of ${ended} other sessions.`,
+    );
   });
 }

@@ -17,7 +17,11 @@ export interface PasswordFormError {
  * "Password": "Change password" with "Current password" and "New password" (decision 37). The current
  * password is the re-authentication this change needs: no recent sign-in is asked for first.
  */
-export function passwordSection(ui: UiContext, browser: SignedInContext, error?: PasswordFormError): SecuritySection {
+export function passwordSection(
+  ui: UiContext,
+  browser: SignedInContext,
+  error?: PasswordFormError,
+): SecuritySection {
   // WCAG 3.3.1: the field in error says so, points at the message, and has the focus.
   const invalid = (field: PasswordFormError['field']) =>
     error?.field === field ? html` aria-invalid="true" aria-describedby="password-error" autofocus` : '';

@@ -54,7 +54,9 @@ export function sessionsSection(
                   : html`<form method="post" action="${base}/account/security/sessions/sign-out">
                       <input type="hidden" name="csrf_token" value="${browser.csrfToken}" />
                       <input type="hidden" name="session" value="${session.sid}" />
-                      <button type="submit" class="danger" aria-describedby="session-${index}">Sign out</button>
+                      <button type="submit" class="danger" aria-describedby="session-${index}">
+                        Sign out
+                      </button>
                     </form>`
               }
             </li>`,
