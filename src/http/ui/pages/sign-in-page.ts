@@ -40,6 +40,8 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
       : input.continueAs !== undefined
         ? 'Choose an account'
         : 'Sign in';
+  const submit = input.reauth === true ? 'Confirm' : 'Sign in';
+  const submitClass = input.continueAs !== undefined ? '' : 'primary';
   const body = html` <h1>${heading}</h1>
     ${
       input.reauth === true
@@ -97,9 +99,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         />
       </div>
       <div class="actions">
-        <button type="submit" class="${input.continueAs !== undefined ? '' : 'primary'}">
-          ${input.reauth === true ? 'Confirm' : 'Sign in'}
-        </button>
+        <button type="submit" class="${submitClass}">${submit}</button>
       </div>
     </form>`;
   return layout(frame, {
