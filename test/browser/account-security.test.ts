@@ -157,7 +157,7 @@ for (const backend of backends()) {
       for (const page of others) assert.equal(await stillSignedIn(page), false);
     });
 
-    it('asks to confirm it’s you when the sign-in is older than a few minutes, then does the change', async () => {
+    it("asks to confirm it's you when the sign-in is older than a few minutes, then does the change", async () => {
       const { user, password } = await server.user();
       const here = await device();
       const other = await device(FIREFOX_ON_WINDOWS);
@@ -167,11 +167,11 @@ for (const backend of backends()) {
       server.clock.advance(RECENT_SIGN_IN_SECONDS + 1);
 
       await here.getByRole('button', { name: 'Sign out everywhere else' }).click();
-      await here.getByRole('heading', { name: 'Confirm it’s you' }).waitFor();
+      await here.getByRole('heading', { name: "Confirm it's you" }).waitFor();
       assert.equal(await stillSignedIn(other), true, 'nothing was ended before the confirmation');
       await here.goBack();
       await here.getByRole('button', { name: 'Sign out everywhere else' }).click();
-      await here.getByRole('heading', { name: 'Confirm it’s you' }).waitFor();
+      await here.getByRole('heading', { name: "Confirm it's you" }).waitFor();
       const username = here.getByLabel('Username');
       assert.equal(await username.inputValue(), user.username);
       assert.equal(await username.getAttribute('readonly'), '', 'the user name is the signed-in one');

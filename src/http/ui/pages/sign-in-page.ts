@@ -36,7 +36,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
   const client = input.clientName ?? 'the application';
   const heading =
     input.reauth === true
-      ? 'Confirm it’s you'
+      ? "Confirm it's you"
       : input.continueAs !== undefined
         ? 'Choose an account'
         : 'Sign in';
@@ -103,7 +103,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
       </div>
     </form>`;
   return layout(frame, {
-    title: input.reauth === true ? 'Confirm it’s you' : 'Sign in',
+    title: input.reauth === true ? "Confirm it's you" : 'Sign in',
     name: 'sign-in',
     body,
   });
