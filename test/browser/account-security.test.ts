@@ -257,6 +257,12 @@ for (const backend of backends()) {
         if (SCREENSHOTS) {
           await page.screenshot({ path: join(SCREENSHOTS, `account-security-${width}.png`), fullPage: true });
         }
+        await page.goto(`${server.url}/sign-in?reauth=1&next=/account/security`);
+        await page.getByRole('heading', { name: "Confirm it's you" }).waitFor();
+        assert.deepEqual(await layoutProblems(page), [], `confirmation page at ${width}px`);
+        if (SCREENSHOTS) {
+          await page.screenshot({ path: join(SCREENSHOTS, `confirm-its-you-${width}.png`), fullPage: true });
+        }
       }
     });
   });
