@@ -105,6 +105,11 @@ describe('browser sessions record their device and activity (decision 37)', () =
     assert.deepEqual(stored?.authentications, [password, again]);
     assert.equal(stored?.createdAt, START);
     assert.equal(stored?.userAgent, 'second');
+    // Renewed without a device: the session keeps the one it had.
+    t.clock.advance(60);
+    const third = await sessions.renew(renewed, user.id, { method: PASSWORD_METHOD.name, at: t.clock.now() });
+    const kept = await t.storage.browserSessions.get(sha256(third ?? ''), t.clock.now());
+    assert.deepEqual([kept?.userAgent, kept?.address], ['second', '192.0.2.9']);
   });
 
   it('lists the user’s sessions, this browser marked; ends only the user’s own', async () => {

@@ -120,7 +120,8 @@ export class BrowserSessions {
       hash: sha256(id),
       authentications: [...sessionAuthentications(session), authentication],
       sid: session.sid ?? sessionId(oldHash),
-      ...deviceColumns(device),
+      // Where the person proved it again from; the session's own when the caller does not say.
+      ...deviceColumns(device ?? { userAgent: session.userAgent, address: session.address }),
     });
     return renewed ? id : undefined;
   }
