@@ -71,6 +71,7 @@ async function createAppUsers(dataDir: string, password: string): Promise<AppUse
         passwordHash,
         email: null,
         emailVerified: false,
+        disabled: false,
         name: null,
         admin: false,
         createdAt: now,

@@ -105,6 +105,7 @@ export const COMMANDS = {
         positionals: 0,
       },
       list: none,
+      show: { flags: { username: { type: 'string' } }, positionals: 1 },
       update: {
         flags: {
           username: { type: 'string' },
@@ -113,6 +114,8 @@ export const COMMANDS = {
           name: { type: 'string' },
           admin: { type: 'boolean' },
           'no-admin': { type: 'boolean' },
+          disabled: { type: 'boolean' },
+          enabled: { type: 'boolean' },
         },
         positionals: 1,
       },

@@ -9,7 +9,7 @@ Commands:
   check                      Check configuration, secret, store, migrations, TLS and issuer
   clients create|list|show|update|rotate-secret|delete
                              Manage OAuth clients
-  users create|list|update|set-password|delete
+  users create|list|show|update|set-password|delete
                              Manage resource owners
   grants list|revoke         See and revoke what users have granted to clients
   scopes create|list|delete  Manage the scope registry shown on the consent page
@@ -148,10 +148,11 @@ export const USERS_HELP = `Usage:
   gatehouse users create --username NAME --password-stdin [--email ADDRESS] [--name NAME] [--admin]
                          [--json]
   gatehouse users list [--json]
+  gatehouse users show (USER_ID | --username NAME) [--json]
   gatehouse users update USER_ID [--username NEW] [--email ADDRESS] [--name NAME]
-                         [--admin | --no-admin] [--json]
+                         [--admin | --no-admin] [--disabled | --enabled] [--json]
   gatehouse users update --username NAME [--new-username NEW] [--email ADDRESS] [--name NAME]
-                         [--admin | --no-admin] [--json]
+                         [--admin | --no-admin] [--disabled | --enabled] [--json]
   gatehouse users set-password (USER_ID | --username NAME) --password-stdin [--json]
   gatehouse users delete (USER_ID | --username NAME)
   gatehouse users reset-mfa (USER_ID | --username NAME) [--json]
@@ -171,6 +172,14 @@ their tokens from then on. A client's own admin (client_credentials) does not de
 reset-mfa removes the user's second factors, the authenticator app and every recovery code, for a
 user who lost both: their next sign-in takes the password alone, or leads them to set an app up
 again when GATEHOUSE_REQUIRE_MFA or the client requires one. Nothing secret is shown.
+
+show lists what an operator may know of a user: email, name, the administrator role, whether they
+are disabled, how many browser sessions they have, and their ways of signing in (a password set;
+passkeys, an authenticator app, recovery codes left), never a secret.
+
+--disabled stops every sign-in of the user, whatever the method, and the password grant: their
+browser sessions end and their grants are revoked, so refresh tokens and access tokens stop working
+at once. --enabled lets them sign in again; what was ended stays ended.
 `;
 
 export const GRANTS_HELP = `Usage:

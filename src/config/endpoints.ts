@@ -280,6 +280,19 @@ export const ENDPOINTS = {
     path: '/account/security/recovery-codes/generate',
     methods: { POST: unlimited("the signed-in user's own change, after a recent sign-in (CSRF-checked)") },
   },
+  accountPassword: {
+    // Decision 37: "Change password"; the current password is a guess like a sign-in's (decision 8).
+    path: '/account/security/password',
+    methods: { POST: bucket('signIn') },
+  },
+  accountSessionSignOut: {
+    path: '/account/security/sessions/sign-out',
+    methods: { POST: unlimited("ends one of the signed-in user's own sessions (CSRF-checked)") },
+  },
+  accountSessionsSignOutOthers: {
+    path: '/account/security/sessions/sign-out-others',
+    methods: { POST: unlimited("ends the signed-in user's other sessions (CSRF-checked)") },
+  },
   playground: {
     path: '/playground',
     methods: { GET: unlimited('a page; its requests go to the endpoints above') },

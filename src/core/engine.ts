@@ -2,6 +2,7 @@ import type { Clock } from '../shared/clock.js';
 import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
+import { AccountSecurity } from './sign-in/account-security.js';
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
 import { SignInService, type SignInResult } from './sign-in/sign-in-service.js';
@@ -150,6 +151,11 @@ export interface Engine {
   /** POST /device_authorization and the verification page (RFC 8628 §3.1-§3.3). */
   readonly deviceAuthorization: DeviceAuthorizationService;
   readonly browserSessions: BrowserSessions;
+  /**
+   * The account's own security (decision 37): "Change password" on the security page, and the summary
+   * of a user's ways of signing in (`gatehouse users show`, /v1/users).
+   */
+  readonly account: AccountSecurity;
   /** The end-session endpoint's checks (RP-Initiated Logout 1.0). */
   readonly logout: RpInitiatedLogout;
   readonly connectedApps: ConnectedApps;
@@ -288,6 +294,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     windowSeconds: policy.passwordFailureWindowSeconds,
   });
   const passwords = new PasswordAuthenticator(storage.users, clock);
+  const browserSessions = new BrowserSessions(storage.browserSessions, clock);
   const users = new UserRegistry(storage, clock);
   const mailer = deps.mailer ?? noMailer;
   const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail });
@@ -322,7 +329,8 @@ export function createEngine(deps: EngineDependencies): Engine {
       resources: resourceTargets,
       policy: policy.deviceAuthorization,
     }),
-    browserSessions: new BrowserSessions(storage.browserSessions, clock),
+    browserSessions,
+    account: new AccountSecurity({ storage, users, sessions: browserSessions, signIns, passwords }),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
     connectedApps: new ConnectedApps(storage, clock),
     clients: new ClientRegistry(storage, clock),

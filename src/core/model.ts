@@ -128,6 +128,11 @@ export interface User {
    * token only while this holds (docs/decisions.md, decision 29).
    */
   admin: boolean;
+  /**
+   * Disabled by an operator (docs/decisions.md, decision 37): no method signs the user in, no password
+   * grant issues tokens for them, and disabling ended their sessions and grants.
+   */
+  disabled: boolean;
   createdAt: number;
   /** Also UserInfo's `updated_at` (Core §5.1). */
   updatedAt: number;
@@ -332,6 +337,18 @@ export interface BrowserSession {
    * from it (core/sign-in/assurance.ts). Absent on a session stored before migration 0016.
    */
   authentications?: SessionAuthentication[];
+  /**
+   * The session's OpenID Connect `sid`, stable for its life: kept when its cookie is renewed at a
+   * re-authentication (decision 37). Absent on a session stored before migration 0020, whose `sid` is
+   * derived from its hash (sessionId in core/sign-in/browser-sessions.ts).
+   */
+  sid?: string;
+  /** The User-Agent it was signed in with, cut short (decision 37): what the security page calls it. */
+  userAgent?: string;
+  /** The address it was signed in from (decision 37). */
+  address?: string;
+  /** When it was last used, written at most every few minutes (decision 37). */
+  lastActiveAt?: number;
 }
 
 export interface SigningKeyRecord {

@@ -220,6 +220,31 @@ export interface BrowserSessionStore {
   delete(hash: string): Promise<boolean>;
   /** Signs the user out of every browser (a password reset); returns how many sessions ended. */
   deleteByUser(userId: string): Promise<number>;
+  /** The user's live sessions at `at`, oldest first (the security page's list, decision 37). */
+  listByUser(userId: string, at: number): Promise<BrowserSession[]>;
+  /**
+   * Ends the session `hash` only if it is `userId`'s: a form naming another user's session changes
+   * nothing (decision 37). False when there was none.
+   */
+  deleteOfUser(userId: string, hash: string): Promise<boolean>;
+  /** Ends every session of the user but `keepHash` ("Sign out everywhere else"); how many ended. */
+  deleteOthersOfUser(userId: string, keepHash: string): Promise<number>;
+  /**
+   * Records that the session was used at `at`, only if its last recorded use is before `staleBefore`
+   * (or none): one conditional statement, so processes reading the same session write once.
+   */
+  touch(hash: string, at: number, staleBefore: number): Promise<void>;
+  /**
+   * Renews a live session's key at a re-authentication (decision 37): the row `oldHash` takes the key
+   * `renewal.hash` and the given record, `sid`, device and address, keeping its user and its times.
+   * False, changing nothing, when no live session has `oldHash`.
+   */
+  renew(
+    oldHash: string,
+    at: number,
+    renewal: Required<Pick<BrowserSession, 'hash' | 'authentications' | 'sid'>> &
+      Pick<BrowserSession, 'userAgent' | 'address'>,
+  ): Promise<boolean>;
 }
 
 /** Fixed-window request counters shared by every process (abuse limits). */

@@ -19,6 +19,7 @@ interface UserBody {
   username: string;
   created_at: string;
   updated_at: string;
+  sign_in_methods: unknown[];
 }
 
 for (const backend of backends()) {
@@ -56,13 +57,18 @@ for (const backend of backends()) {
       assert.deepEqual(Object.keys(user).sort(), [
         'admin',
         'created_at',
+        'disabled',
         'email',
         'email_verified',
         'id',
         'name',
+        'sessions',
+        'sign_in_methods',
         'updated_at',
         'username',
       ]);
+      // Decision 37: the ways of signing in say that a password is set, never what it is.
+      assert.deepEqual(user.sign_in_methods, [{ method: 'password', description: 'set' }]);
       assert.equal(locationPath(res), `/v1/users/${user.id}`);
       const read = await api.get(`/users/${user.id}`);
       expectStatus(read, 200);
@@ -115,7 +121,9 @@ for (const backend of backends()) {
 
       const patched = await api.patch(`/users/${erin.id}`, { password: 'erin password 2' });
       expectStatus(patched, 201);
-      assert.ok(!patched.text.includes('password'));
+      // Neither the password nor its hash is returned (sign_in_methods names the method only).
+      assert.ok(!('password' in (patched.json as object)));
+      assert.ok(!patched.text.includes('erin password') && !patched.text.includes('$argon2'));
       expectStatus(await login('erin2', 'erin password 1'), 401);
       expectStatus(await login('erin2', 'erin password 2'), 200);
       assertProblem(await api.patch(`/users/${erin.id}`, {}), 400);

@@ -166,6 +166,7 @@ export async function newUser(op: Op): Promise<TestUser> {
     name: `User ${users}`,
     admin: false,
     emailVerified: false,
+    disabled: false,
     createdAt: now,
     updatedAt: now,
   };

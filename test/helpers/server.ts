@@ -108,6 +108,7 @@ async function createTestUser(
     name: input.name === undefined ? null : validateName(input.name),
     admin: false,
     emailVerified: false,
+    disabled: false,
     createdAt: now,
     updatedAt: now,
   };

@@ -67,6 +67,7 @@ function makeUser(overrides: Partial<User> = {}): User {
     name: null,
     admin: false,
     emailVerified: false,
+    disabled: false,
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -767,6 +768,123 @@ for (const backend of contractBackends) {
           undefined,
         );
       });
+      it('keeps a session’s sid, device, address and last activity (decision 37), and lists the user’s live ones', async () => {
+        const { user } = await seedGrant();
+        const { user: stranger } = await seedGrant();
+        const device = {
+          sid: sha256(randomUUID()),
+          userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0 Safari/537.36 “ü”',
+          address: '2001:db8::7',
+          lastActiveAt: NOW,
+        };
+        const first = {
+          hash: sha256(randomUUID()),
+          userId: user.id,
+          createdAt: NOW,
+          expiresAt: NOW + 60,
+          ...device,
+        };
+        const second = {
+          hash: sha256(randomUUID()),
+          userId: user.id,
+          createdAt: NOW + 1,
+          expiresAt: NOW + 120,
+        };
+        const gone = { hash: sha256(randomUUID()), userId: user.id, createdAt: NOW - 100, expiresAt: NOW };
+        const theirs = {
+          hash: sha256(randomUUID()),
+          userId: stranger.id,
+          createdAt: NOW,
+          expiresAt: NOW + 60,
+        };
+        for (const session of [second, first, gone, theirs]) await storage.browserSessions.insert(session);
+        assert.deepEqual(await other.browserSessions.get(first.hash, NOW), first);
+        assert.deepEqual((await other.browserSessions.signedIn(first.hash, NOW))?.session, first);
+        assert.deepEqual(await other.browserSessions.listByUser(user.id, NOW), [first, second]);
+        assert.deepEqual(await other.browserSessions.listByUser(user.id, NOW + 60), [second]);
+        assert.deepEqual(await other.browserSessions.listByUser(randomUUID(), NOW), []);
+      });
+
+      it('touch writes the last activity only when the recorded one is older than asked', async () => {
+        const { user } = await seedGrant();
+        const session = {
+          hash: sha256(randomUUID()),
+          userId: user.id,
+          createdAt: NOW,
+          expiresAt: NOW + 3600,
+        };
+        await storage.browserSessions.insert(session);
+        await storage.browserSessions.touch(session.hash, NOW + 10, NOW - 290);
+        assert.equal((await other.browserSessions.get(session.hash, NOW))?.lastActiveAt, NOW + 10);
+        // Not older than staleBefore: unchanged (another process wrote it a moment ago).
+        await storage.browserSessions.touch(session.hash, NOW + 20, NOW + 10);
+        assert.equal((await other.browserSessions.get(session.hash, NOW))?.lastActiveAt, NOW + 10);
+        await storage.browserSessions.touch(session.hash, NOW + 400, NOW + 100);
+        assert.equal((await other.browserSessions.get(session.hash, NOW))?.lastActiveAt, NOW + 400);
+        await storage.browserSessions.touch(sha256('unknown'), NOW, NOW);
+      });
+
+      it('renew moves a live session to a new key with its record, keeping its user and times', async () => {
+        const { user } = await seedGrant();
+        const session = {
+          hash: sha256(randomUUID()),
+          userId: user.id,
+          createdAt: NOW,
+          expiresAt: NOW + 60,
+          authentications: [{ method: 'password', at: NOW }],
+          userAgent: 'old agent',
+          address: '192.0.2.1',
+          lastActiveAt: NOW,
+        };
+        await storage.browserSessions.insert(session);
+        const renewal = {
+          hash: sha256(randomUUID()),
+          sid: 'sid-kept',
+          authentications: [
+            { method: 'password', at: NOW },
+            { method: 'password', at: NOW + 30 },
+          ],
+          userAgent: 'new agent',
+          address: '192.0.2.2',
+        };
+        assert.equal(await storage.browserSessions.renew(session.hash, NOW + 30, renewal), true);
+        assert.equal(await other.browserSessions.get(session.hash, NOW + 30), undefined);
+        assert.deepEqual(await other.browserSessions.get(renewal.hash, NOW + 30), {
+          userId: user.id,
+          createdAt: NOW,
+          expiresAt: NOW + 60,
+          ...renewal,
+          lastActiveAt: NOW + 30,
+        });
+        // The old key names nothing now; an expired session is not renewed.
+        const again = { ...renewal, hash: sha256(randomUUID()) };
+        assert.equal(await storage.browserSessions.renew(session.hash, NOW + 31, again), false);
+        assert.equal(await storage.browserSessions.renew(renewal.hash, NOW + 60, again), false);
+        assert.equal(await other.browserSessions.get(again.hash, NOW), undefined);
+      });
+
+      it('ends one of the user’s own sessions only, or all but one (decision 37)', async () => {
+        const { user } = await seedGrant();
+        const { user: stranger } = await seedGrant();
+        const make = (userId: string) => ({
+          hash: sha256(randomUUID()),
+          userId,
+          createdAt: NOW,
+          expiresAt: NOW + 60,
+        });
+        const [a, b, c] = [make(user.id), make(user.id), make(user.id)];
+        const theirs = make(stranger.id);
+        for (const session of [a, b, c, theirs]) await storage.browserSessions.insert(session);
+        // Another user's session is not this user's to end.
+        assert.equal(await storage.browserSessions.deleteOfUser(user.id, theirs.hash), false);
+        assert.deepEqual(await other.browserSessions.get(theirs.hash, NOW), theirs);
+        assert.equal(await storage.browserSessions.deleteOfUser(user.id, b.hash), true);
+        assert.equal(await storage.browserSessions.deleteOfUser(user.id, b.hash), false);
+        assert.equal(await storage.browserSessions.deleteOthersOfUser(user.id, a.hash), 1);
+        assert.deepEqual(await other.browserSessions.listByUser(user.id, NOW), [a]);
+        assert.deepEqual(await other.browserSessions.listByUser(stranger.id, NOW), [theirs]);
+        assert.equal(await storage.browserSessions.deleteOthersOfUser(user.id, a.hash), 0);
+      });
     });
 
     describe('refresh tokens', () => {
@@ -930,6 +1048,16 @@ for (const backend of contractBackends) {
         const cleared = { ...user, email: null, name: null, updatedAt: NOW + 1 };
         assert.equal(await storage.users.update(cleared), true);
         assert.deepEqual(await other.users.get(user.id), cleared);
+      });
+
+      it('round-trips a user’s disabled flag (decision 37)', async () => {
+        const user = makeUser();
+        assert.equal(await storage.users.insert(user), true);
+        assert.equal((await other.users.get(user.id))?.disabled, false);
+        const disabled = { ...user, disabled: true, updatedAt: NOW + 1 };
+        assert.equal(await storage.users.update(disabled), true);
+        assert.deepEqual(await other.users.get(user.id), disabled);
+        assert.deepEqual(await other.users.getByUsername(user.username), disabled);
       });
 
       sqlIt('round-trips a code’s nonce, auth_time and sid on every read and on consumption', async () => {

@@ -96,6 +96,8 @@ const LIMITED: [string, string][] = [
   ['GET /authorize', 'authorize'],
   ['POST /introspect', 'introspect'],
   ['POST /sign-in', 'signIn'],
+  // Decision 37: "Change password" checks the current one like a sign-in.
+  ['POST /account/security/password', 'signIn'],
   ['POST /device', 'signIn'],
   // Decision 35: each may send a mail or hash a password.
   ['POST /forgot-password', 'signIn'],

@@ -43,6 +43,7 @@ const user: User = {
   name: null,
   admin: false,
   emailVerified: false,
+  disabled: false,
   createdAt: NOW,
   updatedAt: NOW,
 };

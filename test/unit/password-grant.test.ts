@@ -95,6 +95,17 @@ async function counted(w: World, address = HERE): Promise<{ pair: number; source
 
 const ROWS: Row[] = [
   {
+    name: 'decision 37: a disabled user gets no tokens, even with the right password; the attempt stays counted',
+    async before(w) {
+      await w.engine.storage.users.update({ ...w.user, disabled: true });
+    },
+    expected: { code: 'invalid_grant', status: 400, description: 'this user is disabled' },
+    async then(w) {
+      assert.deepEqual(await counted(w), { pair: 1, source: 0 }, 'the allowance is not given back');
+      assert.deepEqual(await w.engine.storage.grants.listByUser(w.user.id), [], 'no grant was made');
+    },
+  },
+  {
     name: 'the right password: tokens under a new grant lasting as long as its first refresh token',
     expected: 'tokens',
     async then(w, response) {

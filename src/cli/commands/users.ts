@@ -1,5 +1,6 @@
 import type { Engine } from '../../core/engine.js';
 import type { User } from '../../core/model.js';
+import { viewUserSummary, type UserSummary } from '../../core/sign-in/account-security.js';
 import { validatePassword, viewUser } from '../../core/users/user-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, readPassword } from '../args.js';
 import { printJson, type Cli } from '../context.js';
@@ -8,8 +9,12 @@ import { USERS_HELP } from '../help.js';
 const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
   create: { options: ['username', 'password-stdin', 'email', 'name', 'admin'], positionals: 0 },
   list: { options: [], positionals: 0 },
+  show: { options: ['username'], positionals: 1 },
   delete: { options: ['username'], positionals: 1 },
-  update: { options: ['username', 'new-username', 'email', 'name', 'admin', 'no-admin'], positionals: 1 },
+  update: {
+    options: ['username', 'new-username', 'email', 'name', 'admin', 'no-admin', 'disabled', 'enabled'],
+    positionals: 1,
+  },
   'set-password': { options: ['username', 'password-stdin'], positionals: 1 },
   'reset-mfa': { options: ['username'], positionals: 1 },
 };
@@ -40,6 +45,8 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
       name: { type: 'string' },
       admin: { type: 'boolean' },
       'no-admin': { type: 'boolean' },
+      disabled: { type: 'boolean' },
+      enabled: { type: 'boolean' },
     },
     `users ${action}`,
     spec.positionals,
@@ -52,6 +59,8 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
     'name',
     'admin',
     'no-admin',
+    'disabled',
+    'enabled',
   ] as const) {
     if (values[flag] !== undefined && !spec.options.includes(flag)) {
       throw new UsageError(`users ${action} has no option --${flag}`);
@@ -68,7 +77,7 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
       ? (values['new-username'] ?? values.username)
       : values['new-username'];
   const selector = action === 'update' && id !== undefined ? undefined : values.username;
-  if (['delete', 'update', 'set-password', 'reset-mfa'].includes(action)) {
+  if (['delete', 'update', 'set-password', 'reset-mfa', 'show'].includes(action)) {
     if ((id === undefined) === (selector === undefined)) {
       throw new UsageError(`users ${action} needs a USER_ID or --username NAME (one of them)`);
     }
@@ -76,16 +85,21 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
   // Decision 29: --admin gives the administrator role, --no-admin takes it away.
   if (values.admin && values['no-admin']) throw new UsageError('give --admin or --no-admin, not both');
   const admin = values.admin ? true : values['no-admin'] ? false : undefined;
+  // Decision 37: --disabled stops every sign-in of the user (and ends what they had open); --enabled
+  // lets them sign in again.
+  if (values.disabled && values.enabled) throw new UsageError('give --disabled or --enabled, not both');
+  const disabled = values.disabled ? true : values.enabled ? false : undefined;
   if (
     action === 'update' &&
     renameTo === undefined &&
     values.email === undefined &&
     values.name === undefined &&
-    admin === undefined
+    admin === undefined &&
+    disabled === undefined
   ) {
     throw new UsageError(
       'users update needs something to change: --new-username NEW (or USER_ID --username NEW), --email, ' +
-        '--name, --admin or --no-admin',
+        '--name, --admin or --no-admin, --disabled or --enabled',
     );
   }
   // OpenID Connect claims (Core §5.1); '' removes them.
@@ -117,9 +131,18 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
         const { items } = await engine.users.list(10_000, 0);
         if (json) printJson(context, items.map(viewUser));
         else {
-          for (const user of items) out.write(`${user.id}  ${user.username}${user.admin ? '  admin' : ''}\n`);
+          for (const user of items) {
+            const marks = `${user.admin ? '  admin' : ''}${user.disabled ? '  disabled' : ''}`;
+            out.write(`${user.id}  ${user.username}${marks}\n`);
+          }
           if (items.length === 0) out.write('No users.\n');
         }
+        return;
+      }
+      case 'show': {
+        const summary = await engine.account.summary(await target(engine, id, selector));
+        if (json) printJson(context, viewUserSummary(summary));
+        else out.write(describeUserSummary(summary));
         return;
       }
       case 'update': {
@@ -127,10 +150,18 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
           username: renameTo,
           ...claims,
           admin,
+          disabled,
         });
         if (json) printJson(context, viewUser(user));
         else if (renameTo !== undefined) out.write(`User ${user.id} is now named ${user.username}.\n`);
-        else if (admin !== undefined) {
+        else if (disabled !== undefined) {
+          out.write(
+            disabled
+              ? `User ${user.username} (id ${user.id}) is disabled: they cannot sign in, and their browser ` +
+                  'sessions and refresh tokens are ended.\n'
+              : `User ${user.username} (id ${user.id}) is enabled: they can sign in again.\n`,
+          );
+        } else if (admin !== undefined) {
           out.write(
             `User ${user.username} (id ${user.id}) ${admin ? 'is now an administrator' : 'is no longer an administrator'}.\n`,
           );
@@ -175,4 +206,21 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
       }
     }
   });
+}
+
+/** `users show` for people (decision 37): who, their state, their ways of signing in; never a secret. */
+function describeUserSummary({ user, methods, sessions }: UserSummary): string {
+  const lines = [
+    `User ${user.username} (id ${user.id})`,
+    `  email:            ${user.email ?? '(none)'}`,
+    `  name:             ${user.name ?? '(none)'}`,
+    `  administrator:    ${user.admin ? 'yes' : 'no'}`,
+    `  disabled:         ${user.disabled ? 'yes: cannot sign in' : 'no'}`,
+    `  browser sessions: ${sessions}`,
+    '  signs in with:',
+    ...(methods.length === 0
+      ? ['    (nothing)']
+      : methods.map((line) => `    ${line.method}: ${line.description}`)),
+  ];
+  return `${lines.join('\n')}\n`;
 }

@@ -14,6 +14,11 @@ export type SignInResult =
   /** `authentication` is what the browser session records (BrowserSessions.start). */
   | { outcome: 'signed-in'; user: User; authentication: SessionAuthentication }
   | { outcome: 'wrong-credentials' }
+  /**
+   * The secret was right but an operator disabled the user (decision 37): nobody is signed in. Said
+   * only after a correct secret, so it tells nothing a guess would not; the attempt stays counted.
+   */
+  | { outcome: 'disabled' }
   | { outcome: 'throttled'; retryAfter: number };
 
 /**
@@ -64,6 +69,9 @@ export class SignInService {
       await this.failures.failed(address);
       return { outcome: 'wrong-credentials' };
     }
+    // Decision 37: every method ends here, so one check keeps a disabled user out of all of them. The
+    // allowance is not given back (no `succeeded`): guesses at a disabled account stay bounded.
+    if (result.user.disabled) return { outcome: 'disabled' };
     await this.lockout.succeeded(name, address);
     return {
       outcome: 'signed-in',

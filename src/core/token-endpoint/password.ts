@@ -56,6 +56,9 @@ export const passwordGrant = {
       await failures.failed(address);
       throw wrongCredentials();
     }
+    // Decision 37: a disabled user gets no tokens; said only after the right password, and the attempt
+    // stays counted (no `succeeded`) as at the sign-in page (SignInService).
+    if (user.disabled) throw invalidGrant('this user is disabled');
     await lockout.succeeded(username, address);
     // Decision 34: the password grant has no step to ask for a code, so a user who signs in with a
     // second factor, or must (the policy, the client's require_mfa), cannot use it: a password alone

@@ -14,6 +14,8 @@ export interface UserView {
   name: string | null;
   /** An administrator (docs/decisions.md, decision 29). */
   admin: boolean;
+  /** Disabled by an operator: no sign-in, no password grant (docs/decisions.md, decision 37). */
+  disabled: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -26,6 +28,7 @@ export function viewUser(user: User): UserView {
     email_verified: user.emailVerified,
     name: user.name,
     admin: user.admin,
+    disabled: user.disabled,
     created_at: new Date(user.createdAt * 1000).toISOString(),
     updated_at: new Date(user.updatedAt * 1000).toISOString(),
   };
@@ -101,6 +104,12 @@ export function validateAdmin(admin: unknown): boolean {
   return admin;
 }
 
+/** Disabled or not (decision 37): true or false, nothing else. */
+export function validateDisabled(disabled: unknown): boolean {
+  if (typeof disabled !== 'boolean') throw new ValidationError('disabled', 'must be true or false');
+  return disabled;
+}
+
 /** What a user is created with; email, name and admin (false) are optional. */
 export interface UserInput {
   username: unknown;
@@ -118,13 +127,18 @@ export interface UserChanges {
   name?: unknown;
   /** Gives (true) or takes away (false) the administrator role (decision 29). */
   admin?: unknown;
+  /**
+   * Disables (true) or enables (false) the user (decision 37). Disabling ends every browser session and
+   * revokes every grant, as a new password does (endUserSignIns); enabling brings none of them back.
+   */
+  disabled?: unknown;
 }
 
 /** What the user registry reads and writes. */
 type UserStorage = {
   readonly users: UserStore;
   readonly grants: Pick<GrantStore, 'listByUser' | 'revoke'>;
-  readonly browserSessions: Pick<BrowserSessionStore, 'deleteByUser'>;
+  readonly browserSessions: Pick<BrowserSessionStore, 'deleteByUser' | 'deleteOthersOfUser'>;
 };
 
 /** A unique-constraint violation, on SQLite or PostgreSQL: another writer took the name first. */
@@ -149,8 +163,10 @@ async function endUserSignIns(
   storage: Pick<UserStorage, 'grants' | 'browserSessions'>,
   userId: string,
   at: number,
+  keepSessionHash?: string,
 ): Promise<void> {
-  await storage.browserSessions.deleteByUser(userId);
+  if (keepSessionHash === undefined) await storage.browserSessions.deleteByUser(userId);
+  else await storage.browserSessions.deleteOthersOfUser(userId, keepSessionHash);
   for (const grant of await storage.grants.listByUser(userId)) {
     if (grant.revokedAt === null) await storage.grants.revoke(grant.id, at);
   }
@@ -211,6 +227,7 @@ export class UserRegistry {
       emailVerified: false,
       name,
       admin,
+      disabled: false,
       createdAt: now,
       updatedAt: now,
     };
@@ -226,8 +243,8 @@ export class UserRegistry {
   }
 
   /**
-   * Renames a user, changes their e-mail address or full name or administrator role (decision 29), and/or
-   * sets a new password (hashed; the
+   * Renames a user, changes their e-mail address or full name or administrator role (decision 29),
+   * disables or enables them (decision 37), and/or sets a new password (hashed; the
    * plain text is never stored): the one rule for PUT and PATCH /v1/users/{id} and `gatehouse users
    * update` / `set-password`. A new password ends the user's browser sessions and grants
    * (endUserSignIns): whoever knew the old one must not stay signed in.
@@ -238,6 +255,7 @@ export class UserRegistry {
     const email = changes.email === undefined ? user.email : validateEmail(changes.email);
     const name = changes.name === undefined ? user.name : validateName(changes.name);
     const admin = changes.admin === undefined ? user.admin : validateAdmin(changes.admin);
+    const disabled = changes.disabled === undefined ? user.disabled : validateDisabled(changes.disabled);
     if (username !== user.username) {
       const holder = await this.storage.users.getByUsername(username);
       if (holder !== undefined && holder.id !== user.id) throw nameTaken(username);
@@ -252,6 +270,7 @@ export class UserRegistry {
       emailVerified: email === user.email && user.emailVerified,
       name,
       admin,
+      disabled,
       // Also UserInfo's updated_at (OpenID Connect Core §5.1).
       updatedAt: now,
     };
@@ -261,7 +280,29 @@ export class UserRegistry {
       if (isUniqueViolation(error)) throw nameTaken(username);
       throw error;
     }
-    if (password !== undefined) await endUserSignIns(this.storage, user.id, now);
+    // Decision 37: a disabled user keeps nothing they had opened. Ended on every `disabled: true`, not
+    // only when it changes: an operator repeating it also ends a sign-in that raced the first.
+    if (password !== undefined || changes.disabled === true) {
+      await endUserSignIns(this.storage, user.id, now);
+    }
+    return updated;
+  }
+
+  /**
+   * The user's own change of password on the security page (decision 37): as a new password set by an
+   * operator (decision 12), every other browser session ends and every grant is revoked, but the
+   * session `keepSessionHash` (the browser making the change, which just proved the current password)
+   * stays signed in.
+   */
+  async changeOwnPassword(user: User, password: string, keepSessionHash: string): Promise<User> {
+    const now = this.clock.now();
+    const updated: User = {
+      ...user,
+      passwordHash: await hashPassword(validatePassword(password)),
+      updatedAt: now,
+    };
+    if (!(await this.storage.users.update(updated))) throw noSuchUser(user.id);
+    await endUserSignIns(this.storage, user.id, now, keepSessionHash);
     return updated;
   }
 

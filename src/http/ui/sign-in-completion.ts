@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionAuthentication } from '../../core/model.js';
+import type { SignInDevice } from '../../core/sign-in/browser-sessions.js';
 import { deviceTargetAfterSignIn } from './routes/device-routes.js';
 import type { UiContext } from './ui-context.js';
 
@@ -30,11 +31,44 @@ export async function completeSignIn(
   const { next } = signIn;
   const oldBrowserId = ui.browsers.browserId(request);
   await ui.engine.browserSessions.end(oldBrowserId);
-  const browserId = await ui.engine.browserSessions.start(signIn.userId, signIn.authentication);
+  const browserId = await ui.engine.browserSessions.start(
+    signIn.userId,
+    signIn.authentication,
+    signInDevice(request),
+  );
   ui.browsers.setCookie(reply, browserId);
   // The person just proved who they are for this authorization request: what it asked for is done.
   if (next.startsWith(AUTHORIZE)) {
     ui.browsers.markInteraction(reply, browserId, next.slice(AUTHORIZE.length));
   }
   return reply.redirect(ui.config.basePath + deviceTargetAfterSignIn(ui, next, oldBrowserId, browserId), 303);
+}
+
+/** The device and address a session records (decision 37): the User-Agent header and the request's address. */
+export function signInDevice(request: FastifyRequest): SignInDevice {
+  return { userAgent: request.headers['user-agent'], address: request.ip };
+}
+
+/**
+ * Ends a re-authentication (`reauth=1` on the sign-in page, decision 37), whichever method proved who
+ * the person is again: when the browser is signed in as that same user, its session records the
+ * method and its time (auth_time moves) and stays the same session under a renewed cookie
+ * (BrowserSessions.renew); otherwise (signed out meanwhile, or another user) it is an ordinary sign-in
+ * (completeSignIn), a new session.
+ */
+export async function completeReauthentication(
+  ui: UiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  signIn: CompletedSignIn,
+): Promise<FastifyReply> {
+  const browserId = await ui.engine.browserSessions.renew(
+    ui.browsers.browserId(request),
+    signIn.userId,
+    signIn.authentication,
+    signInDevice(request),
+  );
+  if (browserId === undefined) return completeSignIn(ui, request, reply, signIn);
+  ui.browsers.setCookie(reply, browserId);
+  return reply.redirect(ui.config.basePath + signIn.next, 303);
 }

@@ -44,6 +44,17 @@ export function sendMessage(
   return sendPage(reply, status, messagePage(frameFor(ui, browser), title, message));
 }
 
+/** A disabled user proved who they are (decision 37): every way in answers the same. */
+export function accountDisabled(ui: UiContext, reply: FastifyReply): FastifyReply {
+  return sendMessage(
+    ui,
+    reply,
+    403,
+    'Account disabled',
+    'This account is disabled, so it cannot sign in. Ask an administrator to enable it.',
+  );
+}
+
 export function forbiddenForm(ui: UiContext, reply: FastifyReply): FastifyReply {
   return sendMessage(
     ui,

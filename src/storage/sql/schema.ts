@@ -55,6 +55,8 @@ export interface UsersTable {
   admin: number;
   /** Decision 35: 0 or 1; 0 again whenever email changes (repositories/users.ts). */
   email_verified: number;
+  /** Decision 37: 0 or 1; a disabled user cannot sign in. */
+  disabled: number;
 }
 
 /** Decision 35: single-use links mailed to users (migration 0019). */
@@ -165,6 +167,11 @@ export interface BrowserSessionsTable {
   expires_at: number;
   /** JSON array of SessionAuthentication; NULL on sessions stored before migration 0016. */
   authentications: string | null;
+  /** Decision 37 (migration 0020): NULL on sessions stored before it, and then derived from the hash. */
+  sid: string | null;
+  user_agent: string | null;
+  address: string | null;
+  last_active_at: number | null;
 }
 
 export interface MacNoncesTable {

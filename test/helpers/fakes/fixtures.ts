@@ -79,6 +79,7 @@ export async function addUser(
     name: null,
     admin: false,
     emailVerified: false,
+    disabled: false,
     createdAt: now,
     updatedAt: now,
   };

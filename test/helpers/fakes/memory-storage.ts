@@ -472,6 +472,49 @@ function browserSessions(t: Tables): BrowserSessionStore {
       }
       return ended;
     },
+    async listByUser(userId, at) {
+      return [...t.browserSessions.values()]
+        .filter((session) => session.userId === userId && session.expiresAt > at)
+        .sort((a, b) => a.createdAt - b.createdAt || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0))
+        .map(copy);
+    },
+    async deleteOfUser(userId, hash) {
+      return t.browserSessions.get(hash)?.userId === userId && t.browserSessions.delete(hash);
+    },
+    async deleteOthersOfUser(userId, keepHash) {
+      let ended = 0;
+      for (const [hash, session] of t.browserSessions) {
+        if (session.userId === userId && hash !== keepHash) ended += t.browserSessions.delete(hash) ? 1 : 0;
+      }
+      return ended;
+    },
+    async touch(hash, at, staleBefore) {
+      const session = t.browserSessions.get(hash);
+      if (
+        session !== undefined &&
+        (session.lastActiveAt === undefined || session.lastActiveAt < staleBefore)
+      ) {
+        session.lastActiveAt = at;
+      }
+    },
+    async renew(oldHash, at, renewal) {
+      const session = live(oldHash, at);
+      if (session === undefined) return false;
+      if (t.browserSessions.has(renewal.hash)) throw new Error('duplicate browser session');
+      t.browserSessions.delete(oldHash);
+      t.browserSessions.set(renewal.hash, {
+        hash: renewal.hash,
+        userId: session.userId,
+        createdAt: session.createdAt,
+        expiresAt: session.expiresAt,
+        authentications: copy(renewal.authentications),
+        sid: renewal.sid,
+        ...(renewal.userAgent === undefined ? {} : { userAgent: renewal.userAgent }),
+        ...(renewal.address === undefined ? {} : { address: renewal.address }),
+        lastActiveAt: at,
+      });
+      return true;
+    },
   };
 }
 

@@ -274,8 +274,35 @@ export const User = Type.Object(
     admin: Type.Boolean({
       description: 'An administrator: a token issued for this user may carry the scope `admin`',
     }),
+    disabled: Type.Boolean({
+      description:
+        'Disabled by an operator: the user cannot sign in by any method, nor through the password grant',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
+  },
+  strict,
+);
+/** Decision 37: a user's ways of signing in, one line each; never a secret. */
+const SignInMethods = Type.Array(
+  Type.Object(
+    {
+      method: Type.String({ description: 'password, passkey, totp, recovery-codes, …' }),
+      description: Type.String({ description: 'For people: "set", "2 passkeys", "7 left"' }),
+      count: Type.Optional(
+        Type.Integer({ minimum: 0, description: 'How many, for methods that come in numbers' }),
+      ),
+    },
+    strict,
+  ),
+  { description: 'The ways the user can sign in (decision 37); never a secret' },
+);
+/** /v1/users: the user, their ways of signing in and how many browser sessions they have. */
+export const UserWithMethods = Type.Object(
+  {
+    ...User.properties,
+    sign_in_methods: SignInMethods,
+    sessions: Type.Integer({ minimum: 0, description: 'Browser sessions signed in now' }),
   },
   strict,
 );
@@ -304,6 +331,11 @@ const Admin = Type.Boolean({
     'An administrator: tokens issued for this user may carry the scope `admin`, and /v1 takes them ' +
     'only while this is true; default false',
 });
+const Disabled = Type.Boolean({
+  description:
+    'true disables the user: no sign-in by any method, no password grant; their browser sessions end ' +
+    'and their grants are revoked at once. false enables them again (nothing ended comes back)',
+});
 const Password = Type.String({
   minLength: 8,
   maxLength: 1024,
@@ -327,12 +359,13 @@ export const UserReplace = Type.Object(
     email: Type.Optional(NullableEmail),
     name: Type.Optional(NullableName),
     admin: Type.Optional(Admin),
+    disabled: Type.Optional(Disabled),
   },
   {
     ...strict,
     description:
       'The complete user; the write-only password may be left out to keep it, an email or name ' +
-      'left out is removed, and admin left out is false',
+      'left out is removed, and admin and disabled left out are false',
   },
 );
 export const UserPatch = Type.Object(
@@ -342,6 +375,7 @@ export const UserPatch = Type.Object(
     email: Type.Optional(NullableEmail),
     name: Type.Optional(NullableName),
     admin: Type.Optional(Admin),
+    disabled: Type.Optional(Disabled),
   },
   { ...strict, minProperties: 1 },
 );
@@ -353,7 +387,7 @@ export const UserQuery = Type.Object(
   },
   strict,
 );
-export const UserList = page(User);
+export const UserList = page(UserWithMethods);
 
 // ---- grants
 export const Grant = Type.Object(

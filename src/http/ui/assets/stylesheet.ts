@@ -84,6 +84,8 @@ input.user-code { font-size: 1.25rem; }
 .app dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 0 0 .75rem; }
 .app dt { color: var(--muted); }
 .app dd { margin: 0; }
+.security-section + .security-section { margin-top: 2rem; }
+.app h3 { margin: 0 0 .5rem; font-size: 1.0625rem; }
 .scope-list { margin: 0; padding-left: 1.125rem; }
 .empty { color: var(--muted); }
 .spaced { margin-top: 1.5rem; }

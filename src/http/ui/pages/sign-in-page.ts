@@ -16,6 +16,11 @@ export interface SignInPageInput {
   again?: 'login' | 'max-age' | 'acr';
   /** With `again: 'acr'`: the weakest `acr` that will do (decision 36), to say what is asked. */
   strongerAcr?: string;
+  /**
+   * A signed-in person asked to prove who they are again before a change to the account's security
+   * (decision 37): "Confirm it's you", the user name fixed to the signed-in one.
+   */
+  reauth?: boolean;
   /** prompt=select_account: the user signed in, who may continue as themselves (POST /sign-in/continue). */
   continueAs?: string;
   error?: string;
@@ -32,11 +37,21 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
   const focus = (name: 'username' | 'password') =>
     input.continueAs === undefined && (input.invalidField ?? first) === name ? html` autofocus` : '';
   const client = input.clientName ?? 'the application';
-  const body = html` <h1>${input.continueAs !== undefined ? 'Choose an account' : 'Sign in'}</h1>
+  const heading =
+    input.reauth === true
+      ? "Confirm it's you"
+      : input.continueAs !== undefined
+        ? 'Choose an account'
+        : 'Sign in';
+  const submit = input.reauth === true ? 'Confirm' : 'Sign in';
+  const submitClass = input.continueAs !== undefined ? '' : 'primary';
+  const body = html` <h1>${heading}</h1>
     ${
-      input.clientName !== undefined
-        ? html`<p class="lead">to continue to <strong>${input.clientName}</strong></p>`
-        : html`<p class="lead">to ${frame.productName}</p>`
+      input.reauth === true
+        ? html`<p class="lead">Enter your password again to change how you sign in.</p>`
+        : input.clientName !== undefined
+          ? html`<p class="lead">to continue to <strong>${input.clientName}</strong></p>`
+          : html`<p class="lead">to ${frame.productName}</p>`
     }
     ${
       input.again === 'login'
@@ -64,6 +79,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
     <form method="post" action="${frame.basePath}/sign-in" class="stack">
       <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
       <input type="hidden" name="next" value="${input.next}" />
+      ${input.reauth === true ? html`<input type="hidden" name="reauth" value="1" />` : ''}
       <div class="field">
         <label for="username">Username</label>
         <input
@@ -74,7 +90,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
           spellcheck="false"
           required
           value="${input.username ?? ''}"
-          ${invalid('username')}${focus('username')}
+          ${input.reauth === true ? html`readonly` : ''}${invalid('username')}${focus('username')}
         />
       </div>
       <div class="field">
@@ -88,11 +104,15 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         />
       </div>
       <div class="actions">
-        <button type="submit" class="${input.continueAs !== undefined ? '' : 'primary'}">Sign in</button>
+        <button type="submit" class="${submitClass}">${submit}</button>
       </div>
     </form>
-    <p><a href="${frame.basePath}/forgot-password">Forgot password?</a></p>`;
-  return layout(frame, { title: 'Sign in', name: 'sign-in', body });
+    ${input.reauth === true ? '' : html`<p><a href="${frame.basePath}/forgot-password">Forgot password?</a></p>`}`;
+  return layout(frame, {
+    title: input.reauth === true ? "Confirm it's you" : 'Sign in',
+    name: 'sign-in',
+    body,
+  });
 }
 
 /** What a stronger sign-in means to the person, by the weakest `acr` asked for (decision 36). */

@@ -9,7 +9,15 @@ import { clearPendingSignIn, pendingSignIn } from '../second-factor/pending-sign
 import { qrCodeSvg } from '../second-factor/qr-code.js';
 import { askToSignInAgain, signedInRecently } from '../security/recent-sign-in.js';
 import { completeSignIn } from '../sign-in-completion.js';
-import { field, forbiddenForm, frameFor, sendMessage, sendPage, type UiContext } from '../ui-context.js';
+import {
+  accountDisabled,
+  field,
+  forbiddenForm,
+  frameFor,
+  sendMessage,
+  sendPage,
+  type UiContext,
+} from '../ui-context.js';
 import { SECURITY_NOTICE_COOKIE, SECURITY_NOTICE_OPTIONS } from './security-routes.js';
 
 const WRONG_CODE = 'That code is not right. Try the newest code, or another recovery code.';
@@ -98,6 +106,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
       address: request.ip,
     });
     if (result.outcome === 'throttled') return tooManyAttempts(ui, reply, result.retryAfter);
+    if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       const browser = await ui.browsers.load(request, reply);
       return sendPage(
@@ -138,6 +147,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
       address: request.ip,
     });
     if (result.outcome === 'throttled') return tooManyAttempts(ui, reply, result.retryAfter);
+    if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       const setUp = await ui.engine.secondFactors.begunTotp(found.user);
       if (setUp === undefined) return toSignIn(reply);
@@ -192,6 +202,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
       address: request.ip,
     });
     if (result.outcome === 'throttled') return tooManyAttempts(ui, reply, result.retryAfter);
+    if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       const setUp = await ui.engine.secondFactors.begunTotp(user);
       if (setUp === undefined) return reply.redirect(`${base}/account/security`, 303);

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
 import type { SignedInContext } from '../browser-context.js';
 import { securityPage, type SecuritySection } from '../pages/security-page.js';
@@ -25,20 +25,33 @@ export function registerSecurityRoutes(app: FastifyInstance, ui: UiContext): voi
     if (browser.user === undefined || browser.authentication === undefined) {
       return reply.redirect(`${base}/sign-in?next=/account/security`, 303);
     }
-    const signedIn = browser as SignedInContext;
-    const sections = (await Promise.all(SECURITY_SECTIONS.map((source) => source(ui, signedIn)))).filter(
-      (section): section is SecuritySection => section !== undefined,
-    );
-    const notice = request.cookies[SECURITY_NOTICE_COOKIE];
-    if (notice !== undefined) reply.clearCookie(SECURITY_NOTICE_COOKIE, SECURITY_NOTICE_OPTIONS);
-    return sendPage(
-      reply,
-      200,
-      securityPage(frameFor(ui, browser), {
-        sections,
-        // Only short, known notices are set by our own routes; a planted long one is not shown.
-        ...(notice !== undefined && notice.length <= 120 ? { notice } : {}),
-      }),
-    );
+    return sendSecurityPage(ui, request, reply, browser as SignedInContext);
   });
+}
+
+/**
+ * The security page with every section, for GET and for a form's answer: `replace` stands in for the
+ * section with its id (the same form again, with the field in error marked), under `status`.
+ */
+export async function sendSecurityPage(
+  ui: UiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  browser: SignedInContext,
+  options: { status?: number; replace?: SecuritySection } = {},
+): Promise<FastifyReply> {
+  const sections = (await Promise.all(SECURITY_SECTIONS.map((source) => source(ui, browser))))
+    .filter((section): section is SecuritySection => section !== undefined)
+    .map((section) => (section.id === options.replace?.id ? options.replace : section));
+  const notice = request.cookies[SECURITY_NOTICE_COOKIE];
+  if (notice !== undefined) reply.clearCookie(SECURITY_NOTICE_COOKIE, SECURITY_NOTICE_OPTIONS);
+  return sendPage(
+    reply,
+    options.status ?? 200,
+    securityPage(frameFor(ui, browser), {
+      sections,
+      // Only short, known notices are set by our own routes; a planted long one is not shown.
+      ...(notice !== undefined && notice.length <= 120 ? { notice } : {}),
+    }),
+  );
 }

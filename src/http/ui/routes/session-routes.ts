@@ -4,9 +4,10 @@ import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
-import { completeSignIn } from '../sign-in-completion.js';
+import { completeReauthentication, completeSignIn } from '../sign-in-completion.js';
 import { setPendingSignIn } from '../second-factor/pending-sign-in.js';
 import {
+  accountDisabled,
   field,
   forbiddenForm,
   frameFor,
@@ -27,7 +28,21 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
     const query = request.query as Record<string, unknown>;
     const next = safeNext(typeof query.next === 'string' ? query.next : undefined);
     const browser = await ui.browsers.load(request, reply);
-    if (browser.user !== undefined) return reply.redirect(base + next, 303);
+    if (browser.user !== undefined) {
+      // Decision 37: a signed-in person asked to confirm who they are (askToSignInAgain) sees the form
+      // again, their own user name fixed; anyone else signed in goes on.
+      if (query.reauth !== '1') return reply.redirect(base + next, 303);
+      return sendPage(
+        reply,
+        200,
+        signInPage(frameFor(ui, browser), {
+          csrfToken: browser.csrfToken,
+          next,
+          reauth: true,
+          username: browser.user.username,
+        }),
+      );
+    }
     const pending = await pendingAuthorization(ui, next);
     if (pending !== undefined) allowFormTarget(reply, pending.redirectUri);
     return sendPage(
@@ -44,7 +59,11 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
   app.post(ENDPOINTS.signIn.path, async function signInSubmit(request, reply) {
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const next = safeNext(field(request.body, 'next'));
-    const username = (field(request.body, 'username') ?? '').trim();
+    // A re-authentication (decision 37) is the signed-in user's own: the name comes from the session,
+    // never from the form, so it cannot be turned into signing in as someone else.
+    const reauthOf =
+      field(request.body, 'reauth') === '1' ? (await ui.browsers.load(request, reply)).user : undefined;
+    const username = reauthOf?.username ?? (field(request.body, 'username') ?? '').trim();
     const result = await ui.engine.signIn({
       username,
       password: field(request.body, 'password') ?? '',
@@ -60,8 +79,23 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
         `Too many failed sign-ins. Wait ${formatWait(result.retryAfter)} and try again.`,
       );
     }
+    if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       const browser = await ui.browsers.load(request, reply);
+      if (reauthOf !== undefined) {
+        return sendPage(
+          reply,
+          401,
+          signInPage(frameFor(ui, browser), {
+            csrfToken: browser.csrfToken,
+            next,
+            reauth: true,
+            username,
+            error: 'Wrong password.',
+            invalidField: 'password',
+          }),
+        );
+      }
       const pending = await pendingAuthorization(ui, next);
       if (pending !== undefined) allowFormTarget(reply, pending.redirectUri);
       // Seed §5.10: a wrong user name or password is a 401.
@@ -78,6 +112,10 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
         }),
       );
     }
+    const completed = { userId: result.user.id, authentication: result.authentication, next };
+    // Decision 37: proving it again for a change to the account; the session keeps the methods it
+    // recorded, and this one is added with its time.
+    if (reauthOf !== undefined) return completeReauthentication(ui, request, reply, completed);
     // Decision 34: a user with a second factor, or who must have one (the policy, or the client the
     // sign-in is for), is not signed in yet: the password is remembered in a signed cookie and the
     // code step (or the authenticator app's set-up) follows.
@@ -97,11 +135,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
         step === 'set-up' ? ENDPOINTS.signInSecondFactorSetUp.path : ENDPOINTS.signInSecondFactor.path;
       return reply.redirect(base + path, 303);
     }
-    return completeSignIn(ui, request, reply, {
-      userId: result.user.id,
-      authentication: result.authentication,
-      next,
-    });
+    return completeSignIn(ui, request, reply, completed);
   });
 
   // prompt=select_account (OpenID Connect Core §3.1.2.1): the user chose to continue as the account

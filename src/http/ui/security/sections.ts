@@ -3,6 +3,8 @@ import type { SecuritySection } from '../pages/security-page.js';
 import type { UiContext } from '../ui-context.js';
 import { emailSection } from './email-section.js';
 import { authenticatorAppSection, recoveryCodesSection } from './second-factor-sections.js';
+import { passwordSectionSource } from './password-section.js';
+import { sessionsSectionSource } from './sessions-section.js';
 
 /**
  * Builds one section of /account/security for the signed-in user (SecuritySection), or nothing when
@@ -20,5 +22,8 @@ export type SecuritySectionSource = (
 export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [
   authenticatorAppSection,
   recoveryCodesSection,
+  // Decision 37: the password, then where the user is signed in.
+  passwordSectionSource,
   emailSection,
+  sessionsSectionSource,
 ];

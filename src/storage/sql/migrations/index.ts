@@ -17,6 +17,7 @@ import * as administrators from './0015-administrators.js';
 import * as sessionAuthentications from './0016-session-authentications.js';
 import * as secondFactors from './0018-second-factors.js';
 import * as mailLinks from './0019-mail-links.js';
+import * as accountSecurity from './0020-account-security.js';
 import * as tokenAssurance from './0021-token-assurance.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
@@ -39,6 +40,7 @@ const migrations: Record<string, Migration> = {
   '0016-session-authentications': sessionAuthentications,
   '0018-second-factors': secondFactors,
   '0019-mail-links': mailLinks,
+  '0020-account-security': accountSecurity,
   '0021-token-assurance': tokenAssurance,
 };
 

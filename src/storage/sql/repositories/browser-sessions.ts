@@ -9,12 +9,26 @@ import { grantFromRow, userFromRow } from './mappers.js';
 const authenticationsFromColumn = (column: string | null): Pick<BrowserSession, 'authentications'> =>
   column === null ? {} : { authentications: JSON.parse(column) as SessionAuthentication[] };
 
+/** Decision 37's columns (migration 0020); each absent when NULL (a session stored before it). */
+const deviceFromColumns = (row: {
+  sid: string | null;
+  user_agent: string | null;
+  address: string | null;
+  last_active_at: number | string | null;
+}): Pick<BrowserSession, 'sid' | 'userAgent' | 'address' | 'lastActiveAt'> => ({
+  ...(row.sid === null ? {} : { sid: row.sid }),
+  ...(row.user_agent === null ? {} : { userAgent: row.user_agent }),
+  ...(row.address === null ? {} : { address: row.address }),
+  ...(row.last_active_at === null ? {} : { lastActiveAt: Number(row.last_active_at) }),
+});
+
 const fromRow = (row: BrowserSessionsTable): BrowserSession => ({
   hash: row.hash,
   userId: row.user_id,
-  createdAt: row.created_at,
-  expiresAt: row.expires_at,
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
   ...authenticationsFromColumn(row.authentications),
+  ...deviceFromColumns(row),
 });
 
 /** A row of the signed-in reads: the user's columns and the session's own, prefixed. */
@@ -22,6 +36,10 @@ type SignedInRow = UsersTable & {
   session_created_at: number;
   session_expires_at: number;
   session_authentications: string | null;
+  session_sid: string | null;
+  session_user_agent: string | null;
+  session_address: string | null;
+  session_last_active_at: number | null;
 };
 
 const signedInFromRow = (hash: string, row: SignedInRow) => ({
@@ -31,9 +49,26 @@ const signedInFromRow = (hash: string, row: SignedInRow) => ({
     createdAt: row.session_created_at,
     expiresAt: row.session_expires_at,
     ...authenticationsFromColumn(row.session_authentications),
+    ...deviceFromColumns({
+      sid: row.session_sid,
+      user_agent: row.session_user_agent,
+      address: row.session_address,
+      last_active_at: row.session_last_active_at,
+    }),
   },
   user: userFromRow(row),
 });
+
+/** The session columns both signed-in reads select beside the user's. */
+const SESSION_COLUMNS = [
+  's.created_at as session_created_at',
+  's.expires_at as session_expires_at',
+  's.authentications as session_authentications',
+  's.sid as session_sid',
+  's.user_agent as session_user_agent',
+  's.address as session_address',
+  's.last_active_at as session_last_active_at',
+] as const;
 
 export function createBrowserSessionRepository(
   db: Kysely<Database>,
@@ -45,11 +80,7 @@ export function createBrowserSessionRepository(
       .selectFrom('browser_sessions as s')
       .innerJoin('users as u', 'u.id', 's.user_id')
       .selectAll('u')
-      .select([
-        's.created_at as session_created_at',
-        's.expires_at as session_expires_at',
-        's.authentications as session_authentications',
-      ])
+      .select(SESSION_COLUMNS)
       .where('s.hash', '=', hash)
       .where('s.expires_at', '>', at),
   );
@@ -65,10 +96,8 @@ export function createBrowserSessionRepository(
           join.onRef('g.user_id', '=', 's.user_id').on('g.client_id', '=', clientId),
         )
         .selectAll('u')
+        .select(SESSION_COLUMNS)
         .select([
-          's.created_at as session_created_at',
-          's.expires_at as session_expires_at',
-          's.authentications as session_authentications',
           'g.id as grant_id',
           'g.client_id as grant_client_id',
           'g.scope as grant_scope',
@@ -91,6 +120,10 @@ export function createBrowserSessionRepository(
           expires_at: session.expiresAt,
           authentications:
             session.authentications === undefined ? null : JSON.stringify(session.authentications),
+          sid: session.sid ?? null,
+          user_agent: session.userAgent ?? null,
+          address: session.address ?? null,
+          last_active_at: session.lastActiveAt ?? null,
         })
         .execute();
     },
@@ -137,6 +170,57 @@ export function createBrowserSessionRepository(
     async deleteByUser(userId: string) {
       const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
       return Number(result.numDeletedRows);
+    },
+    async listByUser(userId: string, at: number) {
+      const rows = await db
+        .selectFrom('browser_sessions')
+        .selectAll()
+        .where('user_id', '=', userId)
+        .where('expires_at', '>', at)
+        .orderBy('created_at')
+        .orderBy('hash')
+        .execute();
+      return rows.map(fromRow);
+    },
+    async deleteOfUser(userId: string, hash: string) {
+      const result = await db
+        .deleteFrom('browser_sessions')
+        .where('hash', '=', hash)
+        .where('user_id', '=', userId)
+        .executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+    async deleteOthersOfUser(userId: string, keepHash: string) {
+      const result = await db
+        .deleteFrom('browser_sessions')
+        .where('user_id', '=', userId)
+        .where('hash', '!=', keepHash)
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    },
+    async touch(hash: string, at: number, staleBefore: number) {
+      await db
+        .updateTable('browser_sessions')
+        .set({ last_active_at: at })
+        .where('hash', '=', hash)
+        .where((eb) => eb.or([eb('last_active_at', 'is', null), eb('last_active_at', '<', staleBefore)]))
+        .execute();
+    },
+    async renew(oldHash, at, renewal) {
+      const result = await db
+        .updateTable('browser_sessions')
+        .set({
+          hash: renewal.hash,
+          authentications: JSON.stringify(renewal.authentications),
+          sid: renewal.sid,
+          user_agent: renewal.userAgent ?? null,
+          address: renewal.address ?? null,
+          last_active_at: at,
+        })
+        .where('hash', '=', oldHash)
+        .where('expires_at', '>', at)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
     },
   };
 }

@@ -122,6 +122,7 @@ export const userFromRow = (row: UsersTable): User => ({
   name: row.name,
   admin: row.admin === 1,
   emailVerified: Number(row.email_verified) === 1,
+  disabled: row.disabled === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -136,6 +137,7 @@ export const userToRow = (user: User): UsersTable => ({
   name: user.name,
   admin: user.admin ? 1 : 0,
   email_verified: user.emailVerified ? 1 : 0,
+  disabled: user.disabled ? 1 : 0,
 });
 
 export const grantFromRow = (row: GrantsTable): Grant => ({

@@ -1,7 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { User } from '../../../../core/model.js';
-import { viewUser, type UserChanges } from '../../../../core/users/user-registry.js';
+import { viewUserSummary } from '../../../../core/sign-in/account-security.js';
+import type { UserChanges } from '../../../../core/users/user-registry.js';
 import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';
 import { notFound } from '../problem.js';
@@ -10,7 +11,7 @@ import {
   IdParams,
   ItemGrantParams,
   Problem as ProblemSchema,
-  User as UserSchema,
+  UserWithMethods as UserSchema,
   UserCreate,
   UserList,
   UserPatch,
@@ -28,7 +29,9 @@ const errors = { '4xx': ProblemSchema };
 
 /** /v1/users: resource owners (scope admin). Passwords are write-only. */
 export function registerUserRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { users, grants } = context.engine;
+  const { users, grants, account } = context.engine;
+  /** Decision 37: every answer carries the user's ways of signing in and sessions, never a secret. */
+  const viewUser = async (user: User) => viewUserSummary(await account.summary(user));
   const admin = context.requireToken({ scopes: ['admin'] });
 
   async function existing(id: string): Promise<User> {
@@ -39,7 +42,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
 
   /** PUT and PATCH: UserRegistry.update's rules (a new password ends the user's sign-ins, decision 12). */
   async function update(user: User, changes: UserChanges) {
-    return viewUser(await users.update(user, changes));
+    return await viewUser(await users.update(user, changes));
   }
 
   api.get<{ Querystring: UserQueryString }>(
@@ -57,11 +60,11 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
       const { username, limit = 20, offset = 0 } = request.query;
       if (username !== undefined) {
         const user = await users.getByUsername(username);
-        const items = user === undefined ? [] : [viewUser(user)];
+        const items = user === undefined ? [] : [await viewUser(user)];
         return { items: items.slice(offset, offset + limit), total: items.length, limit, offset };
       }
       const { items, total } = await users.list(limit, offset);
-      return { items: items.map(viewUser), total, limit, offset };
+      return { items: await Promise.all(items.map(viewUser)), total, limit, offset };
     },
   );
 
@@ -112,8 +115,14 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     },
     async function replaceUser(request, reply) {
       // RFC 9110 §9.3.4: the complete representation; an email or name left out is removed.
-      const { email = null, name = null, admin = false, ...rest } = request.body;
-      const result = await update(await existing(request.params.id), { ...rest, email, name, admin });
+      const { email = null, name = null, admin = false, disabled = false, ...rest } = request.body;
+      const result = await update(await existing(request.params.id), {
+        ...rest,
+        email,
+        name,
+        admin,
+        disabled,
+      });
       reply.code(201);
       return result;
     },
@@ -123,10 +132,11 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     '/users/:id',
     {
       schema: {
-        summary: 'Change a user’s user name, email, full name, administrator role or password',
+        summary: 'Change a user’s user name, email, full name, administrator role, password or disabled',
         description:
           'A new password signs the user out everywhere: their browser sessions end, and every grant ' +
-          'they gave is revoked, so its refresh and access tokens stop working at once.',
+          'they gave is revoked, so its refresh and access tokens stop working at once. Disabling ' +
+          '(`disabled` true) does the same and refuses every sign-in until `disabled` is false again.',
         tags,
         params: IdParams,
         body: UserPatch,
