@@ -15,6 +15,7 @@ import * as deviceAuthorization from './0013-device-authorization.js';
 import * as registrationScopes from './0014-registration-scopes.js';
 import * as administrators from './0015-administrators.js';
 import * as sessionAuthentications from './0016-session-authentications.js';
+import * as passkeys from './0017-passkeys.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0014-registration-scopes': registrationScopes,
   '0015-administrators': administrators,
   '0016-session-authentications': sessionAuthentications,
+  '0017-passkeys': passkeys,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -62,6 +62,12 @@ const PLANS: Record<PurgeKind, PurgePlan> = {
     key: ['id'],
     dead: (c) => sql`expires_at <= ${c.now}`,
   },
+  // WebAuthn challenges never answered, once past their expiry (migration 0017 indexes it; decision 33).
+  webauthn_challenges: {
+    table: 'webauthn_challenges',
+    key: ['hash'],
+    dead: (c) => sql`expires_at <= ${c.now}`,
+  },
   // Clients that registered themselves anonymously and were never granted anything in their first
   // days (docs/decisions.md, decision 20). Last: after the grants, and with none of their own, their
   // delete cascades over nothing (migration 0010 indexes the search and the cascade).
