@@ -4,6 +4,7 @@ import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
+import { Passkeys } from './sign-in/passkeys.js';
 import { SignInService, type SignInResult } from './sign-in/sign-in-service.js';
 import { ClientAssertionVerifier } from './clients/client-assertion.js';
 import {
@@ -163,6 +164,11 @@ export interface Engine {
    * password method run by the one SignInService every method goes through (decision 30).
    */
   signIn(input: SignInInput): Promise<SignInResult>;
+  /**
+   * Passkeys (docs/decisions.md, decision 33): registration, the passwordless sign-in and the second
+   * factor, each attempt run by the same SignInService as the password.
+   */
+  readonly passkeys: Passkeys;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
   /** Stops the key ring's refresh and waits for a read in flight; the store is the caller's to close. */
@@ -300,6 +306,14 @@ export function createEngine(deps: EngineDependencies): Engine {
     authenticateClient: authenticate,
     signIn: ({ username, password, address }) =>
       signIns.attempt(passwords, { username, password }, { address }),
+    passkeys: new Passkeys({
+      passkeys: storage.passkeys,
+      challenges: storage.webAuthnChallenges,
+      users: storage.users,
+      clock,
+      issuer: policy.issuer,
+      signIns,
+    }),
     async prepare() {
       await scopes.ensureBuiltIns();
       await keyRing.init();

@@ -406,7 +406,7 @@ describe('the authorization step sign-in: its methods, and max_age against the r
         assert.equal(next.step, row.step);
         if (next.step === 'sign-in') {
           assert.equal(next.reason, 'max-age');
-          assert.deepEqual(next.methods, ['password']);
+          assert.deepEqual(next.methods, ['password', 'passkey', 'synced-passkey']);
         }
       } finally {
         await engine.close();
@@ -431,7 +431,11 @@ describe('the authorization step sign-in: its methods, and max_age against the r
       assert.equal(validation.outcome, 'valid', JSON.stringify(validation));
       if (validation.outcome !== 'valid') return;
       const next = await engine.authorization.next(validation.request, undefined);
-      assert.deepEqual(next, { step: 'sign-in', reason: 'signed-out', methods: ['password'] });
+      assert.deepEqual(next, {
+        step: 'sign-in',
+        reason: 'signed-out',
+        methods: ['password', 'passkey', 'synced-passkey'],
+      });
     } finally {
       await engine.close();
     }
