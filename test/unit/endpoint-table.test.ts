@@ -94,6 +94,11 @@ const LIMITED: [string, string][] = [
   ['GET /authorize', 'authorize'],
   ['POST /introspect', 'introspect'],
   ['POST /sign-in', 'signIn'],
+  // Passkeys (decision 33): options store a challenge, answers are sign-in attempts.
+  ['POST /sign-in/passkey/options', 'signIn'],
+  ['POST /sign-in/passkey', 'signIn'],
+  ['POST /sign-in/passkey/second-factor/options', 'signIn'],
+  ['POST /sign-in/passkey/second-factor', 'signIn'],
   ['POST /device', 'signIn'],
   ['POST /revoke', 'revoke'],
   ['GET /userinfo', 'userinfo'],

@@ -12,6 +12,7 @@ import { contentSecurityPolicy } from './content-security-policy.js';
 import { CsrfTokens } from './csrf.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerSecurityRoutes } from './routes/security-routes.js';
+import { registerPasskeyRoutes } from './routes/passkey-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
 import { registerDeviceRoutes } from './routes/device-routes.js';
@@ -97,6 +98,11 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
         contentType: 'text/javascript; charset=utf-8',
         body: compiledScript('form-post'),
       },
+      {
+        path: `${ENDPOINTS.assets.path}/passkey`,
+        contentType: 'text/javascript; charset=utf-8',
+        body: compiledScript('passkey'),
+      },
     ];
     registerAssetRoutes(app, assets);
     registerAuthorizeRoutes(app, ui);
@@ -104,6 +110,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerDeviceRoutes(app, ui);
     registerAccountRoutes(app, ui);
     registerSecurityRoutes(app, ui);
+    registerPasskeyRoutes(app, ui);
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
     registerHomeRoutes(app, ui);

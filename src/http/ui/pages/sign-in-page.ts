@@ -64,7 +64,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         <input
           id="username"
           name="username"
-          autocomplete="username"
+          autocomplete="username webauthn"
           autocapitalize="none"
           spellcheck="false"
           required
@@ -85,6 +85,33 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
       <div class="actions">
         <button type="submit" class="${input.continueAs !== undefined ? '' : 'primary'}">Sign in</button>
       </div>
-    </form>`;
-  return layout(frame, { title: 'Sign in', name: 'sign-in', body });
+    </form>
+    ${passkeySignIn(frame, input)}`;
+  return layout(frame, { title: 'Sign in', name: 'sign-in', body, scripts: ['/assets/passkey'] });
+}
+
+/**
+ * "Sign in with a passkey" (docs/decisions.md, decision 33): a discoverable credential, no user name
+ * typed; the same form also receives a passkey picked from the user name field's autofill
+ * (`data-conditional`, `autocomplete="username webauthn"` above). Hidden until /assets/passkey finds
+ * WebAuthn in the browser; it fills `credential` and posts the form.
+ */
+function passkeySignIn(frame: PageFrame, input: SignInPageInput) {
+  return html`<form
+    method="post"
+    action="${frame.basePath}/sign-in/passkey"
+    class="stack passkey-sign-in"
+    data-passkey="get"
+    data-conditional
+    data-options="${frame.basePath}/sign-in/passkey/options"
+    hidden
+  >
+    <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
+    <input type="hidden" name="next" value="${input.next}" />
+    <input type="hidden" name="credential" value="" />
+    <p class="error" role="alert" data-passkey-error hidden></p>
+    <div class="actions">
+      <button type="button" data-passkey-start>Sign in with a passkey</button>
+    </div>
+  </form>`;
 }
