@@ -169,8 +169,9 @@ function setUpGet(form: HTMLFormElement): void {
         signal: controller.signal,
       });
       submitWith(form, credential);
-    } catch (error) {
-      if (!controller.signal.aborted) failed(form, error);
+    } catch {
+      // Silent: the person asked for nothing yet (the browser may refuse WebAuthn on this page, or the
+      // request was set aside for the button's); the button still says what goes wrong.
     }
   })();
 }
