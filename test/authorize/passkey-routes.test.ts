@@ -69,7 +69,7 @@ for (const backend of backends()) {
       const options = await fresh.post('/sign-in/passkey/options', { csrf_token: token });
       const request = JSON.parse(options.text) as {
         rpId: string;
-        allowCredentials: unknown[];
+        allowCredentials: { id: string }[];
         challenge: string;
       };
       assert.equal(request.rpId, 'gatehouse.test');
