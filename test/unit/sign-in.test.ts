@@ -414,7 +414,7 @@ describe('the authorization step sign-in: its methods, and max_age against the r
     });
   }
 
-  it('a signed-out browser is asked for a first-factor method: the password', async () => {
+  it('a signed-out browser is asked for a first-factor method: the password or a passkey', async () => {
     const engine = await testEngine();
     try {
       await addClient(engine, { id: 'rp', scopes: ['openid'] });
