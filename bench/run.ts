@@ -44,7 +44,8 @@ import { RATE_LIMITS_COUNTED } from './lib/rate-limits.js';
 import { gatehouseMemory } from './lib/memory.js';
 
 const USAGE = `usage: npm run bench -- [--only ID,...] [--duration S] [--warmup S] [--connections N]
-                     [--probe-rate N] [--leak-minutes M] [--leak-rate N] [--no-write] [--profile]
+                     [--probe-rate N] [--leak-minutes M] [--leak-rate N] [--rounds N] [--no-write]
+                     [--profile]
 Scenario ids and what each measures: docs/benchmarks.md ("How to run").
 `;
 
@@ -72,6 +73,7 @@ function parseOptions() {
       'probe-rate': { type: 'string', default: '100' },
       'leak-minutes': { type: 'string', default: '10' },
       'leak-rate': { type: 'string', default: '2000' },
+      rounds: { type: 'string', default: '5' },
       'no-write': { type: 'boolean', default: false },
       profile: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
@@ -84,6 +86,7 @@ function parseOptions() {
     'probe-rate',
     'leak-minutes',
     'leak-rate',
+    'rounds',
   ] as const) {
     const value = Number(result.values[name]);
     if (!Number.isFinite(value) || value < 0) throw new Error(`--${name} must be a number of at least 0`);
@@ -99,6 +102,7 @@ const options: BenchOptions = {
   profile: args.profile === true,
   leakMinutes: Number(args['leak-minutes']),
   leakRate: Number(args['leak-rate']),
+  rounds: Math.max(1, Math.floor(Number(args.rounds))),
 };
 
 /** A bad command line: reported as one line, exit code 2. */

@@ -151,6 +151,47 @@ describe('configuration from the environment', () => {
     refused({ GATEHOUSE_USER_CODE_ATTEMPTS: '0' }, /GATEHOUSE_USER_CODE_ATTEMPTS must be a whole number/);
   });
 
+  it('mail (decision 35): to the log unless GATEHOUSE_SMTP_URL is smtp:// or smtps://, never repeated in a message', () => {
+    const load = (env: NodeJS.ProcessEnv) =>
+      loadConfig(
+        { dataDir: '/nonexistent', issuer: 'https://id.example.com' },
+        { GATEHOUSE_SECRET: SECRET, ...env },
+      );
+    assert.equal(load({}).smtpUrl, undefined);
+    assert.equal(load({}).mailFrom, 'no-reply@id.example.com');
+    const url = 'smtps://mailer:p%40ss@smtp.example.com:465';
+    assert.equal(load({ GATEHOUSE_SMTP_URL: url }).smtpUrl, url);
+    assert.equal(
+      load({ GATEHOUSE_SMTP_URL: 'smtp://smtp.example.com:587' }).smtpUrl,
+      'smtp://smtp.example.com:587',
+    );
+    assert.equal(
+      load({ GATEHOUSE_MAIL_FROM: 'Example ID <id@example.com>' }).mailFrom,
+      'Example ID <id@example.com>',
+    );
+    for (const wrong of [
+      'https://mailer:hunter22@smtp.example.com',
+      'mailer:hunter22@smtp.example.com',
+      'smtp://',
+    ]) {
+      assert.throws(
+        () => load({ GATEHOUSE_SMTP_URL: wrong }),
+        (error: unknown) =>
+          error instanceof ConfigError &&
+          /^GATEHOUSE_SMTP_URL must be smtp:\/\/user:password@host:587 or smtps:\/\/user:password@host:465 .*unset it to write mail to the log instead$/.test(
+            error.message,
+          ) &&
+          !error.message.includes('hunter22'),
+      );
+    }
+    refused({ GATEHOUSE_MAIL_FROM: 'nobody' }, /^GATEHOUSE_MAIL_FROM must be an address/);
+    refused({ GATEHOUSE_MAIL_FROM: 'a@example.com\r\nBcc: b@example.com' }, /^GATEHOUSE_MAIL_FROM must be/);
+    assert.deepEqual(
+      unknownVariableWarnings({ GATEHOUSE_SMTP_URL: url, GATEHOUSE_MAIL_FROM: 'a@example.com' }),
+      [],
+    );
+  });
+
   it('booleans are true or false, nothing else; enumerations name their values', () => {
     for (const name of [
       'GATEHOUSE_TRUST_PROXY',

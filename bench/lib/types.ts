@@ -15,6 +15,11 @@ export interface BenchOptions {
   leakMinutes: number;
   /** Requests/s of the leak scenario's steady (open-loop) load. */
   leakRate: number;
+  /**
+   * Purge-off and purge-on runs of the purge scenarios, this many of each (5 for the recorded figures;
+   * CI runs 1: its checks of correctness need one, and its ratio is only reported).
+   */
+  rounds: number;
 }
 
 export interface Credentials {

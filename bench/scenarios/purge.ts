@@ -182,8 +182,6 @@ async function purgedRows(server: ServerProcess, ca: string): Promise<number> {
   return total;
 }
 
-/** Purge-off and purge-on runs alternate, this many of each: a drift of the shared machine falls on both. */
-const ROUNDS = 5;
 /** Each run's warm-up lasts at least this long (see `probe`). */
 const STEADY_AFTER_SECONDS = 10;
 
@@ -337,6 +335,8 @@ async function measurePurge(
   const on: Measured[] = [];
   const windows: PurgeWindow[] = [];
   let purgedInAll = 0;
+  // Purge-off and purge-on runs alternate (--rounds of each): a drift of the shared machine falls on both.
+  const ROUNDS = context.options.rounds;
   for (let round = 1; round <= ROUNDS; round++) {
     // Every round starts from the same million (the first round from the insert above): at 10,000
     // rows/s, runs carried over from each other would end the backlog before the last of them.

@@ -155,8 +155,8 @@ or on a terminal asks for it twice without showing it. A new password ends the u
 sessions and refresh tokens.
 
 --email and --name are the user's OpenID Connect claims (UserInfo and ID tokens, under the email
-and profile scopes); optional, and an empty value ('') removes them. Gatehouse does not verify
-addresses: email_verified is always false.
+and profile scopes); optional, and an empty value ('') removes them. email_verified becomes true
+when the user follows a link mailed to the address, and false again when the address changes.
 
 --admin makes the user an administrator: only then may a token issued for them carry the admin
 scope (the /v1 management API, the admin console); --no-admin takes the role away, and /v1 refuses

@@ -44,6 +44,7 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       interval: config.deviceCodeInterval,
       userCodeFailuresPerSource: config.userCodeFailuresPerSource,
       userCodeFailureWindowSeconds: config.userCodeFailureWindowSeconds,
+      verificationUri: endpointUrl(config.issuer, ENDPOINTS.deviceVerification),
     },
     macSecret: keys.macSecret,
     macTimestampWindowSeconds: config.macTimestampWindowSeconds,
@@ -53,6 +54,12 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       // Gatehouse, and the name the pages show for it (GATEHOUSE_PRODUCT_NAME) when the operator renamed it.
       reservedNames: [...new Set(['Gatehouse', config.productName])],
       allowPrivateJwksUri: config.allowPrivateJwksUri,
+      clientConfigurationUri: (id) => endpointUrl(config.issuer, ENDPOINTS.registrationConfiguration, { id }),
+    },
+    mail: {
+      productName: config.productName,
+      passwordResetUrl: endpointUrl(config.issuer, ENDPOINTS.passwordReset),
+      emailVerificationUrl: endpointUrl(config.issuer, ENDPOINTS.emailVerification),
     },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,

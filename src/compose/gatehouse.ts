@@ -93,6 +93,7 @@ export async function createGatehouse(
     { createMetrics },
     { clusterMetrics, localMetrics },
     { createJwksFetcher },
+    { createLogMailer },
     { startPurgeProcess },
     { loadTls },
   ] = await Promise.all([
@@ -100,6 +101,7 @@ export async function createGatehouse(
     import('../http/metrics.js'),
     import('./cluster-metrics.js'),
     import('../outbound/jwks-fetcher.js'),
+    import('../outbound/log-mailer.js'),
     import('./purge-process.js'),
     import('./dev-certificate.js'),
   ]);
@@ -109,7 +111,15 @@ export async function createGatehouse(
     maxBytes: config.jwksUriMaxBytes,
     ca: options.outboundCa,
   });
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher });
+  // Decision 35: over SMTP when configured (nodemailer is loaded only then), else into the log.
+  const mailer =
+    config.smtpUrl === undefined
+      ? createLogMailer({ info: (fields, message) => app.log.info(fields, message) })
+      : (await import('../outbound/smtp-mailer.js')).createSmtpMailer({
+          url: config.smtpUrl,
+          from: config.mailFrom,
+        });
+  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher, mailer });
   await engine.prepare();
 
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
@@ -128,6 +138,12 @@ export async function createGatehouse(
     metrics,
     collectMetrics: cluster.isWorker ? clusterMetrics(metrics.registry) : localMetrics(metrics.registry),
   });
+
+  if (config.smtpUrl === undefined) {
+    app.log.info(
+      'no GATEHOUSE_SMTP_URL: recovery and verification mails are written to this log (decision 35)',
+    );
+  }
 
   const stopObservingConnectionErrors = storage.observeConnectionErrors((error) =>
     app.log.warn(

@@ -244,6 +244,40 @@ export const ENDPOINTS = {
     path: '/account/security/passkeys/remove',
     methods: { POST: unlimited('the signed-in user’s own passkey, after a recent sign-in (CSRF-checked)') },
   },
+  // Decision 35: recovery and email verification by mail.
+  forgotPassword: {
+    path: '/forgot-password',
+    methods: {
+      GET: unlimited('the form; checks nothing'),
+      // Each request may send mail: counted per address like a sign-in; mails per user are capped
+      // in the store too (core/users/account-mail.ts).
+      POST: bucket('signIn'),
+    },
+  },
+  passwordReset: {
+    path: '/password-reset',
+    methods: {
+      GET: unlimited('looks up a 256-bit link token by its hash: guessing one is hopeless'),
+      // Hashes the new password (argon2id): counted per address like a sign-in.
+      POST: bucket('signIn'),
+    },
+  },
+  emailVerification: {
+    path: '/email-verification',
+    methods: {
+      GET: unlimited('looks up a 256-bit link token by its hash: guessing one is hopeless'),
+      POST: bucket('signIn'),
+    },
+  },
+  emailVerificationRequest: {
+    path: '/account/security/email/verify',
+    methods: {
+      POST: {
+        ownLimit:
+          "the signed-in user's own address (CSRF-checked); at most 5 mails per user per hour, counted in the store (core/users/account-mail.ts)",
+      },
+    },
+  },
   playground: {
     path: '/playground',
     methods: { GET: unlimited('a page; its requests go to the endpoints above') },
@@ -297,8 +331,21 @@ export function isOn(endpoint: Endpoint, settings: EndpointSettings): boolean {
 }
 
 /** An endpoint's URL: the issuer, which includes any base path, and its path. */
-export function endpointUrl(issuer: string, endpoint: Endpoint): string {
-  return `${issuer}${endpoint.path}`;
+/**
+ * An endpoint's URL under the issuer; `params` fills the path's `:name` segments (percent-encoded), so
+ * that core never writes a path of its own (decision 31).
+ */
+export function endpointUrl(
+  issuer: string,
+  endpoint: Endpoint,
+  params: Readonly<Record<string, string>> = {},
+): string {
+  const path = endpoint.path.replace(/:([A-Za-z]+)/g, (segment, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new Error(`endpointUrl: no value for ${segment} in ${endpoint.path}`);
+    return encodeURIComponent(value);
+  });
+  return `${issuer}${path}`;
 }
 
 /**

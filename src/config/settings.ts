@@ -17,8 +17,10 @@ import {
   databaseUrl,
   httpUrl,
   integer,
+  mailFrom,
   oneOf,
   scopeList,
+  smtpUrl,
   text,
   type ValueType,
 } from './value-types.js';
@@ -85,6 +87,8 @@ export interface GatehouseConfig {
   dynamicRegistrationScopes: string[];
   dynamicRegistrationRateLimit: number;
   dynamicRegistrationUnusedDays: number;
+  smtpUrl: string | undefined;
+  mailFrom: string;
 }
 
 /** Settings given in code or by flags: they win over the environment, which wins over the defaults. */
@@ -626,6 +630,22 @@ export const SETTINGS: SettingsTable = {
     variables: ['GATEHOUSE_DYNAMIC_REGISTRATION_UNUSED_DAYS'],
     type: integer(0, 3650, 'days'),
     default: 7,
+  },
+  smtpUrl: {
+    description:
+      'the SMTP server that sends "Forgot password?" and email verification mails; unset, each mail (its link too) is written to the log at `info` instead ([decision 35](decisions.md#35-recovery-and-email-verification-by-mail))',
+    variables: ['GATEHOUSE_SMTP_URL'],
+    type: smtpUrl,
+    secret: true,
+    documented: { default: 'none: mail goes to the log' },
+    default: undefined,
+  },
+  mailFrom: {
+    description: "the mails' From",
+    variables: ['GATEHOUSE_MAIL_FROM'],
+    type: mailFrom,
+    documented: { default: "`no-reply@<the issuer's host>`" },
+    derive: ({ settings }) => `no-reply@${new URL(settings.issuer).hostname}`,
   },
 };
 

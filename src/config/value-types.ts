@@ -142,3 +142,38 @@ export function scopeList(
     values: `space-separated scope names, never ${refused.map((scope) => `\`${scope}\``).join(', ')}`,
   };
 }
+
+/**
+ * The SMTP server mail goes out through: smtp:// (STARTTLS when the server offers it) or smtps://
+ * (TLS from the start), user and password in the URL. Not echoed: it holds a password.
+ */
+export const smtpUrl: ValueType<string> = {
+  parse(value, name) {
+    let url: URL | undefined;
+    try {
+      url = new URL(value);
+    } catch {
+      url = undefined;
+    }
+    if (url === undefined || (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || url.hostname === '') {
+      throw new ConfigError(
+        `${name} must be smtp://user:password@host:587 or smtps://user:password@host:465 (another scheme, or no URL, was given); unset it to write mail to the log instead`,
+      );
+    }
+    return value;
+  },
+  values: '`smtp://user:password@host:587` or `smtps://user:password@host:465`',
+};
+
+/** A mail's From: an address, or `Name <address>`; one line (no header can be slipped in after it). */
+export const mailFrom: ValueType<string> = {
+  parse(value, name) {
+    if (/[\r\n]/.test(value) || !/^[^@\s<>]+@[^@\s<>]+$|^[^<>]*<[^@\s<>]+@[^@\s<>]+>$/.test(value)) {
+      throw new ConfigError(
+        `${name} must be an address (name@example.com) or "Name <name@example.com>", got ${JSON.stringify(value)}`,
+      );
+    }
+    return value;
+  },
+  values: '`name@example.com` or `Name <name@example.com>`',
+};

@@ -24,7 +24,7 @@ import { macTokens, type MacTokens } from './keys/mac.js';
 import { IdTokenIssuer } from './tokens/id-token.js';
 import { InitialAccessTokenRegistry } from './clients/initial-access-tokens.js';
 import { UserInfoService } from './oidc/userinfo.js';
-import type { JwksFetcher, Storage } from './ports.js';
+import type { JwksFetcher, Mailer, Storage } from './ports.js';
 import { ResourceRegistry } from './scopes/resource-registry.js';
 import { ResourceTargets } from './scopes/resources.js';
 import { ScopeRegistry } from './scopes/scope-registry.js';
@@ -32,6 +32,7 @@ import { SigningKeyRegistry } from './keys/signing-key-registry.js';
 import { TokenEndpoint } from './token-endpoint/token-endpoint.js';
 import { TokenIssuer } from './tokens/token-issuer.js';
 import { createTokenServices, type TokenServices } from './tokens/token-services.js';
+import { AccountMail, type AccountMailPolicy } from './users/account-mail.js';
 import { UserRegistry } from './users/user-registry.js';
 
 /** The engine's rules as plain values: compose/gatehouse.ts derives them from the configuration. */
@@ -70,7 +71,7 @@ export interface EnginePolicy {
   /** The password grant for public clients (docs/decisions.md, decision 9). */
   allowPublicPasswordGrant: boolean;
   /** RFC 8628: device codes' lifetime and polling interval; wrong user codes allowed per source (§5.1). */
-  deviceAuthorization: Omit<DeviceAuthorizationPolicy, 'issuer'>;
+  deviceAuthorization: DeviceAuthorizationPolicy;
   /** Derives MAC tokens' keys (docs/decisions.md, decision 3). */
   macSecret: Buffer;
   /** How far a MAC-signed request's time may be from the server's clock, either way. */
@@ -84,7 +85,11 @@ export interface EnginePolicy {
     reservedNames: readonly string[];
     /** GATEHOUSE_ALLOW_PRIVATE_JWKS_URI: a literal non-public jwks_uri is refused at registration. */
     allowPrivateJwksUri: boolean;
+    /** RFC 7592 §3 `registration_client_uri` of a client: the endpoint table's configuration endpoint. */
+    clientConfigurationUri: (clientId: string) => string;
   };
+  /** Recovery and email verification by mail: the mails' links and name (decision 35). */
+  mail: AccountMailPolicy;
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
     keyEncryptionKey: Buffer;
@@ -103,6 +108,11 @@ export interface EngineDependencies {
    * docs/decisions.md). Without one, such clients cannot authenticate (the command line needs none).
    */
   jwksFetcher?: JwksFetcher;
+  /**
+   * Sends the recovery and verification mails (src/outbound/: SMTP, or the log). Without one, such
+   * mails fail (the command line sends none).
+   */
+  mailer?: Mailer;
 }
 
 export type SignInInput = { username: string; password: string; address: string };
@@ -144,6 +154,8 @@ export interface Engine {
   /** RFC 7591 §3 initial access tokens (`gatehouse initial-access-tokens`). */
   readonly initialAccessTokens: InitialAccessTokenRegistry;
   readonly users: UserRegistry;
+  /** "Forgot password?" and "Verify": single-use links by mail (docs/decisions.md, decision 35). */
+  readonly accountMail: AccountMail;
   readonly scopes: ScopeRegistry;
   /** The resource servers a `resource` parameter may name (RFC 8707). */
   readonly resources: ResourceRegistry;
@@ -171,12 +183,19 @@ export interface Engine {
   readonly passkeys: Passkeys;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
-  /** Stops the key ring's refresh and waits for a read in flight; the store is the caller's to close. */
+  /**
+   * Stops the key ring's refresh and waits for a read in flight and for the mails being sent, then
+   * closes the mailer; the store is the caller's to close.
+   */
   close(): Promise<void>;
 }
 
 const noJwksFetcher: JwksFetcher = {
   fetch: () => Promise.reject(new Error('this process does not fetch jwks_uri documents')),
+};
+
+const noMailer: Mailer = {
+  send: () => Promise.reject(new Error('this process sends no mail')),
 };
 
 export function createEngine(deps: EngineDependencies): Engine {
@@ -253,6 +272,9 @@ export function createEngine(deps: EngineDependencies): Engine {
     windowSeconds: policy.passwordFailureWindowSeconds,
   });
   const passwords = new PasswordAuthenticator(storage.users, clock);
+  const users = new UserRegistry(storage, clock);
+  const mailer = deps.mailer ?? noMailer;
+  const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail });
   return {
     clock,
     keyRing,
@@ -281,7 +303,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       storage,
       clock,
       resources: resourceTargets,
-      policy: { issuer: policy.issuer, ...policy.deviceAuthorization },
+      policy: policy.deviceAuthorization,
     }),
     browserSessions: new BrowserSessions(storage.browserSessions, clock),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
@@ -291,13 +313,15 @@ export function createEngine(deps: EngineDependencies): Engine {
       storage,
       clock,
       issuer: policy.issuer,
+      clientConfigurationUri: policy.dynamicRegistration.clientConfigurationUri,
       policy: policy.dynamicRegistration.policy,
       scopes: policy.dynamicRegistration.scopes,
       reservedNames: policy.dynamicRegistration.reservedNames,
       allowPrivateJwksUri: policy.dynamicRegistration.allowPrivateJwksUri,
     }),
     initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
-    users: new UserRegistry(storage, clock),
+    users,
+    accountMail,
     scopes,
     resources: new ResourceRegistry(storage, clock, resourceTargets),
     grants: new GrantRegistry(storage, clock),
@@ -318,6 +342,10 @@ export function createEngine(deps: EngineDependencies): Engine {
       await scopes.ensureBuiltIns();
       await keyRing.init();
     },
-    close: () => keyRing.close(),
+    async close() {
+      await keyRing.close();
+      await accountMail.idle();
+      await mailer.close?.();
+    },
   };
 }

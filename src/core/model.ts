@@ -109,8 +109,13 @@ export interface User {
   username: string;
   /** PHC string: algorithm and cost parameters travel with each hash. */
   passwordHash: string;
-  /** OpenID Connect Core §5.1 `email`; never verified by Gatehouse. */
+  /** OpenID Connect Core §5.1 `email`. */
   email: string | null;
+  /**
+   * OpenID Connect Core §5.1 `email_verified`: the person followed a link mailed to `email`
+   * (docs/decisions.md, decision 35). A store's update makes it false whenever the address changes.
+   */
+  emailVerified: boolean;
   /** OpenID Connect Core §5.1 `name`: the full name to display. */
   name: string | null;
   /**
@@ -363,4 +368,22 @@ export interface WebAuthnChallenge {
   userId: string | null;
   createdAt: number;
   expiresAt: number;
+}
+
+/** Why a mail link was sent (docs/decisions.md, decision 35). */
+export type MailLinkPurpose = 'password-reset' | 'email-verification';
+
+/**
+ * A single-use link mailed to a user: only the SHA-256 of its token is kept, so a leaked store opens
+ * nothing. `address` is where it was sent: a verification counts only while the user still has it.
+ */
+export interface MailLink {
+  hash: string;
+  purpose: MailLinkPurpose;
+  userId: string;
+  address: string;
+  createdAt: number;
+  expiresAt: number;
+  /** When it was followed; null while unused. */
+  usedAt: number | null;
 }

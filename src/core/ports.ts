@@ -7,6 +7,8 @@ import type {
   Grant,
   InitialAccessToken,
   Passkey,
+  MailLink,
+  MailLinkPurpose,
   PushedAuthorizationRequest,
   RefreshToken,
   ResourceServer,
@@ -62,8 +64,53 @@ export interface UserStore {
   get(id: string): Promise<User | undefined>;
   getByUsername(username: string): Promise<User | undefined>;
   list(limit: number, offset: number): Promise<{ items: User[]; total: number }>;
+  /**
+   * Writes the user. `emailVerified` is not taken from `user`: the stored value stays while the
+   * address stays, and becomes false when it changes, in the same statement (so a verification
+   * racing an edit of another field is never lost, and a new address is never verified by an old
+   * link; docs/decisions.md, decision 35).
+   */
   update(user: User): Promise<boolean>;
   delete(id: string): Promise<boolean>;
+  /**
+   * The users whose address is `email`, compared without regard to ASCII case (how people type
+   * addresses), oldest first, at most `limit` of them (addresses are not unique).
+   */
+  listByEmail(email: string, limit: number): Promise<User[]>;
+  /**
+   * Marks the user's address verified, only while it is still `email` (exactly as a mail link
+   * recorded it); false when the user is gone or has another address now.
+   */
+  markEmailVerified(id: string, email: string): Promise<boolean>;
+}
+
+/** Single-use links mailed to users (docs/decisions.md, decision 35). */
+export interface MailLinkStore {
+  insert(link: MailLink): Promise<void>;
+  /** The link with this hash, used or expired or not; undefined when there is none. */
+  get(hash: string): Promise<MailLink | undefined>;
+  /**
+   * Marks the link used at `at` if it is of `purpose`, unused and unexpired at `at`, in one step:
+   * of any number of concurrent callers (in any process) exactly one gets it back.
+   */
+  consume(hash: string, purpose: MailLinkPurpose, at: number): Promise<MailLink | undefined>;
+}
+
+/** A mail to one person (plain text: links are written out whole, and nothing needs HTML). */
+export interface MailMessage {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/**
+ * Sends mail (src/outbound/: over SMTP, or into the log when no SMTP server is configured). Rejects
+ * when the mail could not be handed over; the error never holds the server's credentials.
+ */
+export interface Mailer {
+  send(message: MailMessage): Promise<void>;
+  /** Releases connections; sends after it are not required to work. */
+  close?(): Promise<void>;
 }
 
 export interface ScopeStore {
@@ -191,7 +238,8 @@ export interface RateLimitStore {
 /** The times before which rows are dead, computed by core/ops/purge.ts from the policy. */
 export interface PurgeCutoffs {
   /**
-   * Codes, refresh tokens, sessions, nonces, pushed requests, device authorizations, WebAuthn challenges and throttle
+   * Codes, refresh tokens, sessions, nonces, pushed requests, device authorizations, WebAuthn challenges,
+   * mail links and throttle
    * windows that expired at or before this are dead.
    */
   now: number;
@@ -224,6 +272,7 @@ export const PURGE_KINDS = [
   'used_jtis',
   'initial_access_tokens',
   'webauthn_challenges',
+  'mail_links',
   'clients',
 ] as const;
 
@@ -407,6 +456,7 @@ export interface Storage {
   readonly deviceAuthorizations: DeviceAuthorizationStore;
   readonly passkeys: PasskeyStore;
   readonly webAuthnChallenges: WebAuthnChallengeStore;
+  readonly mailLinks: MailLinkStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

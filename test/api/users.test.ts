@@ -57,6 +57,7 @@ for (const backend of backends()) {
         'admin',
         'created_at',
         'email',
+        'email_verified',
         'id',
         'name',
         'updated_at',
@@ -118,6 +119,26 @@ for (const backend of backends()) {
       expectStatus(await login('erin2', 'erin password 1'), 401);
       expectStatus(await login('erin2', 'erin password 2'), 200);
       assertProblem(await api.patch(`/users/${erin.id}`, {}), 400);
+    });
+
+    it('email_verified: false for a new address, true once verified, false again when PATCH changes the address (decision 35)', async () => {
+      const res = await api.post('/users', {
+        username: 'vera',
+        password: 'vera password',
+        email: 'vera@example.com',
+      });
+      expectStatus(res, 201);
+      const vera = res.json as UserBody & { email_verified: boolean };
+      assert.equal(vera.email_verified, false);
+      // What following the mailed link does (core/users/account-mail.ts).
+      assert.ok(await server.store.storage.users.markEmailVerified(vera.id, 'vera@example.com'));
+      assert.equal(((await api.get(`/users/${vera.id}`)).json as typeof vera).email_verified, true);
+      const named = await api.patch(`/users/${vera.id}`, { name: 'Vera' });
+      assert.equal((named.json as typeof vera).email_verified, true);
+      const moved = await api.patch(`/users/${vera.id}`, { email: 'vera@elsewhere.example' });
+      expectStatus(moved, 201);
+      assert.equal((moved.json as typeof vera).email_verified, false);
+      assert.equal(((await api.get(`/users/${vera.id}`)).json as typeof vera).email_verified, false);
     });
 
     it('lists a user’s grants and revokes one; DELETE of the user ends all of their tokens', async () => {

@@ -165,6 +165,7 @@ export async function newUser(op: Op): Promise<TestUser> {
     email: `${username}@example.com`,
     name: `User ${users}`,
     admin: false,
+    emailVerified: false,
     createdAt: now,
     updatedAt: now,
   };

@@ -107,6 +107,7 @@ async function createTestUser(
     email: input.email === undefined ? null : validateEmail(input.email),
     name: input.name === undefined ? null : validateName(input.name),
     admin: false,
+    emailVerified: false,
     createdAt: now,
     updatedAt: now,
   };

@@ -145,6 +145,24 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   dead.initial_access_tokens = deadInitialAccessTokens.length;
   await insertChunked(storage, 'initial_access_tokens', [...initialAccessTokens, ...deadInitialAccessTokens]);
 
+  // Mail links (decision 35) go when they expire, used or not.
+  const mailLink = (hash: string, expiresAt: number, usedAt: number | null = null) => ({
+    hash,
+    purpose: 'password-reset',
+    user_id: user.id,
+    address: 'u@example.com',
+    created_at: now - 1800,
+    expires_at: expiresAt,
+    used_at: usedAt,
+  });
+  const mailLinks = [mailLink('ml-live', now + 1), mailLink('ml-live-used', now + 1, now - 5)];
+  keep.mail_links = new Set(mailLinks.map((l) => l.hash));
+  const deadMailLinks = [];
+  for (let i = 0; i < n; i++)
+    deadMailLinks.push(mailLink(`ml-dead-${i}`, now - (i % 10), i % 2 === 0 ? now - 20 : null));
+  dead.mail_links = deadMailLinks.length;
+  await insertChunked(storage, 'mail_links', [...mailLinks, ...deadMailLinks]);
+
   // Grants: live; expiring later; expired; revoked long ago (dead); revoked recently (access tokens may live).
   const liveGrant = 'g-live';
   const grants = [
@@ -355,6 +373,7 @@ const KEY_COLUMNS: Record<string, string> = {
   pushed_authorization_requests: 'hash',
   device_authorizations: 'hash',
   webauthn_challenges: 'hash',
+  mail_links: 'hash',
 };
 
 /**

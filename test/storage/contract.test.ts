@@ -10,6 +10,7 @@ import type {
   Grant,
   GrantType,
   Passkey,
+  MailLink,
   PushedAuthorizationRequest,
   RefreshToken,
   SigningKeyRecord,
@@ -65,6 +66,7 @@ function makeUser(overrides: Partial<User> = {}): User {
     email: null,
     name: null,
     admin: false,
+    emailVerified: false,
     createdAt: NOW,
     updatedAt: NOW,
     ...overrides,
@@ -1613,6 +1615,108 @@ for (const backend of contractBackends) {
           assert.equal(await remove(seeded), true);
           assert.equal(await storage.deviceAuthorizations.getByUserCode(device.userCodeHash), undefined);
         }
+      });
+    });
+
+    describe('mail links and email_verified (migration 0019-mail-links)', () => {
+      function makeLink(user: User, overrides: Partial<MailLink> = {}): MailLink {
+        return {
+          hash: sha256(randomToken('')),
+          purpose: 'password-reset',
+          userId: user.id,
+          address: user.email ?? 'nobody@example.com',
+          createdAt: NOW,
+          expiresAt: NOW + 1800,
+          usedAt: null,
+          ...overrides,
+        };
+      }
+      const withEmail = async (email: string | null = `${randomUUID()}@example.com`) => {
+        const user = makeUser({ email });
+        assert.equal(await storage.users.insert(user), true);
+        return user;
+      };
+
+      it('round-trips a link, and consumes it once, for its purpose, before it expires', async () => {
+        const user = await withEmail();
+        const link = makeLink(user);
+        await storage.mailLinks.insert(link);
+        assert.deepEqual(await other.mailLinks.get(link.hash), link);
+        assert.equal(await storage.mailLinks.get(sha256('unknown')), undefined);
+        assert.equal(await storage.mailLinks.consume(link.hash, 'email-verification', NOW), undefined);
+        assert.equal(await storage.mailLinks.consume(link.hash, 'password-reset', NOW + 1800), undefined);
+        assert.deepEqual(await other.mailLinks.consume(link.hash, 'password-reset', NOW + 1799), {
+          ...link,
+          usedAt: NOW + 1799,
+        });
+        assert.equal(await storage.mailLinks.consume(link.hash, 'password-reset', NOW + 1799), undefined);
+        assert.equal((await storage.mailLinks.get(link.hash))?.usedAt, NOW + 1799);
+      });
+
+      it('hands a link to exactly one of 20 concurrent consumers', async () => {
+        const user = await withEmail();
+        const link = makeLink(user, { purpose: 'email-verification' });
+        await storage.mailLinks.insert(link);
+        const results = await race((store) => store.mailLinks.consume(link.hash, 'email-verification', NOW));
+        assert.equal(results.filter((r) => r !== undefined).length, 1);
+      });
+
+      it('deleting a user deletes their links', async () => {
+        const user = await withEmail();
+        const link = makeLink(user);
+        await storage.mailLinks.insert(link);
+        assert.equal(await storage.users.delete(user.id), true);
+        assert.equal(await storage.mailLinks.get(link.hash), undefined);
+      });
+
+      it('finds users by address in any ASCII case, oldest first, at most `limit`', async () => {
+        const local = randomUUID();
+        const first = await withEmail(`${local}@Example.com`);
+        const second = makeUser({ email: `${local}@example.com`, createdAt: NOW + 1 });
+        assert.equal(await storage.users.insert(second), true);
+        await withEmail(`other-${local}@example.com`);
+        assert.deepEqual(
+          (await other.users.listByEmail(`${local.toUpperCase()}@EXAMPLE.com`, 10)).map((u) => u.id),
+          [first.id, second.id],
+        );
+        assert.deepEqual(
+          (await storage.users.listByEmail(`${local}@example.com`, 1)).map((u) => u.id),
+          [first.id],
+        );
+        assert.deepEqual(await storage.users.listByEmail(`nobody-${local}@example.com`, 10), []);
+        assert.deepEqual(await storage.users.listByEmail('a\u0000b@example.com', 10), []);
+      });
+
+      it('verifies an address only while the user has it, and an update keeps it only while the address stays', async () => {
+        const user = await withEmail();
+        assert.equal((await storage.users.get(user.id))?.emailVerified, false);
+        assert.equal(await storage.users.markEmailVerified(user.id, 'someone-else@example.com'), false);
+        assert.equal(await storage.users.markEmailVerified(randomUUID(), user.email ?? ''), false);
+        assert.equal(await storage.users.markEmailVerified(user.id, user.email ?? ''), true);
+        assert.equal((await other.users.get(user.id))?.emailVerified, true);
+        // Another field changes, from a copy read before the verification: the verification stays.
+        assert.equal(await storage.users.update({ ...user, name: 'Renamed', updatedAt: NOW + 5 }), true);
+        assert.equal((await storage.users.get(user.id))?.emailVerified, true);
+        // The update's own emailVerified is not what is kept: the address decides.
+        assert.equal(await storage.users.update({ ...user, emailVerified: false }), true);
+        assert.equal((await storage.users.get(user.id))?.emailVerified, true);
+        assert.equal(
+          await storage.users.update({ ...user, email: `new-${user.email}`, emailVerified: true }),
+          true,
+        );
+        assert.equal((await storage.users.get(user.id))?.emailVerified, false);
+        const none = await withEmail(null);
+        assert.equal(await storage.users.markEmailVerified(none.id, ''), false);
+      });
+
+      sqlIt('reads a user stored before the migration as unverified', async () => {
+        const id = randomUUID();
+        await runSql(
+          store.storage,
+          sql`INSERT INTO users (id, username, password_hash, created_at, updated_at, email)
+            VALUES (${id}, ${`old-${id}`}, 'h', ${NOW}, ${NOW}, ${`${id}@example.com`})`,
+        );
+        assert.equal((await storage.users.get(id))?.emailVerified, false);
       });
     });
 

@@ -4,6 +4,8 @@ import Fastify, { type HTTPMethods } from 'fastify';
 import { enginePolicy } from '../../src/compose/engine-policy.js';
 import { loadConfig, RATE_LIMITED_ENDPOINTS, type GatehouseConfig } from '../../src/config.js';
 import {
+  ENDPOINTS,
+  endpointUrl,
   endpoints,
   limitDecision,
   metadataEndpoints,
@@ -100,6 +102,10 @@ const LIMITED: [string, string][] = [
   ['POST /sign-in/passkey/second-factor/options', 'signIn'],
   ['POST /sign-in/passkey/second-factor', 'signIn'],
   ['POST /device', 'signIn'],
+  // Decision 35: each may send a mail or hash a password.
+  ['POST /forgot-password', 'signIn'],
+  ['POST /password-reset', 'signIn'],
+  ['POST /email-verification', 'signIn'],
   ['POST /revoke', 'revoke'],
   ['GET /userinfo', 'userinfo'],
   ['POST /userinfo', 'userinfo'],
@@ -156,7 +162,20 @@ describe('the endpoint table (src/config/endpoints.ts, decision 31)', () => {
       );
       assert.equal(policy.tokenEndpoint, `${issuer}/token`);
       assert.equal(policy.pushedAuthorizationRequestEndpoint, `${issuer}/par`);
+      assert.equal(policy.deviceAuthorization.verificationUri, `${issuer}/device`);
+      // A path parameter is filled in percent-encoded: an id cannot add a segment or a query.
+      assert.equal(
+        policy.dynamicRegistration.clientConfigurationUri('dcr_a b/c?d'),
+        `${issuer}/register/dcr_a%20b%2Fc%3Fd`,
+      );
     }
+  });
+
+  it('refuses to build a URL whose path parameter is not given', () => {
+    assert.throws(
+      () => endpointUrl('https://gatehouse.test', ENDPOINTS.registrationConfiguration),
+      /no value for :id in \/register\/:id/,
+    );
   });
 
   it('uses every rate-limit setting for some endpoint, and gives every decision its reason', () => {

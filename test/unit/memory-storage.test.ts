@@ -41,6 +41,7 @@ const user: User = {
   email: null,
   name: null,
   admin: false,
+  emailVerified: false,
   createdAt: NOW,
   updatedAt: NOW,
 };

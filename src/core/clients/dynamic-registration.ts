@@ -342,7 +342,7 @@ export interface ClientInformation {
 /** The client as RFC 7591 metadata: what it is registered with now, after Gatehouse's defaults. */
 export function clientInformation(
   client: Client,
-  issuer: string,
+  clientConfigurationUri: (clientId: string) => string,
   once: { secret?: string | undefined; registrationAccessToken?: string } = {},
 ): ClientInformation {
   const responseTypes = [
@@ -357,7 +357,7 @@ export function clientInformation(
     ...(once.registrationAccessToken === undefined
       ? {}
       : { registration_access_token: once.registrationAccessToken }),
-    registration_client_uri: `${issuer}/register/${encodeURIComponent(client.id)}`,
+    registration_client_uri: clientConfigurationUri(client.id),
     client_name: client.name,
     redirect_uris: client.redirectUris,
     grant_types: client.grantTypes,
@@ -380,8 +380,10 @@ export interface DynamicRegistrationOptions {
     readonly initialAccessTokens: InitialAccessTokenStore;
   };
   clock: Clock;
-  /** Where the client configuration endpoints are (RFC 7592 §3 registration_client_uri). */
+  /** The issuer: no redirect URI of a self-registered client may be on its origin. */
   issuer: string;
+  /** RFC 7592 §3 `registration_client_uri` of a client (the endpoint table's). */
+  clientConfigurationUri: (clientId: string) => string;
   policy: RegistrationPolicy;
   /** The scopes open registration allows, and a token without scopes of its own. */
   scopes: readonly string[];
@@ -412,7 +414,7 @@ export class DynamicRegistration {
    * scopes), and an invalid one is refused rather than ignored.
    */
   async register(metadata: unknown, initialAccessToken: string | undefined): Promise<ClientInformation> {
-    const { policy, storage, issuer } = this.options;
+    const { policy, storage } = this.options;
     if (policy === 'off') throw new Error('dynamic client registration is off');
     let token: InitialAccessToken | undefined;
     if (initialAccessToken !== undefined) token = await this.initialAccessToken(initialAccessToken);
@@ -432,13 +434,16 @@ export class DynamicRegistration {
       }),
     );
     if (token !== undefined) await storage.initialAccessTokens.countRegistration(token.id);
-    return clientInformation(client, issuer, { secret, registrationAccessToken });
+    return clientInformation(client, this.options.clientConfigurationUri, {
+      secret,
+      registrationAccessToken,
+    });
   }
 
   /** GET /register/:id (RFC 7592 §2.1). */
   async read(clientId: string, registrationAccessToken: string | undefined): Promise<ClientInformation> {
     const client = await this.managed(clientId, registrationAccessToken);
-    return clientInformation(client, this.options.issuer);
+    return clientInformation(client, this.options.clientConfigurationUri);
   }
 
   /**
@@ -453,7 +458,6 @@ export class DynamicRegistration {
     registrationAccessToken: string | undefined,
     metadata: unknown,
   ): Promise<ClientInformation> {
-    const { issuer } = this.options;
     const client = await this.managed(clientId, registrationAccessToken);
     if (!isObject(metadata)) throw invalidClientMetadata('the body must be a JSON object of client metadata');
     if (metadata.client_id !== client.id) {
@@ -475,7 +479,9 @@ export class DynamicRegistration {
     const scopes = client.registrationScopes ?? client.scopes;
     const input = clientInputFromMetadata(metadata, { scopes }, this.rules());
     const updated: ClientWithSecret = await asRegistrationError(() => this.clients.replace(client, input));
-    return clientInformation(updated.client, issuer, { secret: updated.secret });
+    return clientInformation(updated.client, this.options.clientConfigurationUri, {
+      secret: updated.secret,
+    });
   }
 
   private rules(): RegistrationRules {

@@ -18,8 +18,8 @@ export const SLOW_DOWN_SECONDS = 5;
 const USER_CODE_DRAWS = 8;
 
 export interface DeviceAuthorizationPolicy {
-  /** The issuer URL: the verification page is `${issuer}/device`. */
-  issuer: string;
+  /** RFC 8628 §3.2 `verification_uri`: the page where people enter a code (the endpoint table's). */
+  verificationUri: string;
   /** RFC 8628 §3.2 `expires_in` of a device code and its user code, seconds. */
   ttl: number;
   /** RFC 8628 §3.2 `interval`: seconds a device waits between polls, until told to slow down. */
@@ -84,7 +84,7 @@ export class DeviceAuthorizationService {
 
   /** Where people go to enter a code (RFC 8628 §3.2 `verification_uri`). */
   get verificationUri(): string {
-    return `${this.options.policy.issuer}/device`;
+    return this.options.policy.verificationUri;
   }
 
   /**

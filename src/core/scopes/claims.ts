@@ -51,8 +51,8 @@ export interface UserClaims {
 /**
  * The claims the granted scopes release about `user`, as UserInfo (Core §5.3.2) and an ID token
  * without an access token (Core §5.4) answer them. A claim without a value is left out, not sent as
- * null (Core §5.3.2). `email_verified` is always false: Gatehouse records the address an operator
- * or the user gave and never verifies it (Core §5.1 defines true as "verified by the provider").
+ * null (Core §5.3.2). `email_verified` is true only once the user followed a link Gatehouse mailed to
+ * the address (Core §5.1: "verified by the provider"; docs/decisions.md, decision 35).
  */
 export function userClaims(user: User, scope: readonly string[]): UserClaims {
   const claims: UserClaims = {};
@@ -63,7 +63,7 @@ export function userClaims(user: User, scope: readonly string[]): UserClaims {
   }
   if (scope.includes('email') && user.email !== null) {
     claims.email = user.email;
-    claims.email_verified = false;
+    claims.email_verified = user.emailVerified;
   }
   return claims;
 }

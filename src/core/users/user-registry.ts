@@ -9,6 +9,8 @@ export interface UserView {
   id: string;
   username: string;
   email: string | null;
+  /** OpenID Connect Core §5.1: the user followed a link mailed to `email` (decision 35). */
+  email_verified: boolean;
   name: string | null;
   /** An administrator (docs/decisions.md, decision 29). */
   admin: boolean;
@@ -21,6 +23,7 @@ export function viewUser(user: User): UserView {
     id: user.id,
     username: user.username,
     email: user.email,
+    email_verified: user.emailVerified,
     name: user.name,
     admin: user.admin,
     created_at: new Date(user.createdAt * 1000).toISOString(),
@@ -204,6 +207,8 @@ export class UserRegistry {
       username,
       passwordHash: await hashPassword(password),
       email,
+      // Decision 35: an address is verified only by its owner following a mailed link.
+      emailVerified: false,
       name,
       admin,
       createdAt: now,
@@ -243,6 +248,8 @@ export class UserRegistry {
       username,
       passwordHash: password === undefined ? user.passwordHash : await hashPassword(password),
       email,
+      // What the store keeps (UserStore.update): verified only while the address stays (decision 35).
+      emailVerified: email === user.email && user.emailVerified,
       name,
       admin,
       // Also UserInfo's updated_at (OpenID Connect Core §5.1).

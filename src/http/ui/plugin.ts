@@ -13,6 +13,7 @@ import { CsrfTokens } from './csrf.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerSecurityRoutes } from './routes/security-routes.js';
 import { registerPasskeyRoutes } from './routes/passkey-routes.js';
+import { registerMailRoutes } from './routes/mail-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
 import { registerDeviceRoutes } from './routes/device-routes.js';
@@ -111,6 +112,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerAccountRoutes(app, ui);
     registerSecurityRoutes(app, ui);
     registerPasskeyRoutes(app, ui);
+    registerMailRoutes(app, ui);
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
     registerHomeRoutes(app, ui);

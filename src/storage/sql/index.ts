@@ -16,6 +16,7 @@ import { createInitialAccessTokenRepository } from './repositories/initial-acces
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
 import { createPasskeyRepository, createWebAuthnChallengeRepository } from './repositories/passkeys.js';
+import { createMailLinkRepository } from './repositories/mail-links.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
 import { createGrantRepository } from './repositories/grants.js';
@@ -195,6 +196,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     deviceAuthorizations: createDeviceAuthorizationRepository(db),
     passkeys: createPasskeyRepository(db),
     webAuthnChallenges: createWebAuthnChallengeRepository(db),
+    mailLinks: createMailLinkRepository(db),
     observeQueries: queries.observe,
     observeOperations: queries.observe,
     observeConnectionErrors(listener) {

@@ -51,6 +51,19 @@ export interface UsersTable {
   name: string | null;
   /** Decision 29: 0 or 1, like is_public. */
   admin: number;
+  /** Decision 35: 0 or 1; 0 again whenever email changes (repositories/users.ts). */
+  email_verified: number;
+}
+
+/** Decision 35: single-use links mailed to users (migration 0019). */
+export interface MailLinksTable {
+  hash: string;
+  purpose: 'password-reset' | 'email-verification';
+  user_id: string;
+  address: string;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
 }
 
 export interface ScopesTable {
@@ -235,4 +248,5 @@ export interface Database {
   device_authorizations: DeviceAuthorizationsTable;
   passkeys: PasskeysTable;
   webauthn_challenges: WebAuthnChallengesTable;
+  mail_links: MailLinksTable;
 }

@@ -77,6 +77,7 @@ export async function addUser(
     email: null,
     name: null,
     admin: false,
+    emailVerified: false,
     createdAt: now,
     updatedAt: now,
   };

@@ -5,6 +5,7 @@ import type {
   DeviceAuthorization,
   Grant,
   InitialAccessToken,
+  MailLink,
   PushedAuthorizationRequest,
   RefreshToken,
   ResourceServer,
@@ -23,6 +24,7 @@ import type {
   InitialAccessTokenStore,
   MacNonceStore,
   PasskeyStore,
+  MailLinkStore,
   PurgeStore,
   PushedAuthorizationRequestStore,
   RateLimitStore,
@@ -72,6 +74,7 @@ interface Tables {
   deviceAuthorizations: Map<string, DeviceAuthorization>;
   passkeys: Map<string, Passkey>;
   webAuthnChallenges: Map<string, WebAuthnChallenge>;
+  mailLinks: Map<string, MailLink>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -188,7 +191,26 @@ function users(t: Tables): UserStore {
       if (!t.users.has(user.id)) return false;
       const holder = byName(user.username);
       if (holder !== undefined && holder.id !== user.id) throw new Error('unique: user name taken');
-      t.users.set(user.id, copy(user));
+      const stored = t.users.get(user.id);
+      // Verified only while the address stays (UserStore.update; a null address is never verified).
+      const emailVerified =
+        stored?.emailVerified === true && stored.email !== null && stored.email === user.email;
+      t.users.set(user.id, { ...copy(user), emailVerified });
+      return true;
+    },
+    async listByEmail(email, limit) {
+      // ASCII case only, as SQLite's lower() (UserStore.listByEmail).
+      const lower = (text: string) => text.replace(/[A-Z]/g, (c) => c.toLowerCase());
+      return [...t.users.values()]
+        .filter((u) => u.email !== null && lower(u.email) === lower(email))
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, limit)
+        .map(copy);
+    },
+    async markEmailVerified(id, email) {
+      const user = t.users.get(id);
+      if (user === undefined || user.email !== email) return false;
+      user.emailVerified = true;
       return true;
     },
     async delete(id) {
@@ -202,6 +224,7 @@ function users(t: Tables): UserStore {
       for (const [key, passkey] of t.passkeys) if (passkey.userId === id) t.passkeys.delete(key);
       for (const [hash, challenge] of t.webAuthnChallenges)
         if (challenge.userId === id) t.webAuthnChallenges.delete(hash);
+      for (const [hash, link] of t.mailLinks) if (link.userId === id) t.mailLinks.delete(hash);
       return true;
     },
   };
@@ -642,6 +665,27 @@ function webAuthnChallenges(t: Tables): WebAuthnChallengeStore {
   };
 }
 
+function mailLinks(t: Tables): MailLinkStore {
+  return {
+    async insert(link) {
+      references(t.users, link.userId, 'user');
+      insertNew(t.mailLinks, link.hash, link, 'mail link');
+    },
+    async get(hash) {
+      const link = t.mailLinks.get(hash);
+      return link && copy(link);
+    },
+    async consume(hash, purpose, at) {
+      const link = t.mailLinks.get(hash);
+      if (link === undefined || link.purpose !== purpose || link.usedAt !== null || link.expiresAt <= at) {
+        return undefined;
+      }
+      link.usedAt = at;
+      return copy(link);
+    },
+  };
+}
+
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
 const noPurge: PurgeStore = {
   kinds: [],
@@ -690,6 +734,7 @@ export function memoryStorage(): GatehouseStore {
     deviceAuthorizations: new Map(),
     passkeys: new Map(),
     webAuthnChallenges: new Map(),
+    mailLinks: new Map(),
   };
   return {
     clients: clients(t),
@@ -712,6 +757,7 @@ export function memoryStorage(): GatehouseStore {
     deviceAuthorizations: deviceAuthorizations(t),
     passkeys: passkeys(t),
     webAuthnChallenges: webAuthnChallenges(t),
+    mailLinks: mailLinks(t),
     secretCheck: secretCheck(),
     async migrate() {
       return [];

@@ -7,7 +7,7 @@ import type { KeyRing } from '../../../src/core/keys/key-ring.js';
 import type { IdTokenIssuer } from '../../../src/core/tokens/id-token.js';
 import type { UserInfoService } from '../../../src/core/oidc/userinfo.js';
 import type { UserRegistry } from '../../../src/core/users/user-registry.js';
-import type { JwksFetcher, Storage } from '../../../src/core/ports.js';
+import type { JwksFetcher, Mailer, Storage } from '../../../src/core/ports.js';
 import type { TokenEndpoint, TokenEndpointRequest } from '../../../src/core/token-endpoint/token-endpoint.js';
 import type { TokenIssuer, TokenResponse } from '../../../src/core/tokens/token-issuer.js';
 import type { TokenServices } from '../../../src/core/tokens/token-services.js';
@@ -27,6 +27,8 @@ export type TestEngineOverrides = ConfigInput & {
   clock?: ManualClock;
   storage?: Storage;
   jwksFetcher?: JwksFetcher;
+  /** Receives the recovery and verification mails (decision 35); none by default (sending fails). */
+  mailer?: Mailer;
 };
 
 /** The engine as the server wires it, on in-memory stores and a manual clock. */
@@ -61,7 +63,13 @@ export interface TestEngine {
  * `prepare()` loads as a server loads the keys of its store.
  */
 export async function testEngine(overrides: TestEngineOverrides = {}): Promise<TestEngine> {
-  const { clock = new ManualClock(START), storage = memoryStorage(), jwksFetcher, ...input } = overrides;
+  const {
+    clock = new ManualClock(START),
+    storage = memoryStorage(),
+    jwksFetcher,
+    mailer,
+    ...input
+  } = overrides;
   // An empty environment: production defaults, whatever the machine running the tests has set.
   const config = loadConfig(
     { dataDir: '/nonexistent/gatehouse-unit', issuer: ISSUER, secret: Buffer.alloc(32, 7), ...input },
@@ -73,7 +81,7 @@ export async function testEngine(overrides: TestEngineOverrides = {}): Promise<T
     algorithm: config.signingAlgorithm,
     now: clock.now(),
   });
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher });
+  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher, mailer });
   await engine.prepare();
   return {
     engine,

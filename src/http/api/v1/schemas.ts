@@ -245,8 +245,8 @@ const Email = Type.String({
   minLength: 1,
   maxLength: EMAIL_MAX_LENGTH,
   description:
-    'OpenID Connect `email` claim: an address name@domain (RFC 5322 dot-atom form), never verified by ' +
-    'Gatehouse (email_verified is false)',
+    'OpenID Connect `email` claim: an address name@domain (RFC 5322 dot-atom form); a new address is ' +
+    'unverified until its owner follows the link Gatehouse mails to it',
 });
 const FullName = Type.String({
   minLength: 1,
@@ -258,6 +258,10 @@ export const User = Type.Object(
     id: Type.String(),
     username: Type.String(),
     email: Type.Union([Type.String(), Type.Null()]),
+    email_verified: Type.Boolean({
+      description:
+        'OpenID Connect `email_verified`: the user followed a link mailed to `email`; false again when it changes',
+    }),
     name: Type.Union([Type.String(), Type.Null()]),
     admin: Type.Boolean({
       description: 'An administrator: a token issued for this user may carry the scope `admin`',
@@ -273,6 +277,9 @@ export const Me = Type.Object(
     ...User.properties,
     email: Type.Optional(
       Type.Union([Type.String(), Type.Null()], { description: 'Only when the token has scope email' }),
+    ),
+    email_verified: Type.Optional(
+      Type.Boolean({ description: 'Only when the token has scope email (as UserInfo)' }),
     ),
   },
   strict,

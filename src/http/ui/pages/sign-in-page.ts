@@ -86,7 +86,8 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         <button type="submit" class="${input.continueAs !== undefined ? '' : 'primary'}">Sign in</button>
       </div>
     </form>
-    ${passkeySignIn(frame, input)}`;
+    ${passkeySignIn(frame, input)}
+    <p><a href="${frame.basePath}/forgot-password">Forgot password?</a></p>`;
   return layout(frame, { title: 'Sign in', name: 'sign-in', body, scripts: ['/assets/passkey'] });
 }
 

@@ -2,6 +2,7 @@ import type { SignedInContext } from '../browser-context.js';
 import type { SecuritySection } from '../pages/security-page.js';
 import type { UiContext } from '../ui-context.js';
 import { passkeysSection } from './passkeys-section.js';
+import { emailSection } from './email-section.js';
 
 /**
  * Builds one section of /account/security for the signed-in user (SecuritySection), or nothing when
@@ -16,4 +17,4 @@ export type SecuritySectionSource = (
  * The sections of the security page, in the order they are shown. A method adds its own source here
  * (its file in this folder); its routes live beside it and answer to /account/security/<method>/....
  */
-export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [passkeysSection];
+export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [passkeysSection, emailSection];

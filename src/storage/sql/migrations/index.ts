@@ -16,6 +16,7 @@ import * as registrationScopes from './0014-registration-scopes.js';
 import * as administrators from './0015-administrators.js';
 import * as sessionAuthentications from './0016-session-authentications.js';
 import * as passkeys from './0017-passkeys.js';
+import * as mailLinks from './0019-mail-links.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -36,6 +37,7 @@ const migrations: Record<string, Migration> = {
   '0015-administrators': administrators,
   '0016-session-authentications': sessionAuthentications,
   '0017-passkeys': passkeys,
+  '0019-mail-links': mailLinks,
 };
 
 export const migrationProvider: MigrationProvider = {

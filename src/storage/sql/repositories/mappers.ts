@@ -13,6 +13,7 @@ import type {
   ResourceServer,
   SigningKeyRecord,
   TokenType,
+  MailLink,
   User,
 } from '../../../core/model.js';
 import type {
@@ -26,6 +27,7 @@ import type {
   ResourcesTable,
   SigningKeysTable,
   UsersTable,
+  MailLinksTable,
 } from '../schema.js';
 
 const splitScope = (value: string): string[] => (value === '' ? [] : value.split(' '));
@@ -106,6 +108,7 @@ export const userFromRow = (row: UsersTable): User => ({
   email: row.email,
   name: row.name,
   admin: row.admin === 1,
+  emailVerified: Number(row.email_verified) === 1,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -119,6 +122,7 @@ export const userToRow = (user: User): UsersTable => ({
   email: user.email,
   name: user.name,
   admin: user.admin ? 1 : 0,
+  email_verified: user.emailVerified ? 1 : 0,
 });
 
 export const grantFromRow = (row: GrantsTable): Grant => ({
@@ -327,4 +331,24 @@ export const deviceAuthorizationToRow = (authorization: DeviceAuthorization): De
   sid: authorization.sid,
   decided_at: authorization.decidedAt,
   consumed_at: authorization.consumedAt,
+});
+
+export const mailLinkFromRow = (row: MailLinksTable): MailLink => ({
+  hash: row.hash,
+  purpose: row.purpose,
+  userId: row.user_id,
+  address: row.address,
+  createdAt: Number(row.created_at),
+  expiresAt: Number(row.expires_at),
+  usedAt: nullableNumber(row.used_at),
+});
+
+export const mailLinkToRow = (link: MailLink): MailLinksTable => ({
+  hash: link.hash,
+  purpose: link.purpose,
+  user_id: link.userId,
+  address: link.address,
+  created_at: link.createdAt,
+  expires_at: link.expiresAt,
+  used_at: link.usedAt,
 });

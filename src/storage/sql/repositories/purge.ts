@@ -68,6 +68,8 @@ const PLANS: Record<PurgeKind, PurgePlan> = {
     key: ['hash'],
     dead: (c) => sql`expires_at <= ${c.now}`,
   },
+  // Mail links, used or not, once past their expiry (decision 35; migration 0019 indexes it).
+  mail_links: { table: 'mail_links', key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
   // Clients that registered themselves anonymously and were never granted anything in their first
   // days (docs/decisions.md, decision 20). Last: after the grants, and with none of their own, their
   // delete cascades over nothing (migration 0010 indexes the search and the cascade).

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { User } from '../../../core/model.js';
 import type { UserStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
@@ -46,7 +46,38 @@ export function createUserRepository(db: Kysely<Database>): UserStore {
     },
     async update(user: User) {
       const { id, ...rest } = userToRow(user);
-      const result = await db.updateTable('users').set(rest).where('id', '=', id).executeTakeFirst();
+      // Decision 35: verified only while the address stays, decided in this statement (SET reads the
+      // row as it was): a NULL on either side is no match, so removing the address unverifies too.
+      const emailVerified = sql<number>`CASE WHEN email = ${rest.email} THEN email_verified ELSE 0 END`;
+      const result = await db
+        .updateTable('users')
+        .set({ ...rest, email_verified: emailVerified })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+    async listByEmail(email: string, limit: number) {
+      // lower() on both sides, as migration 0019's index is built: SQLite's folds ASCII letters only,
+      // PostgreSQL's those of its locale; an address typed exactly as stored matches on both.
+      if (!isLookupKey(email)) return [];
+      const rows = await db
+        .selectFrom('users')
+        .selectAll()
+        .where(sql<string>`lower(email)`, '=', sql<string>`lower(${email})`)
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .execute();
+      return rows.map(userFromRow);
+    },
+    async markEmailVerified(id: string, email: string) {
+      if (!isLookupKey(id)) return false;
+      const result = await db
+        .updateTable('users')
+        .set({ email_verified: 1 })
+        .where('id', '=', id)
+        .where('email', '=', email)
+        .executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
     async delete(id: string) {

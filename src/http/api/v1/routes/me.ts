@@ -24,9 +24,9 @@ export function registerMeRoutes(api: FastifyInstance, context: ApiContext): voi
       const { claims } = callerOf(request);
       const user = await context.engine.users.get(claims.sub);
       if (user === undefined) throw notFound('user');
-      const { email, ...view } = viewUser(user);
+      const { email, email_verified, ...view } = viewUser(user);
       // OpenID Connect Core §5.4: the address is what the email scope releases, not profile.
-      return claims.scope.split(' ').includes('email') ? { ...view, email } : view;
+      return claims.scope.split(' ').includes('email') ? { ...view, email, email_verified } : view;
     },
   );
 }
