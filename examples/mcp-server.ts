@@ -11,6 +11,12 @@
  * server, so the client discovers it, registers itself (RFC 7591), and signs its user in with the code
  * flow, PKCE and `resource=<this server's URL>` (RFC 8707). The token it gets is addressed to this
  * server (`aud`), and a token for anything else is refused. See examples/README.md for a walk-through.
+ *
+ * A second tool, `sign_in_details`, needs a stronger or more recent sign-in than the others (the
+ * `stepUp` option: a multi-factor or phishing-resistant one by default). Called with a token whose
+ * sign-in falls short, the server answers 401 with RFC 9470's challenge,
+ * `Bearer error="insufficient_user_authentication", acr_values="…", max_age=…`; the client sends its
+ * user to Gatehouse again with those `acr_values` and `max_age`, and calls the tool with the new token.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
@@ -20,11 +26,27 @@ import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
-import type { ResourceServerOptions, VerifiedToken } from 'gatehouse-oauth-resource-server';
+import {
+  userAuthenticationProblem,
+  type AuthenticationRequirements,
+  type ResourceServerOptions,
+  type VerifiedToken,
+} from 'gatehouse-oauth-resource-server';
 import { expressResourceServer } from 'gatehouse-oauth-resource-server/express';
 
 /** The scope the tool needs; register it at Gatehouse and offer it on the resource. */
 export const MCP_SCOPE = 'mcp:tools';
+
+/** The tool that needs a step-up (RFC 9470). */
+export const STEP_UP_TOOL = 'sign_in_details';
+
+/**
+ * What `sign_in_details` asks of the sign-in by default: Gatehouse's multi-factor `acr` or its
+ * phishing-resistant one (a passkey), either will do (docs/decisions.md, decision 36).
+ */
+export const DEFAULT_STEP_UP: AuthenticationRequirements = {
+  acr: ['urn:gatehouse:acr:multi-factor', 'phr'],
+};
 
 export interface McpExampleOptions {
   /** Gatehouse's issuer URL: tokens must carry it as `iss`, and the metadata names it. */
@@ -37,6 +59,15 @@ export interface McpExampleOptions {
   resource: string;
   /** More resource-server options (a private CA for Gatehouse's certificate, a JWKS address, a clock). */
   resourceServer?: Partial<ResourceServerOptions>;
+  /** What `sign_in_details` asks of the sign-in (RFC 9470: an `acr` of a list, a `maxAge`); DEFAULT_STEP_UP. */
+  stepUp?: AuthenticationRequirements;
+}
+
+/** What `sign_in_details` answers: when and how the user signed in, as the token says. */
+export interface SignInDetails {
+  subject: string;
+  acr: string;
+  auth_time: number;
 }
 
 /** What `whoami` answers: who the token acts for, and what it allows. */
@@ -75,7 +106,39 @@ function mcpServer(): McpServer {
       };
     },
   );
+  server.registerTool(
+    STEP_UP_TOOL,
+    {
+      title: 'Sign-in details',
+      description:
+        'When and how the user signed in (acr, auth_time); needs a strong or recent sign-in (RFC 9470 step-up)',
+    },
+    (extra) => {
+      // The HTTP handler let this call through only for a token that meets the step-up requirements.
+      const token = extra.authInfo?.extra?.verified as VerifiedToken | undefined;
+      const claims: Record<string, unknown> = token?.claims ?? {};
+      const { acr, auth_time: authTime } = claims;
+      if (token === undefined || typeof acr !== 'string' || typeof authTime !== 'number') {
+        return { isError: true, content: [{ type: 'text', text: 'no sign-in in the token' }] };
+      }
+      const details: SignInDetails = { subject: token.subject, acr, auth_time: authTime };
+      return {
+        content: [{ type: 'text', text: JSON.stringify(details) }],
+        structuredContent: { ...details },
+      };
+    },
+  );
   return server;
+}
+
+/** Whether a JSON-RPC body (one message or a batch) calls `tool`. */
+function callsTool(body: unknown, tool: string): boolean {
+  const messages: unknown[] = Array.isArray(body) ? body : [body];
+  return messages.some((message) => {
+    if (typeof message !== 'object' || message === null) return false;
+    const { method, params } = message as { method?: unknown; params?: { name?: unknown } };
+    return method === 'tools/call' && params?.name === tool;
+  });
 }
 
 export function createMcpExample(options: McpExampleOptions): { server: Server; close(): void } {
@@ -98,8 +161,25 @@ export function createMcpExample(options: McpExampleOptions): { server: Server; 
   app.use(tokens.protectedResourceMetadata());
 
   const mcpPath = resource.pathname;
+  const stepUp = options.stepUp ?? DEFAULT_STEP_UP;
+  const now = options.resourceServer?.now ?? (() => Math.floor(Date.now() / 1000));
   app.post(mcpPath, tokens.requireToken([MCP_SCOPE]), async (req, res) => {
     const verified = res.locals.accessToken as VerifiedToken;
+    // RFC 9470 §3: the step-up tool is one call inside the one endpoint, so its requirement is checked
+    // here, on the call, before the transport: a sign-in that falls short gets the 401 challenge
+    // that tells the client what to ask Gatehouse for (acr_values, max_age).
+    if (callsTool(req.body, STEP_UP_TOOL)) {
+      const problem = userAuthenticationProblem(verified.claims, stepUp, now());
+      if (problem !== undefined) {
+        const metadata = tokens.resourceServer.protectedResource?.metadataUrl;
+        res
+          .status(problem.status)
+          .set('www-authenticate', problem.challenge(tokens.resourceServer.realm, metadata))
+          .set('cache-control', 'no-store')
+          .json({ error: problem.code, error_description: problem.description });
+        return;
+      }
+    }
     // The SDK hands `req.auth` to tool handlers as `extra.authInfo`.
     const auth: AuthInfo = {
       token: verified.token,

@@ -23,6 +23,11 @@ export type OAuthErrorCode =
   | 'interaction_required'
   | 'request_not_supported'
   | 'request_uri_not_supported'
+  /**
+   * OpenID Connect Unmet Authentication Requirements 1.0 §2: an essential `acr` (Core §5.5.1.1) could
+   * not be met (docs/decisions.md, decision 36).
+   */
+  | 'unmet_authentication_requirements'
   /** RFC 8707 §2: a `resource` that is malformed, unknown, or not what the grant allows. */
   | 'invalid_target'
   /** RFC 9449 §5: a DPoP proof that is missing where required, malformed or wrong. */

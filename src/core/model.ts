@@ -179,6 +179,14 @@ export interface AuthorizationCode {
   /** The browser session of that authentication, the ID token's `sid`; null outside OpenID Connect. */
   sid: string | null;
   /**
+   * The `acr` the response reports for that sign-in (docs/decisions.md, decision 36), for the ID token
+   * and the access tokens the code leads to; null or absent when the code was issued without one
+   * (before migration 0021).
+   */
+  acr?: string | null;
+  /** The sign-in's RFC 8176 `amr` values, for the ID token; null or absent as `acr`. */
+  amr?: string[] | null;
+  /**
    * The resources the authorization request named (RFC 8707 §2), canonical URIs; empty when it named
    * none. The token request may narrow them, never widen them.
    */
@@ -211,6 +219,12 @@ export interface RefreshToken {
    */
   authTime: number | null;
   sid: string | null;
+  /**
+   * The `acr` and `amr` of that sign-in (decision 36): what the access tokens (`acr`) and ID tokens of
+   * its refreshes repeat, never a newer sign-in's; copied on rotation. Null or absent: none known.
+   */
+  acr?: string | null;
+  amr?: string[] | null;
   /**
    * The resources of the grant (RFC 8707 §2.2), canonical URIs, empty for none: a refresh may
    * narrow its access token to some of them, never widen; copied unchanged on rotation.
@@ -274,6 +288,9 @@ export interface DeviceAuthorization {
   /** The sign-in that approved an OpenID Connect request: the ID token's auth_time and sid (Core §2). */
   authTime: number | null;
   sid: string | null;
+  /** That sign-in's `acr` and `amr` (decision 36); null or absent when none is known. */
+  acr?: string | null;
+  amr?: string[] | null;
   decidedAt: number | null;
   /** When the device redeemed it for tokens; it never issues again. */
   consumedAt: number | null;

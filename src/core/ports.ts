@@ -358,6 +358,9 @@ export type DeviceDecision =
       scope: string[];
       authTime: number | null;
       sid: string | null;
+      /** The approving sign-in's `acr` and `amr` (decision 36); absent when none is known. */
+      acr?: string | null;
+      amr?: string[] | null;
     }
   | { status: 'denied'; userId: string };
 

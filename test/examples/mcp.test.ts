@@ -10,7 +10,14 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { decodeJwt } from 'jose';
-import { createMcpExample, MCP_SCOPE, type WhoAmI } from '../../examples/mcp-server.js';
+import {
+  createMcpExample,
+  MCP_SCOPE,
+  STEP_UP_TOOL,
+  type SignInDetails,
+  type WhoAmI,
+} from '../../examples/mcp-server.js';
+import type { AuthenticationRequirements } from 'gatehouse-oauth-resource-server';
 import { clientCredentialsToken, tokenFor as issueToken } from '../helpers/api-requests.js';
 import {
   browserSkip,
@@ -19,6 +26,7 @@ import {
   expectConsentPage,
   landedAtClient,
   launchChromium,
+  pkcePair,
   signIn,
   type TestBrowser,
 } from '../helpers/browser-pages.js';
@@ -35,12 +43,13 @@ const WELL_KNOWN = '/.well-known/oauth-protected-resource';
 const OTHER = 'https://other.example/api';
 
 /** The example on a free loopback port, its resource being its own /mcp URL. */
-async function startMcpExample(gatehouse: TestServer, issuer: string) {
+async function startMcpExample(gatehouse: TestServer, issuer: string, stepUp?: AuthenticationRequirements) {
   const port = await freePort();
   const resource = `http://127.0.0.1:${port}/mcp`;
   const example = createMcpExample({
     issuer,
     resource,
+    ...(stepUp === undefined ? {} : { stepUp }),
     resourceServer: {
       // The JWKS by address (the issuer's host name may not resolve to where the test server listens).
       jwksUri: `${gatehouse.http.baseUrl}/jwks`,
@@ -65,11 +74,27 @@ async function whoami(resource: string, token: string): Promise<WhoAmI> {
     const { tools } = await client.listTools();
     assert.deepEqual(
       tools.map((tool) => tool.name),
-      ['whoami'],
+      ['whoami', STEP_UP_TOOL],
     );
     const result = await client.callTool({ name: 'whoami', arguments: {} });
     assert.notEqual(result.isError, true, JSON.stringify(result));
     return result.structuredContent as unknown as WhoAmI;
+  } finally {
+    await client.close();
+  }
+}
+
+/** Calls the step-up tool with the SDK's own client, presenting `token` as a Bearer token. */
+async function signInDetails(resource: string, token: string): Promise<SignInDetails> {
+  const client = new Client({ name: 'gatehouse-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(resource), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  try {
+    const result = await client.callTool({ name: STEP_UP_TOOL, arguments: {} });
+    assert.notEqual(result.isError, true, JSON.stringify(result));
+    return result.structuredContent as unknown as SignInDetails;
   } finally {
     await client.close();
   }
@@ -151,6 +176,36 @@ for (const backend of backends()) {
       });
       assert.equal(res.status, 403);
       assert.match(String(res.headers['www-authenticate']), /error="insufficient_scope".*scope="mcp:tools"$/);
+    });
+
+    it('the step-up tool answers 401 insufficient_user_authentication (RFC 9470) to a token without the sign-in it needs', async () => {
+      const { token } = await tokenFor(mcp.resource);
+      const call = (body: string) =>
+        plainRequest(mcp.origin, '/mcp', {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${token}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+          body,
+        });
+      const res = await call(
+        `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${STEP_UP_TOOL}","arguments":{}}}`,
+      );
+      assert.equal(res.status, 401);
+      const metadataUrl = `${mcp.origin}${WELL_KNOWN}/mcp`;
+      assert.equal(
+        res.headers['www-authenticate'],
+        `Bearer realm="mcp", resource_metadata="${metadataUrl}", error="insufficient_user_authentication", ` +
+          'error_description="the access token does not say how the user signed in (acr)", ' +
+          'acr_values="urn:gatehouse:acr:multi-factor phr"',
+      );
+      // The other tool, in a batch or alone, is not held to it.
+      const other = await call(
+        '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whoami","arguments":{}}}',
+      );
+      assert.equal(other.status, 200, other.text);
     });
 
     it('refuses a Host header other than the resource host (DNS rebinding)', async () => {
@@ -389,6 +444,102 @@ describe(
             });
           } finally {
             await client.close();
+          }
+        });
+
+        it('step-up (RFC 9470): a sign-in older than the tool accepts gets the challenge; the client asks again with max_age, the user signs in again, and the tool answers', async () => {
+          const stepUp = await startMcpExample(gatehouse, issuer, { maxAge: 60 });
+          try {
+            await gatehouse.gatehouse.engine.resources.create({ uri: stepUp.resource, scopes: [MCP_SCOPE] });
+            // A public client of the MCP server, registered as the SDK registers one (RFC 7591).
+            const registered = await recorder.fetch(`${issuer}/register`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({
+                client_name: 'MCP step-up client',
+                redirect_uris: [CLIENT_REDIRECT],
+                grant_types: ['authorization_code'],
+                response_types: ['code'],
+                token_endpoint_auth_method: 'none',
+                scope: MCP_SCOPE,
+              }),
+            });
+            assert.equal(registered.status, 201);
+            const clientId = ((await registered.json()) as { client_id: string }).client_id;
+            const { context, page } = await clientContext(browser);
+            /** The code flow in this one browser (its session kept), and the token for the MCP server. */
+            const authorize = async (extra: Record<string, string>, asked: () => Promise<void>) => {
+              const { verifier, challenge } = pkcePair();
+              const url = new URL(`${issuer}/authorize`);
+              url.search = new URLSearchParams({
+                client_id: clientId,
+                redirect_uri: CLIENT_REDIRECT,
+                response_type: 'code',
+                scope: MCP_SCOPE,
+                resource: stepUp.resource,
+                code_challenge: challenge,
+                code_challenge_method: 'S256',
+                state: 'st',
+                ...extra,
+              }).toString();
+              await page.goto(url.href);
+              await asked();
+              await expectConsentPage(page, 'MCP step-up client');
+              await page.getByRole('button', { name: 'Allow' }).click();
+              const code = (await landedAtClient(page)).searchParams.get('code') ?? '';
+              const answer = await recorder.fetch(`${issuer}/token`, {
+                method: 'POST',
+                headers: { 'content-type': 'application/x-www-form-urlencoded' },
+                body: new URLSearchParams({
+                  grant_type: 'authorization_code',
+                  code,
+                  redirect_uri: CLIENT_REDIRECT,
+                  client_id: clientId,
+                  code_verifier: verifier,
+                  resource: stepUp.resource,
+                }).toString(),
+              });
+              assert.equal(answer.status, 200);
+              return ((await answer.json()) as { access_token: string }).access_token;
+            };
+            const callStepUpTool = (token: string) =>
+              plainRequest(stepUp.origin, '/mcp', {
+                method: 'POST',
+                headers: {
+                  authorization: `Bearer ${token}`,
+                  'content-type': 'application/json',
+                  accept: 'application/json, text/event-stream',
+                },
+                body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"${STEP_UP_TOOL}","arguments":{}}}`,
+              });
+            try {
+              const signedInAt = gatehouse.clock.now();
+              const first = await authorize({}, () => signIn(page, alice.user.username, alice.password));
+              assert.equal(decodeJwt(first).auth_time, signedInAt);
+              assert.equal((await callStepUpTool(first)).status, 200);
+              // Two minutes on: the sign-in is older than the tool accepts.
+              gatehouse.clock.advance(120);
+              const refused = await callStepUpTool(first);
+              assert.equal(refused.status, 401);
+              const challenge = String(refused.headers['www-authenticate']);
+              assert.match(challenge, /error="insufficient_user_authentication"/);
+              const maxAge = /max_age=(\d+)/.exec(challenge)?.[1];
+              assert.equal(maxAge, '60');
+              // The client asks again with the challenge's max_age: the signed-in user is asked to sign in
+              // again, and says so on the page.
+              const second = await authorize({ max_age: maxAge ?? '' }, async () => {
+                await page.getByText('You signed in a while ago').waitFor();
+                await signIn(page, alice.user.username, alice.password);
+              });
+              assert.equal(decodeJwt(second).auth_time, signedInAt + 120);
+              const parsed = await signInDetails(stepUp.resource, second);
+              assert.equal(parsed.auth_time, signedInAt + 120);
+              assert.equal(parsed.acr, 'urn:gatehouse:acr:single-factor');
+            } finally {
+              await context.close();
+            }
+          } finally {
+            stepUp.close();
           }
         });
 

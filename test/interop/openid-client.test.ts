@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { decodeProtectedHeader } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import * as oidc from 'openid-client';
 import type { Client, User } from '../../src/core/model.js';
 import { backends } from '../helpers/backends.js';
@@ -28,6 +28,8 @@ import {
 
 const SIGNED_OUT = `${CLIENT_ORIGIN}/signed-out`;
 const SCOPE = 'openid profile email';
+const SINGLE_FACTOR = 'urn:gatehouse:acr:single-factor';
+const MULTI_FACTOR = 'urn:gatehouse:acr:multi-factor';
 
 describe('interop: openid-client as the relying party, sign-in in Chromium', { skip: browserSkip }, () => {
   let browser: TestBrowser;
@@ -164,6 +166,77 @@ describe('interop: openid-client as the relying party, sign-in in Chromium', { s
         assert.equal(userinfo.email_verified, false);
         assert.equal(userinfo.name, 'Alice Example');
         assert.equal(userinfo.preferred_username, alice.user.username);
+      });
+
+      it('amr and acr in the ID token (RFC 8176, Core §2), and step-up by acr_values, the claims parameter and max_age (decision 36)', async () => {
+        const { client, config } = await relyingParty('RS256');
+        assert.deepEqual(config.serverMetadata().acr_values_supported, [SINGLE_FACTOR, MULTI_FACTOR, 'phr']);
+        await inBrowser(async (site) => {
+          const { tokens } = await codeFlow(config, client.name, site);
+          const claims = tokens.claims();
+          assert.ok(claims, 'an ID token, validated by openid-client');
+          // A password, and nothing more: never more than what happened.
+          assert.deepEqual(claims.amr, ['pwd']);
+          assert.equal(claims.acr, SINGLE_FACTOR);
+          assert.equal(decodeJwt(tokens.access_token).acr, SINGLE_FACTOR);
+          assert.equal(decodeJwt(tokens.access_token).auth_time, claims.auth_time);
+
+          /** A request from the signed-in browser: the page says why it asks again, then the answer. */
+          const again = async (extra: Record<string, string>, why: RegExp) => {
+            const verifier = oidc.randomPKCECodeVerifier();
+            const nonce = oidc.randomNonce();
+            const state = oidc.randomState();
+            const request = oidc.buildAuthorizationUrl(config, {
+              redirect_uri: CLIENT_REDIRECT,
+              scope: SCOPE,
+              code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+              code_challenge_method: 'S256',
+              nonce,
+              state,
+              ...extra,
+            });
+            await site.page.goto(request.href);
+            await site.page.getByText(why).waitFor();
+            await signIn(site.page, alice.user.username, alice.password);
+            // Allowed before, from this https client: answered without the consent page.
+            const landed = await landedAtClient(site.page);
+            return oidc.authorizationCodeGrant(config, landed, {
+              pkceCodeVerifier: verifier,
+              expectedNonce: nonce,
+              expectedState: state,
+              idTokenExpected: true,
+            });
+          };
+
+          // acr_values above the sign-in: asked to sign in again; a password is all this user has, so the
+          // ID token says what was reached (a voluntary request, Core §3.1.2.1).
+          const stepped = await again(
+            { acr_values: MULTI_FACTOR },
+            /asks for a stronger sign-in: sign in with your password and a second factor/,
+          );
+          assert.equal(stepped.claims()?.acr, SINGLE_FACTOR);
+          assert.deepEqual(stepped.claims()?.amr, ['pwd']);
+
+          // max_age: two minutes on, a request accepting one minute asks again; openid-client checks
+          // auth_time against max_age itself.
+          server.clock.advance(120);
+          const fresh = await again({ max_age: '60' }, /You signed in a while ago/);
+          assert.equal(fresh.claims()?.auth_time, server.clock.now());
+
+          // An essential acr the sign-in cannot reach: asked again, then refused with OpenID Connect
+          // Unmet Authentication Requirements 1.0's error.
+          await assert.rejects(
+            again(
+              { claims: JSON.stringify({ id_token: { acr: { essential: true, values: ['phr'] } } }) },
+              /asks for a stronger sign-in: sign in with a passkey/,
+            ),
+            (error: unknown) => {
+              assert.ok(error instanceof oidc.AuthorizationResponseError, String(error));
+              assert.equal(error.error, 'unmet_authentication_requirements');
+              return true;
+            },
+          );
+        });
       });
 
       it('offline_access with prompt=consent: a refresh returns a new ID token the library validates (Core §12.2)', async () => {

@@ -970,6 +970,92 @@ for (const backend of contractBackends) {
       });
     });
 
+    describe('sign-in assurance on tokens (migration 0021-token-assurance)', () => {
+      const MFA = 'urn:gatehouse:acr:multi-factor';
+      it('round-trips a code’s acr and amr, also on consumption and with its grant; none stays none', async () => {
+        const { grant } = await seedGrant({ scope: ['openid'] });
+        const code = makeCode(grant, {
+          authTime: NOW - 60,
+          sid: 'sid-1',
+          acr: MFA,
+          amr: ['pwd', 'otp', 'mfa'],
+        });
+        await storage.codes.insert(code);
+        assert.deepEqual(await other.codes.get(code.hash), code);
+        assert.deepEqual((await other.codes.getWithGrant(code.hash))?.code, code);
+        assert.deepEqual(await other.codes.consume(code.hash, NOW + 1), { ...code, consumedAt: NOW + 1 });
+        const plain = makeCode(grant);
+        await storage.codes.insert(plain);
+        const read = await other.codes.get(plain.hash);
+        assert.equal(read?.acr ?? null, null);
+        assert.equal(read?.amr ?? null, null);
+      });
+
+      it('keeps a refresh token’s acr and amr, on the retired token and its successor', async () => {
+        const { grant } = await seedGrant({ scope: ['read'] });
+        const token = makeRefreshToken(grant, {
+          authTime: NOW - 60,
+          sid: null,
+          acr: 'phr',
+          amr: ['hwk', 'user'],
+        });
+        await storage.refreshTokens.insert(token);
+        assert.deepEqual(await other.refreshTokens.get(token.hash), token);
+        const next = makeRefreshToken(grant, {
+          authTime: token.authTime,
+          sid: null,
+          acr: token.acr ?? null,
+          amr: token.amr ?? null,
+          createdAt: NOW + 1,
+        });
+        assert.deepEqual(await storage.refreshTokens.rotate(token.hash, next, NOW + 1), {
+          ...token,
+          retiredAt: NOW + 1,
+        });
+        assert.deepEqual(await other.refreshTokens.get(next.hash), next);
+      });
+
+      it('records the approving sign-in’s acr and amr on a device authorization', async () => {
+        const { client, user, grant } = await seedGrant();
+        const device: DeviceAuthorization = {
+          hash: sha256(randomToken('dc_')),
+          userCodeHash: sha256(randomToken('uc_')),
+          clientId: client.id,
+          scope: ['read'],
+          resources: [],
+          createdAt: NOW,
+          expiresAt: NOW + 600,
+          interval: 5,
+          lastPolledAt: null,
+          status: 'pending',
+          userId: null,
+          grantId: null,
+          authTime: null,
+          sid: null,
+          decidedAt: null,
+          consumedAt: null,
+        };
+        await storage.deviceAuthorizations.insert(device);
+        const approval = {
+          status: 'approved' as const,
+          userId: user.id,
+          grantId: grant.id,
+          scope: ['read'],
+          authTime: NOW - 5,
+          sid: null,
+          acr: MFA,
+          amr: ['pwd', 'otp', 'mfa'],
+        };
+        assert.equal(await other.deviceAuthorizations.decide(device.userCodeHash, approval, NOW + 10), true);
+        const decided = await storage.deviceAuthorizations.getByUserCode(device.userCodeHash);
+        assert.equal(decided?.acr, MFA);
+        assert.deepEqual(decided?.amr, ['pwd', 'otp', 'mfa']);
+        const consumed = await other.deviceAuthorizations.consume(device.hash, client.id, NOW + 11);
+        assert.equal(consumed?.acr, MFA);
+        assert.deepEqual(consumed?.amr, ['pwd', 'otp', 'mfa']);
+      });
+    });
+
     describe('resource indicators (migration 0008-resource-indicators)', () => {
       it('inserts a resource once, reads it in one or many, lists by URI, updates and deletes', async () => {
         const api = { uri: 'https://api.example', name: 'API', scopes: ['read', 'write'], createdAt: NOW };

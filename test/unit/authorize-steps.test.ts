@@ -85,6 +85,7 @@ describe('the authorization request steps', () => {
         'pkce',
         'dpop',
         'openid-parameters',
+        'authentication-requirements',
       ],
     );
     assert.deepEqual(AUTHORIZATION_STEPS, [...TRUST_STEPS, ...REQUEST_STEPS]);

@@ -148,7 +148,8 @@ const ROWS: Row[] = [
       assert.equal(response.id_token, undefined);
       assert.equal(typeof response.refresh_token, 'string');
       const stored = await w.engine.storage.refreshTokens.get(sha256(response.refresh_token ?? ''));
-      assert.deepEqual({ authTime: stored?.authTime, sid: stored?.sid }, { authTime: null, sid: null });
+      // Decision 36: the sign-in's time stays for the access tokens (RFC 9470 §4); no session, no ID token.
+      assert.deepEqual({ authTime: stored?.authTime, sid: stored?.sid }, { authTime: AUTH_TIME, sid: null });
       const refreshed = await refresh(w, response.refresh_token);
       assert.equal(refreshed.id_token, undefined);
     },

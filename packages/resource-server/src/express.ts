@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestHasBody } from './mac.js';
 import { dpopHeaderValues, isForm, metadataResponse, refusalFor } from './respond.js';
+import type { AuthenticationRequirements } from './rfc6750.js';
 import {
   ResourceServer,
   type RequestInfo,
@@ -60,9 +61,17 @@ export function expressResourceServer(options: ResourceServerOptions | { resourc
   const server = 'resourceServer' in options ? options.resourceServer : new ResourceServer(options);
   return {
     resourceServer: server,
-    requireToken(scopes: readonly string[] = []): ConnectMiddleware {
+    /**
+     * Admits a request only with a valid token holding every scope given and, with `requirements`, a
+     * sign-in that meets them (RFC 9470 §3: `acr` one of a list, `maxAge` in seconds), else 401
+     * insufficient_user_authentication with the challenge a client steps up by.
+     */
+    requireToken(
+      scopes: readonly string[] = [],
+      requirements: AuthenticationRequirements = {},
+    ): ConnectMiddleware {
       return function checkToken(req, res, next) {
-        server.authorize(requestInfo(req), scopes).then(
+        server.authorize(requestInfo(req), scopes, requirements).then(
           (token) => {
             req.accessToken = token;
             // RFC 9449 §9: the nonce to use next, when the service asks for nonces.

@@ -6,6 +6,7 @@ import type {
 } from 'fastify';
 import { requestHasBody } from './mac.js';
 import { dpopHeaderValues, isForm, metadataResponse, refusalFor } from './respond.js';
+import type { AuthenticationRequirements } from './rfc6750.js';
 import {
   ResourceServer,
   type RequestInfo,
@@ -15,8 +16,14 @@ import {
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** A preHandler that admits a request only with a valid token holding every scope given. */
-    requireToken(scopes?: readonly string[]): preHandlerAsyncHookHandler;
+    /**
+     * A preHandler that admits a request only with a valid token holding every scope given and, with
+     * `requirements`, a sign-in that meets them (RFC 9470: `acr` one of a list, `maxAge` in seconds).
+     */
+    requireToken(
+      scopes?: readonly string[],
+      requirements?: AuthenticationRequirements,
+    ): preHandlerAsyncHookHandler;
   }
   interface FastifyRequest {
     /** The verified token, set by requireToken. */
@@ -49,25 +56,28 @@ async function plugin(app: FastifyInstance, options: FastifyResourceServerOption
   const owned = !('resourceServer' in options);
   const server = 'resourceServer' in options ? options.resourceServer : new ResourceServer(options);
   app.decorateRequest('accessToken', null);
-  app.decorate('requireToken', function requireToken(scopes: readonly string[] = []) {
-    return async function checkToken(request, reply) {
-      try {
-        request.accessToken = await server.authorize(requestInfo(request), scopes);
-        // RFC 9449 §9: the nonce to use next, when the service asks for nonces.
-        const nonce = request.accessToken.dpopNonce;
-        if (nonce !== undefined) reply.header('dpop-nonce', nonce);
-      } catch (error) {
-        const refusal = refusalFor(
-          error,
-          server.realm,
-          server.protectedResource?.metadataUrl,
-          server.dpopAlgorithms,
-        );
-        if (refusal === undefined) throw error;
-        return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
-      }
-    } satisfies preHandlerAsyncHookHandler;
-  });
+  app.decorate(
+    'requireToken',
+    function requireToken(scopes: readonly string[] = [], requirements: AuthenticationRequirements = {}) {
+      return async function checkToken(request, reply) {
+        try {
+          request.accessToken = await server.authorize(requestInfo(request), scopes, requirements);
+          // RFC 9449 §9: the nonce to use next, when the service asks for nonces.
+          const nonce = request.accessToken.dpopNonce;
+          if (nonce !== undefined) reply.header('dpop-nonce', nonce);
+        } catch (error) {
+          const refusal = refusalFor(
+            error,
+            server.realm,
+            server.protectedResource?.metadataUrl,
+            server.dpopAlgorithms,
+          );
+          if (refusal === undefined) throw error;
+          return reply.code(refusal.status).headers(refusal.headers).send(refusal.body);
+        }
+      } satisfies preHandlerAsyncHookHandler;
+    },
+  );
   const resource = server.protectedResource;
   if (resource !== undefined) {
     for (const path of resource.metadataPaths) {

@@ -19,7 +19,14 @@ export {
   type RequestInfo,
   type VerifiedToken,
 } from './resource-server.js';
-export { TokenError, formatChallenge, extractCredential, type TokenErrorCode } from './rfc6750.js';
+export {
+  TokenError,
+  formatChallenge,
+  extractCredential,
+  userAuthenticationProblem,
+  type AuthenticationRequirements,
+  type TokenErrorCode,
+} from './rfc6750.js';
 export {
   MemoryNonceStore,
   NonceStoreFullError,

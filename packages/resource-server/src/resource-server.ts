@@ -16,7 +16,15 @@ import {
 import { DpopProofChecker, type DpopOptions } from './dpop.js';
 import { nodeFetch, type FetchLike } from './node-fetch.js';
 import { ProtectedResource, type BearerMethod } from './protected-resource.js';
-import { checkTokenSyntax, extractCredential, isToken68, missingScopes, TokenError } from './rfc6750.js';
+import {
+  checkTokenSyntax,
+  extractCredential,
+  isToken68,
+  missingScopes,
+  TokenError,
+  userAuthenticationProblem,
+  type AuthenticationRequirements,
+} from './rfc6750.js';
 import { presentationProblem, TOKEN_PRESENTATION_ERRORS } from './token-presentation.js';
 
 export interface ResourceServerOptions {
@@ -228,8 +236,16 @@ export class ResourceServer {
     return this.options.now?.() ?? Math.floor(Date.now() / 1000);
   }
 
-  /** Authenticates the request and checks that its token has every scope in `requiredScopes`. */
-  async authorize(request: RequestInfo, requiredScopes: readonly string[] = []): Promise<VerifiedToken> {
+  /**
+   * Authenticates the request and checks that its token has every scope in `requiredScopes` and, when
+   * `requirements` are given, that the sign-in behind it meets them (RFC 9470 §3: its `acr` one of
+   * those listed, its `auth_time` no older than `maxAge`), else insufficient_user_authentication.
+   */
+  async authorize(
+    request: RequestInfo,
+    requiredScopes: readonly string[] = [],
+    requirements: AuthenticationRequirements = {},
+  ): Promise<VerifiedToken> {
     const credential = extractCredential({
       authorization: request.authorization,
       formBody: request.formBody,
@@ -264,6 +280,10 @@ export class ResourceServer {
         scheme: credential.scheme,
         scope: requiredScopes.join(' '),
       });
+    }
+    if (requirements.acr !== undefined || requirements.maxAge !== undefined) {
+      const problem = userAuthenticationProblem(verified.claims, requirements, this.now(), credential.scheme);
+      if (problem !== undefined) throw problem;
     }
     return verified;
   }

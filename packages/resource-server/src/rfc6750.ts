@@ -4,9 +4,17 @@
  * Gatehouse's own /v1 API and the resource-server library.
  */
 
-/** RFC 6750 §3.1's codes, and RFC 9449 §7.1's and §9's for the DPoP scheme. */
+/**
+ * RFC 6750 §3.1's codes, RFC 9449 §7.1's and §9's for the DPoP scheme, and RFC 9470 §3's
+ * `insufficient_user_authentication` (the token's sign-in is too weak or too old for the resource).
+ */
 export type TokenErrorCode =
-  'invalid_request' | 'invalid_token' | 'insufficient_scope' | 'invalid_dpop_proof' | 'use_dpop_nonce';
+  | 'invalid_request'
+  | 'invalid_token'
+  | 'insufficient_scope'
+  | 'invalid_dpop_proof'
+  | 'use_dpop_nonce'
+  | 'insufficient_user_authentication';
 
 /**
  * The scheme a credential came with: Bearer (header, form body or query), MAC (header only), or DPoP
@@ -30,7 +38,8 @@ export interface PresentedCredential {
 
 /**
  * A refusal: its HTTP status follows RFC 6750 §3.1 from the error code (none: 401; RFC 9449 §7.1 and
- * §9: invalid_dpop_proof and use_dpop_nonce are 401 too).
+ * §9: invalid_dpop_proof and use_dpop_nonce are 401 too; RFC 9470 §3: insufficient_user_authentication
+ * is 401).
  */
 export class TokenError extends Error {
   readonly status: 400 | 401 | 403;
@@ -41,6 +50,10 @@ export class TokenError extends Error {
     readonly options: {
       scheme?: CredentialScheme;
       scope?: string;
+      /** RFC 9470 §3: the `acr_values` of an insufficient_user_authentication challenge, space-separated. */
+      acrValues?: string;
+      /** RFC 9470 §3: the `max_age` of an insufficient_user_authentication challenge, in seconds. */
+      maxAge?: number;
       /** Headers the refusal travels with: RFC 9449 §9's `DPoP-Nonce` for use_dpop_nonce. */
       headers?: Readonly<Record<string, string>>;
     } = {},
@@ -97,6 +110,11 @@ export function formatChallenge(
     params.push(`error="${error.code}"`);
     params.push(`error_description="${quotedValue(error.description)}"`);
     if (error.options.scope !== undefined) params.push(`scope="${quotedValue(error.options.scope)}"`);
+    // RFC 9470 §3: what a new authorization request should ask for (its acr_values and max_age).
+    if (error.options.acrValues !== undefined) {
+      params.push(`acr_values="${quotedValue(error.options.acrValues)}"`);
+    }
+    if (error.options.maxAge !== undefined) params.push(`max_age=${error.options.maxAge}`);
   }
   if (scheme === 'dpop' && dpopAlgorithms !== undefined && dpopAlgorithms.length > 0) {
     params.push(`algs="${quotedValue(dpopAlgorithms.join(' '))}"`);
@@ -207,4 +225,48 @@ export function extractCredential(sources: CredentialSources): PresentedCredenti
 export function missingScopes(granted: string, required: readonly string[]): string[] {
   const have = new Set(granted.split(' ').filter((s) => s !== ''));
   return required.filter((scope) => !have.has(scope));
+}
+
+/**
+ * What a route asks of the sign-in behind a token (RFC 9470 §3): `acr`, one of a list (the token's
+ * `acr` claim must be one of them, as written; with Gatehouse, list the stronger values too, e.g.
+ * multi-factor and `phr`), and `maxAge`, the oldest sign-in (its `auth_time`) accepted, in seconds.
+ */
+export interface AuthenticationRequirements {
+  acr?: readonly string[];
+  maxAge?: number;
+}
+
+/**
+ * RFC 9470 §3: the insufficient_user_authentication refusal of a token whose `acr` is not one of
+ * those the route asks for, or whose `auth_time` is older than its `maxAge` (a token without the
+ * claim asked about falls short too); undefined when it meets them. The challenge repeats both
+ * requirements, so that the client asks for them in its next authorization request.
+ */
+export function userAuthenticationProblem(
+  claims: Readonly<Record<string, unknown>>,
+  requirements: AuthenticationRequirements,
+  now: number,
+  scheme?: CredentialScheme,
+): TokenError | undefined {
+  const { acr, maxAge } = requirements;
+  let description: string | undefined;
+  if (acr !== undefined && acr.length > 0 && !(typeof claims.acr === 'string' && acr.includes(claims.acr))) {
+    description =
+      typeof claims.acr === 'string'
+        ? 'the sign-in behind the access token is not strong enough (acr)'
+        : 'the access token does not say how the user signed in (acr)';
+  } else if (maxAge !== undefined) {
+    if (typeof claims.auth_time !== 'number') {
+      description = 'the access token does not say when the user signed in (auth_time)';
+    } else if (now - claims.auth_time > maxAge) {
+      description = 'the sign-in behind the access token is too old (auth_time)';
+    }
+  }
+  if (description === undefined) return undefined;
+  return new TokenError('insufficient_user_authentication', description, {
+    ...(scheme === undefined ? {} : { scheme }),
+    ...(acr !== undefined && acr.length > 0 ? { acrValues: acr.join(' ') } : {}),
+    ...(maxAge !== undefined ? { maxAge } : {}),
+  });
 }

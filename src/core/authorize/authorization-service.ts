@@ -10,9 +10,16 @@ import type { Client, Grant } from '../model.js';
 import type { Storage } from '../ports.js';
 import type { ResourceTargets } from '../scopes/resources.js';
 import { isSubset } from '../scopes/scopes.js';
-import type { Authentication, SignedIn } from '../sign-in/assurance.js';
+import {
+  reportedAcr,
+  unreachable,
+  unsatisfied,
+  weakestAcrAsked,
+  type Authentication,
+  type SignedIn,
+} from '../sign-in/assurance.js';
 import { SIGN_IN_METHODS } from '../sign-in/methods.js';
-import type { TokenIssuer, TokenResponse } from '../tokens/token-issuer.js';
+import type { RefreshAuthentication, TokenIssuer, TokenResponse } from '../tokens/token-issuer.js';
 import { GRANT_LIFETIMES, recordConsent, type ConsentDecision } from './consent.js';
 import {
   CLIENT_AUTHENTICATION_PARAMS,
@@ -90,16 +97,33 @@ export class PushedRequestSpentError extends Error {
 /** What answering an authorization request needs next, given who is signed in (see next()). */
 export type AuthorizationStep =
   /**
-   * A sign-in: nobody is signed in, or the request wants a fresh one (prompt=login, max_age). `methods`
-   * names the AuthenticationMethods that may satisfy it (decision 30; today the password).
+   * A sign-in: nobody is signed in, or the request wants a fresh one (prompt=login, max_age), or a
+   * stronger one (`acr`: acr_values or the claims parameter's acr, decision 36; `acr` then names the
+   * weakest value that will do). `methods` names the AuthenticationMethods that may satisfy it
+   * (decision 30; today the password).
    */
-  | { step: 'sign-in'; reason: 'signed-out' | 'login' | 'max-age'; methods: readonly string[] }
+  | {
+      step: 'sign-in';
+      reason: SignInReason;
+      methods: readonly string[];
+      acr?: string;
+    }
   /** prompt=select_account: continue as the signed-in user, or sign in as someone else. */
   | { step: 'select-account' }
   /** The consent page, for `request` as offered to the signed-in user (forUser). */
   | { step: 'consent'; request: AuthorizationRequest }
   /** An answer for the client at once: under a remembered grant, or a prompt=none error. */
   | { step: 'respond'; response: AuthorizationResponse };
+
+/** Why the authorization endpoint asks for a sign-in (AuthorizationStep `sign-in`). */
+export type SignInReason = 'signed-out' | 'login' | 'max-age' | 'acr';
+
+/**
+ * The error of a request whose essential `acr` (Core §5.5.1.1) no sign-in met: OpenID Connect Unmet
+ * Authentication Requirements 1.0 §2 defines this code for exactly that case (docs/decisions.md,
+ * decision 36; `access_denied` would read as the user's refusal).
+ */
+export const UNMET_AUTHENTICATION_REQUIREMENTS = 'unmet_authentication_requirements';
 
 /** Loopback hosts (RFC 8252 §7.3, §8.3): any local application can listen there. */
 function isLoopbackHost(hostname: string): boolean {
@@ -317,18 +341,33 @@ export class AuthorizationService {
       return respond(this.error(request, adminOnly()));
     }
     const refuse = async (
-      code: 'login_required' | 'consent_required' | 'interaction_required',
+      code:
+        | 'login_required'
+        | 'consent_required'
+        | 'interaction_required'
+        | typeof UNMET_AUTHENTICATION_REQUIREMENTS,
       text: string,
     ): Promise<AuthorizationStep> => {
       await this.spend(request);
       return respond(this.error(request, new OAuthError(code, text)));
     };
-    const { prompt, maxAge } = request;
+    const { prompt } = request;
+    const requirement = request.authenticationRequirement;
     const now = this.options.clock.now();
-    const tooOld = isAuthentication(session) && maxAge !== null && now - session.authTime > maxAge;
+    // Decision 36: what the sign-in lacks for this request (max_age, then acr), if anything.
+    const lacking = isAuthentication(session) ? unsatisfied(session, requirement, now) : undefined;
+    // Core §5.5.1.1: an essential acr no sign-in here can give fails at once; no one signs in in vain.
+    if (unreachable(requirement)) {
+      return refuse(UNMET_AUTHENTICATION_REQUIREMENTS, 'no sign-in here meets the acr values asked for');
+    }
     if (prompt.none) {
       if (session === undefined) return refuse('login_required', 'the user is not signed in');
-      if (tooOld) return refuse('login_required', 'the sign-in is older than max_age');
+      if (lacking === 'max-age') return refuse('login_required', 'the sign-in is older than max_age');
+      // An essential acr the sign-in does not meet needs a new, stronger one: a page prompt=none
+      // forbids (Core §3.1.2.6). A voluntary one is answered with the acr reached.
+      if (lacking === 'acr' && requirement.essential) {
+        return refuse('login_required', 'the sign-in does not meet the essential acr asked for');
+      }
       if (request.idTokenHint !== undefined && request.idTokenHint.sub !== session.userId) {
         return refuse('login_required', 'another user is signed in than id_token_hint names');
       }
@@ -338,16 +377,22 @@ export class AuthorizationService {
         ? refuse('consent_required', 'the user has not allowed this request')
         : refuse('interaction_required', 'this application must ask the user each time');
     }
-    const signIn = (reason: 'signed-out' | 'login' | 'max-age'): AuthorizationStep => ({
-      step: 'sign-in',
-      reason,
-      methods: SIGN_IN_METHODS,
-    });
+    const signIn = (reason: SignInReason): AuthorizationStep => {
+      const acr = reason === 'acr' ? weakestAcrAsked(requirement) : undefined;
+      return { step: 'sign-in', reason, methods: SIGN_IN_METHODS, ...(acr !== undefined ? { acr } : {}) };
+    };
     if (session === undefined) return signIn('signed-out');
     if (!options.interacted) {
-      if (prompt.login || maxAge === 0) return signIn('login');
-      if (tooOld) return signIn('max-age');
+      if (prompt.login || requirement.maxAge === 0) return signIn('login');
+      if (lacking !== undefined) return signIn(lacking);
       if (prompt.selectAccount) return { step: 'select-account' };
+    } else if (lacking === 'acr' && requirement.essential) {
+      // Signed in again for this very request and still short of an essential acr: Core §5.5.1.1
+      // treats it as a failed authentication (decision 36). A voluntary one goes on with what was reached.
+      return refuse(
+        UNMET_AUTHENTICATION_REQUIREMENTS,
+        'the sign-in did not meet the essential acr asked for',
+      );
     }
     if (!request.forceConsent) {
       const grant = await this.rememberedGrant(request, session.userId, options.grants);
@@ -417,6 +462,22 @@ export class AuthorizationService {
     if (!GRANT_LIFETIMES.includes(decision.lifetime)) throw new Error('unknown grant lifetime');
     // Before the grant: a pushed request answered already leaves nothing behind.
     await this.spend(request);
+    // Decision 36: an essential acr is met by the sign-in the consent is given under, not only by the
+    // one next() saw (another tab may have signed in anew meanwhile, more weakly): Core §5.5.1.1.
+    const requirement = { ...request.authenticationRequirement, maxAge: null };
+    if (
+      authentication !== undefined &&
+      requirement.essential &&
+      unsatisfied(authentication, requirement, this.options.clock.now()) === 'acr'
+    ) {
+      return this.error(
+        request,
+        new OAuthError(
+          UNMET_AUTHENTICATION_REQUIREMENTS,
+          'the sign-in did not meet the essential acr asked for',
+        ),
+      );
+    }
     // recordConsent leaves out what the user may not have (decision 29).
     const { grant, scope } = await recordConsent(
       this.options.storage,
@@ -455,10 +516,16 @@ export class AuthorizationService {
   ): Promise<AuthorizationResponse> {
     const parts = responseParts(request.responseType);
     const params: Record<string, string | undefined> = {};
+    // Decision 36: the acr every token of this response reports, of the values asked for when the
+    // sign-in reached one (Core §5.5.1.1), never more than what happened.
+    const signIn = authentication && {
+      ...authentication,
+      acr: reportedAcr(authentication.acr, request.authenticationRequirement),
+    };
     let code: string | undefined;
     let accessToken: string | undefined;
     if (parts.code) {
-      code = await this.issueCode(request, grant, scope, authentication);
+      code = await this.issueCode(request, grant, scope, signIn);
       params.code = code;
     }
     if (parts.token) {
@@ -470,13 +537,15 @@ export class AuthorizationService {
         resources: request.resources,
         grant,
         withRefreshToken: false,
+        // RFC 9470 §4: when and how the user signed in (decision 36).
+        ...(signIn === undefined ? {} : { authentication: signInOfToken(signIn) }),
       });
       accessToken = token.access_token;
       Object.assign(params, implicitParams(token));
     }
     if (parts.idToken) {
       const idTokens = this.options.idTokens;
-      if (idTokens === undefined || authentication === undefined) {
+      if (idTokens === undefined || signIn === undefined) {
         throw new Error('an ID token needs the ID token issuer and the sign-in it asserts');
       }
       // Core §3.2.2.10, §3.3.2.11: nonce always; at_hash beside an access token, c_hash beside a code.
@@ -485,8 +554,11 @@ export class AuthorizationService {
         userId: grant.userId,
         scope,
         ...(request.nonce !== null ? { nonce: request.nonce } : {}),
-        authTime: authentication.authTime,
-        sid: authentication.sid,
+        authTime: signIn.authTime,
+        sid: signIn.sid,
+        // Core §2, RFC 8176 (decision 36): what the sign-in was worth.
+        ...(signIn.acr !== undefined ? { acr: signIn.acr } : {}),
+        ...(signIn.amr !== undefined ? { amr: signIn.amr } : {}),
         ...(accessToken !== undefined ? { accessToken } : {}),
         ...(code !== undefined ? { code } : {}),
       });
@@ -524,8 +596,12 @@ export class AuthorizationService {
       codeChallenge: request.codeChallenge,
       codeChallengeMethod: request.codeChallengeMethod,
       nonce: request.openid ? request.nonce : null,
-      authTime: request.openid ? (authentication?.authTime ?? null) : null,
+      // Any request's sign-in, for its access tokens (RFC 9470 §4, decision 36); the session only
+      // for an OpenID Connect request's ID token.
+      authTime: authentication?.authTime ?? null,
       sid: request.openid ? (authentication?.sid ?? null) : null,
+      ...(authentication?.acr === undefined ? {} : { acr: authentication.acr }),
+      ...(authentication?.amr === undefined ? {} : { amr: [...authentication.amr] }),
       resources: request.resources,
       dpopJkt: request.dpopJkt,
       createdAt: now,
@@ -534,6 +610,16 @@ export class AuthorizationService {
     });
     return code;
   }
+}
+
+/** A sign-in as the token issuer keeps it (RefreshAuthentication). */
+function signInOfToken(authentication: Authentication): RefreshAuthentication {
+  return {
+    authTime: authentication.authTime,
+    sid: authentication.sid,
+    acr: authentication.acr ?? null,
+    amr: authentication.amr === undefined ? null : [...authentication.amr],
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import type { OAuthErrorCode } from '../errors.js';
 import type { IdTokenHint } from '../tokens/id-token-hint.js';
 import type { Client, ResourceServer } from '../model.js';
 import type { ClientStore } from '../ports.js';
+import type { AuthenticationRequirement } from '../sign-in/assurance.js';
 import type { ResourceTargets } from '../scopes/resources.js';
 import { authorizationRequest, refuse, requestDraft, trustDraft, trusted } from './request-steps/draft.js';
 import { REQUEST_STEPS, TRUST_STEPS } from './request-steps/index.js';
@@ -55,8 +56,16 @@ export interface AuthorizationRequest {
   nonce: string | null;
   /** Core §3.1.2.1 `prompt`; an OAuth 2.0 request keeps only `consent`. */
   prompt: Prompt;
-  /** Core §3.1.2.1 `max_age`: the oldest sign-in, in seconds, that may answer without a new one. */
+  /**
+   * Core §3.1.2.1 `max_age` (RFC 9470 §4 for an OAuth 2.0 request too): the oldest sign-in, in seconds,
+   * that may answer without a new one.
+   */
   maxAge: number | null;
+  /**
+   * What the request asks of the sign-in that answers it: `acr_values`, the `claims` parameter's `acr`
+   * and `max_age` (docs/decisions.md, decision 36); checked with sign-in/assurance.ts `unsatisfied`.
+   */
+  authenticationRequirement: AuthenticationRequirement;
   /** Core §3.1.2.1 `login_hint`: fills in the user name on the sign-in page. */
   loginHint: string | undefined;
   /** Core §3.1.2.1 `id_token_hint`, verified as an ID token of this server. */

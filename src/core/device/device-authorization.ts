@@ -244,7 +244,9 @@ export class DeviceAuthorizationService {
         return denied === 'denied' ? 'refused' : 'gone';
       }
     }
-    const authentication = isOpenIdScope(request.scope) ? asAuthentication(session) : undefined;
+    // Any request's tokens say when and how the user signed in (RFC 9470 §4, decision 36); only an
+    // OpenID Connect one's keep the session (`sid`) for its ID token.
+    const authentication = asAuthentication(session);
     if (isOpenIdScope(request.scope) && authentication === undefined) {
       throw new Error('an OpenID Connect request is approved by a sign-in, not a bare user');
     }
@@ -264,7 +266,9 @@ export class DeviceAuthorizationService {
         grantId: grant.id,
         scope,
         authTime: authentication?.authTime ?? null,
-        sid: authentication?.sid ?? null,
+        sid: isOpenIdScope(request.scope) ? (authentication?.sid ?? null) : null,
+        ...(authentication?.acr === undefined ? {} : { acr: authentication.acr }),
+        ...(authentication?.amr === undefined ? {} : { amr: [...authentication.amr] }),
       },
       now,
     );

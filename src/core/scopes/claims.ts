@@ -31,6 +31,9 @@ export const SUPPORTED_CLAIMS: readonly string[] = [
   'exp',
   'iat',
   'auth_time',
+  // Core §2, RFC 8176: what the sign-in was worth (decision 36).
+  'acr',
+  'amr',
   'nonce',
   'azp',
   'at_hash',

@@ -79,3 +79,109 @@ export function assurance(
     acr: phishingResistant ? ACR_PHISHING_RESISTANT : multiFactor ? ACR_MULTI_FACTOR : ACR_SINGLE_FACTOR,
   };
 }
+
+/**
+ * The `acr` values this server reports, weakest first (docs/decisions.md, decision 36): a value
+ * satisfies any request for itself or a weaker one. Discovery lists them as `acr_values_supported`.
+ */
+export const ACR_VALUES: readonly string[] = [ACR_SINGLE_FACTOR, ACR_MULTI_FACTOR, ACR_PHISHING_RESISTANT];
+
+/** An `acr` value's place in ACR_VALUES; -1 for a value this server does not know. */
+export function acrRank(acr: string | undefined): number {
+  return acr === undefined ? -1 : ACR_VALUES.indexOf(acr);
+}
+
+/**
+ * What an authorization request asks of the sign-in that answers it (docs/decisions.md, decision
+ * 36): `acr_values` (Core §3.1.2.1, RFC 9470 §4), voluntary; or the `claims` parameter's `acr` with
+ * `essential` (Core §5.5.1.1), which fails the request when not met; and `max_age` (Core §3.1.2.1),
+ * the oldest sign-in, in seconds, that may answer without a new one.
+ */
+export interface AuthenticationRequirement {
+  /** The `acr` values asked for, any one of which will do, as sent (unknown ones included). */
+  acrValues: readonly string[];
+  /** Core §5.5.1.1: an essential `acr`; unmet after a new sign-in, the request fails. */
+  essential: boolean;
+  maxAge: number | null;
+}
+
+/** A requirement that asks nothing: what a request without acr_values, claims or max_age has. */
+export const NO_REQUIREMENT: AuthenticationRequirement = Object.freeze({
+  acrValues: [],
+  essential: false,
+  maxAge: null,
+});
+
+/** Why a sign-in does not satisfy a requirement: too old (`max_age`), or too weak (`acr`). */
+export type Unsatisfied = 'max-age' | 'acr';
+
+/**
+ * The weakest of the known values a requirement asks for (any one of the list will do, and a
+ * stronger sign-in satisfies a request for a weaker value); undefined when it names no known value
+ * (nothing asked, or only values of other servers: Core §3.1.2.1 leaves such voluntary values unmet).
+ */
+export function weakestAcrAsked(requirement: AuthenticationRequirement): string | undefined {
+  const ranks = requirement.acrValues.map(acrRank).filter((rank) => rank >= 0);
+  return ranks.length === 0 ? undefined : ACR_VALUES[Math.min(...ranks)];
+}
+
+/**
+ * An essential `acr` no sign-in here can ever give: every value asked for is unknown to this server
+ * (Core §5.5.1.1: a failed authentication, answered without asking anyone to sign in in vain).
+ */
+export function unreachable(requirement: AuthenticationRequirement): boolean {
+  return (
+    requirement.essential && requirement.acrValues.length > 0 && weakestAcrAsked(requirement) === undefined
+  );
+}
+
+/**
+ * Whether a sign-in satisfies what a request asks (docs/decisions.md, decision 36): undefined when it
+ * does, else why not. `max_age` first (the sign-in is older than the request accepts), then the `acr`:
+ * the sign-in's must rank at least with the weakest known value asked for (single-factor <
+ * multi-factor < phishing-resistant). A voluntary acr counts here too: it is what a new sign-in is
+ * asked for; whether its absence after one fails the request is the caller's (`essential`). Used by
+ * the authorization endpoint, and by a second step of sign-in to decide whether to ask for a second
+ * factor even when the first one alone would do.
+ */
+export function unsatisfied(
+  authentication: Pick<Authentication, 'authTime' | 'acr'>,
+  requirement: AuthenticationRequirement,
+  now: number,
+): Unsatisfied | undefined {
+  if (requirement.maxAge !== null && now - authentication.authTime > requirement.maxAge) return 'max-age';
+  const weakest = weakestAcrAsked(requirement);
+  if (weakest !== undefined && acrRank(authentication.acr) < acrRank(weakest)) return 'acr';
+  return undefined;
+}
+
+/** unsatisfied(), as a yes or no. */
+export function satisfies(
+  authentication: Pick<Authentication, 'authTime' | 'acr'>,
+  requirement: AuthenticationRequirement,
+  now: number,
+): boolean {
+  return unsatisfied(authentication, requirement, now) === undefined;
+}
+
+/**
+ * The `acr` an ID token and the tokens of a response report (Core §5.5.1.1; never more than what
+ * happened): of the known values asked for, the strongest the sign-in reached, so that a relying party
+ * gets a value it asked for (Core §5.5.1.1: an essential one MUST match one of the values asked for);
+ * otherwise the sign-in's own. A sign-in that reached none of them reports its own (a voluntary
+ * request answered with what was reached; an essential one never gets here).
+ */
+export function reportedAcr(
+  acr: string | undefined,
+  requirement: AuthenticationRequirement,
+): string | undefined {
+  const rank = acrRank(acr);
+  let reported: string | undefined;
+  for (const value of requirement.acrValues) {
+    const asked = acrRank(value);
+    if (asked >= 0 && asked <= rank && (reported === undefined || asked > acrRank(reported))) {
+      reported = value;
+    }
+  }
+  return reported ?? acr;
+}

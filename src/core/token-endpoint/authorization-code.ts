@@ -4,7 +4,11 @@ import { invalidGrant, invalidRequest } from '../errors.js';
 import { verifyCodeVerifier } from '../authorize/pkce.js';
 import { scopeForResources, urisOf } from '../scopes/resources.js';
 import { isOpenIdScope } from '../scopes/claims.js';
-import { authenticationOfCode, issuesRefreshToken } from '../tokens/token-endpoint-id-token.js';
+import {
+  accessTokenSignInOfCode,
+  authenticationOfCode,
+  issuesRefreshToken,
+} from '../tokens/token-endpoint-id-token.js';
 import type { GrantHandler } from './grant-handler.js';
 import { assertLiveGrant } from '../grants/live-grant.js';
 
@@ -97,7 +101,13 @@ export const authorizationCodeGrant = {
       ...(dpop === undefined ? {} : { dpopJkt: dpop.jkt }),
     };
     if (!isOpenIdScope(consumed.scope)) {
-      return issuer.issue({ ...tokens, withRefreshToken: client.grantTypes.includes('refresh_token') });
+      // RFC 9470 §4 (decision 36): the access token still says when and how the user signed in.
+      const signIn = accessTokenSignInOfCode(consumed);
+      return issuer.issue({
+        ...tokens,
+        withRefreshToken: client.grantTypes.includes('refresh_token'),
+        ...(signIn === undefined ? {} : { authentication: signIn }),
+      });
     }
     // OpenID Connect Core §3.1.3.3: an ID token beside the access token, with the nonce, auth_time and
     // sid the authorization endpoint recorded with the code; its refresh token carries the sign-in on.

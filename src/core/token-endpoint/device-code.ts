@@ -75,13 +75,32 @@ export const deviceCodeGrant = {
       // RFC 9449 §5: bound to the proof's key, the access token and a public client's refresh token.
       ...(dpop === undefined ? {} : { dpopJkt: dpop.jkt }),
     };
+    // RFC 9470 §4 (decision 36): the access token says when and how the approving user signed in.
+    const signIn =
+      consumed.authTime === null
+        ? undefined
+        : {
+            authTime: consumed.authTime,
+            sid: consumed.sid,
+            acr: consumed.acr ?? null,
+            amr: consumed.amr ?? null,
+          };
     if (!isOpenIdScope(consumed.scope) || consumed.authTime === null || consumed.sid === null) {
-      return issuer.issue({ ...tokens, withRefreshToken: client.grantTypes.includes('refresh_token') });
+      return issuer.issue({
+        ...tokens,
+        withRefreshToken: client.grantTypes.includes('refresh_token'),
+        ...(signIn === undefined ? {} : { authentication: signIn }),
+      });
     }
     // OpenID Connect: an ID token beside the access token, as the code grant gives (Core §3.1.3.3),
     // for the sign-in that approved the request; no nonce (the device request has none), and a
     // refresh token only with offline_access (docs/decisions.md, decision 17).
-    const authentication = { authTime: consumed.authTime, sid: consumed.sid };
+    const authentication = {
+      authTime: consumed.authTime,
+      sid: consumed.sid,
+      acr: consumed.acr ?? null,
+      amr: consumed.amr ?? null,
+    };
     const response = await issuer.issue({
       ...tokens,
       withRefreshToken: issuesRefreshToken(client, consumed.scope),

@@ -83,6 +83,8 @@ export const refreshTokenGrant = {
       resources: urisOf(targets),
       grant,
       withRefreshToken: false,
+      // RFC 9470 §4 (decision 36): the original sign-in's auth_time and acr, never a newer one's.
+      authentication: stored,
       // RFC 9449 §5: the new access token is bound to this request's proof, whatever the refresh
       // token is bound to (a confidential client's is not: its new key may be another).
       ...(dpop === undefined ? {} : { dpopJkt: dpop.jkt }),

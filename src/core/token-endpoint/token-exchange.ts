@@ -160,6 +160,18 @@ export const tokenExchangeGrant = {
       withRefreshToken: false,
       act: current,
       notAfter: claims.exp,
+      // Decision 36: the user's sign-in behind the subject token, unchanged (RFC 9470 §4), so that the
+      // next service can demand a step-up of it as the first could; none when it names none.
+      ...(claims.auth_time === undefined && claims.acr === undefined
+        ? {}
+        : {
+            authentication: {
+              authTime: claims.auth_time ?? null,
+              sid: null,
+              acr: claims.acr ?? null,
+              amr: null,
+            },
+          }),
       // RFC 9449 §5: the new token is bound to the key of this request's proof, if it sent one.
       ...(dpop === undefined ? {} : { dpopJkt: dpop.jkt }),
     });

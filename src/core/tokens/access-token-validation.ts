@@ -201,7 +201,10 @@ function claimsOf(verification: JwtVerification): AccessTokenClaims {
     (payload.token_type !== undefined && payload.token_type !== 'mac') ||
     (payload.cnf !== undefined && !isDpopConfirmation(payload.cnf)) ||
     (payload.act !== undefined && !isActorClaim(payload.act, 0)) ||
-    (payload.may_act !== undefined && !isMayActClaim(payload.may_act))
+    (payload.may_act !== undefined && !isMayActClaim(payload.may_act)) ||
+    // RFC 9068 §2.2.1: auth_time a NumericDate, acr a string (decision 36).
+    (payload.auth_time !== undefined && !Number.isSafeInteger(payload.auth_time)) ||
+    (payload.acr !== undefined && typeof payload.acr !== 'string')
   ) {
     throw MALFORMED_CLAIMS();
   }

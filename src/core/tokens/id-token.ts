@@ -29,6 +29,12 @@ export interface IdTokenInput {
   authTime: number;
   /** The browser session the authentication belongs to (`sid`, OpenID Connect Front-Channel Logout §2). */
   sid: string;
+  /**
+   * What the sign-in was worth (Core §2 `acr`, RFC 8176 `amr`; docs/decisions.md, decision 36): left
+   * out when unknown (a code or refresh token from before migration 0021), never guessed.
+   */
+  acr?: string | null;
+  amr?: readonly string[] | null;
   /** The access token issued with this ID token: adds `at_hash` (Core §3.3.2.11, §3.1.3.6). */
   accessToken?: string;
   /** The authorization code issued with this ID token: adds `c_hash` (Core §3.3.2.11). */
@@ -46,6 +52,8 @@ export interface IdTokenClaims extends UserClaims {
   iat: number;
   auth_time: number;
   sid: string;
+  acr?: string;
+  amr?: string[];
   azp: string;
   nonce?: string;
   at_hash?: string;
@@ -104,6 +112,9 @@ export class IdTokenIssuer {
       azp: client.id,
     };
     if (input.nonce !== undefined) claims.nonce = input.nonce;
+    if (input.acr !== undefined && input.acr !== null) claims.acr = input.acr;
+    // RFC 8176 §1: amr is a JSON array of strings; an empty one says nothing and is left out.
+    if (input.amr !== undefined && input.amr !== null && input.amr.length > 0) claims.amr = [...input.amr];
     if (input.accessToken !== undefined) claims.at_hash = leftHalfHash(input.accessToken, alg);
     if (input.code !== undefined) claims.c_hash = leftHalfHash(input.code, alg);
     // Core §5.4: the scopes' claims come from UserInfo whenever the response leads to an access token

@@ -1,5 +1,6 @@
 import type { AuthorizationCode, Client, RefreshToken } from '../model.js';
 import { isOpenIdScope, OFFLINE_ACCESS_SCOPE } from '../scopes/claims.js';
+import type { RefreshAuthentication } from './token-issuer.js';
 
 /**
  * Whether the token endpoint issues a refresh token for a grant of `scope` (docs/decisions.md,
@@ -20,8 +21,31 @@ export function issuesRefreshToken(client: Client, scope: readonly string[]): bo
  * for an `openid` request; a code without them (one issued before it did) falls back to its own
  * issue time, which no sign-in came after, and to its grant's id as the session.
  */
-export function authenticationOfCode(code: AuthorizationCode): { authTime: number; sid: string } {
-  return { authTime: code.authTime ?? code.createdAt, sid: code.sid ?? code.grantId };
+export function authenticationOfCode(code: AuthorizationCode): SignInOfToken {
+  return {
+    authTime: code.authTime ?? code.createdAt,
+    sid: code.sid ?? code.grantId,
+    acr: code.acr ?? null,
+    amr: code.amr ?? null,
+  };
+}
+
+/** A sign-in as the token endpoint's ID tokens and refresh tokens repeat it (decision 36). */
+export interface SignInOfToken {
+  authTime: number;
+  sid: string;
+  acr: string | null;
+  amr: string[] | null;
+}
+
+/**
+ * The sign-in a code of a plain OAuth 2.0 request records (decision 36): its time, `acr` and `amr`
+ * for the access tokens (RFC 9470 §4), no session (no ID token comes of it); none for a code issued
+ * before the authorization endpoint recorded them.
+ */
+export function accessTokenSignInOfCode(code: AuthorizationCode): RefreshAuthentication | undefined {
+  if (code.authTime === null) return undefined;
+  return { authTime: code.authTime, sid: null, acr: code.acr ?? null, amr: code.amr ?? null };
 }
 
 /**
@@ -29,9 +53,7 @@ export function authenticationOfCode(code: AuthorizationCode): { authTime: numbe
  * request. Refresh tokens from the password grant, or from before OpenID Connect, have none, and
  * their refreshes return no ID token (Core §12.2 wants the original auth_time, which they lack).
  */
-export function authenticationOfRefreshToken(
-  token: RefreshToken,
-): { authTime: number; sid: string } | undefined {
+export function authenticationOfRefreshToken(token: RefreshToken): SignInOfToken | undefined {
   if (token.authTime === null || token.sid === null) return undefined;
-  return { authTime: token.authTime, sid: token.sid };
+  return { authTime: token.authTime, sid: token.sid, acr: token.acr ?? null, amr: token.amr ?? null };
 }

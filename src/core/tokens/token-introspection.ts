@@ -40,6 +40,12 @@ export interface IntrospectionResponse {
   mac_algorithm?: MacAlgorithm;
   /** RFC 8693 §4.1, §2.2 of RFC 7662: who acts for `sub`, on a token issued by a token exchange. */
   act?: ActorClaim;
+  /**
+   * RFC 9470 §4 (RFC 7662 §2.2 allows any claim): when the user signed in and what that sign-in was
+   * worth, for a token issued on a user's sign-in (decision 36).
+   */
+  auth_time?: number;
+  acr?: string;
 }
 
 export interface TokenIntrospectorOptions {
@@ -131,6 +137,9 @@ export class TokenIntrospector {
       iss: issuer,
     };
     if (stored.expiresAt !== null) response.exp = stored.expiresAt;
+    // RFC 9470 §4: the sign-in the refresh token descends from (decision 36).
+    if (stored.authTime !== null) response.auth_time = stored.authTime;
+    if (stored.acr !== undefined && stored.acr !== null) response.acr = stored.acr;
     if (user !== undefined) response.username = user.username;
     return response;
   }
@@ -156,6 +165,9 @@ function describe(
   // RFC 9449 §6.2: a resource server learns the key to check the request's proof against.
   if (claims.cnf !== undefined) response.cnf = { jkt: claims.cnf.jkt };
   if (claims.act !== undefined) response.act = claims.act;
+  // RFC 9470 §4: a resource server that introspects can step up as one that reads the JWT.
+  if (claims.auth_time !== undefined) response.auth_time = claims.auth_time;
+  if (claims.acr !== undefined) response.acr = claims.acr;
   return response;
 }
 

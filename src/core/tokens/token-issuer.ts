@@ -60,6 +60,13 @@ export interface AccessTokenClaims {
    * `client_id`). Gatehouse issues none itself; one a token carries is honoured (decision 23).
    */
   may_act?: Readonly<Record<string, string>>;
+  /**
+   * RFC 9068 §2.2.1, RFC 9470 §4: when the user signed in and what that sign-in was worth, on tokens
+   * issued on a user's sign-in (a code, the implicit flow, a device approval, and their refreshes,
+   * which keep the original sign-in's); absent on others (client_credentials, the password grant).
+   */
+  auth_time?: number;
+  acr?: string;
 }
 
 export interface TokenIssuerOptions {
@@ -88,7 +95,10 @@ export interface IssueInput {
    * refresh token stays bound to all of the grant's resources); the access token's by default.
    */
   refresh?: { scope: string[]; resources: readonly string[] };
-  /** The sign-in the refresh token descends from (OpenID Connect Core §12.2); none outside OpenID Connect. */
+  /**
+   * The sign-in the tokens descend from: the access token's `auth_time` and `acr` (RFC 9470 §4;
+   * decision 36), and what the refresh token keeps for its refreshes (OpenID Connect Core §12.2).
+   */
   authentication?: RefreshAuthentication;
   /**
    * RFC 9449: the thumbprint of the key of the request's DPoP proof. The access token is bound to it
@@ -101,8 +111,11 @@ export interface IssueInput {
   notAfter?: number;
 }
 
-/** The sign-in a refresh token descends from: what its refreshes' ID tokens repeat (Core §12.2). */
-export type RefreshAuthentication = Pick<RefreshToken, 'authTime' | 'sid'>;
+/**
+ * The sign-in a refresh token descends from: what its refreshes' ID tokens (Core §12.2) and access
+ * tokens (RFC 9470 §4, decision 36) repeat.
+ */
+export type RefreshAuthentication = Pick<RefreshToken, 'authTime' | 'sid' | 'acr' | 'amr'>;
 const NO_AUTHENTICATION: RefreshAuthentication = { authTime: null, sid: null };
 
 /** The earlier of two expiry times, where null means "never". */
@@ -151,6 +164,10 @@ export class TokenIssuer {
       jti,
     };
     if (input.grant !== undefined) claims.gid = input.grant.id;
+    // RFC 9470 §4 (RFC 9068 §2.2.1): the sign-in's time and acr, for a resource server's step-up.
+    const signIn = input.authentication;
+    if (signIn?.authTime !== null && signIn?.authTime !== undefined) claims.auth_time = signIn.authTime;
+    if (signIn?.acr !== null && signIn?.acr !== undefined) claims.acr = signIn.acr;
     if (input.act !== undefined) claims.act = input.act;
     // A DPoP-bound token is never a MAC token (the token endpoint refuses proofs from MAC clients).
     const dpop = input.dpopJkt !== undefined;
@@ -212,6 +229,13 @@ export class TokenIssuer {
         retiredAt: null,
         authTime: authentication.authTime,
         sid: authentication.sid,
+        // Absent when unknown, as the store reads a NULL (migration 0021).
+        ...(authentication.acr === undefined || authentication.acr === null
+          ? {}
+          : { acr: authentication.acr }),
+        ...(authentication.amr === undefined || authentication.amr === null
+          ? {}
+          : { amr: [...authentication.amr] }),
         resources: [...resources],
         dpopJkt,
       },

@@ -4,6 +4,7 @@ import { CLIENT_ASSERTION_ALGORITHMS } from '../../core/clients/client-keys.js';
 import { NEVER_REGISTRABLE_SCOPES } from '../../core/clients/dynamic-registration.js';
 import { CLIENT_AUTH_METHODS, type Scope } from '../../core/model.js';
 import { SUPPORTED_CLAIMS } from '../../core/scopes/claims.js';
+import { ACR_VALUES } from '../../core/sign-in/assurance.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../core/tokens/id-token.js';
 import { ENDPOINTS, metadataEndpoints, type EndpointSettings } from '../../config/endpoints.js';
 
@@ -41,6 +42,9 @@ function authorizationServerMetadata(options: MetadataOptions, scopeNames: strin
     mac_algorithms_supported: ['hmac-sha-256', 'hmac-sha-1'],
     // RFC 9126 §5; a client may still be held to it on its own (its require_pushed_authorization_requests).
     require_pushed_authorization_requests: options.requirePushedAuthorizationRequests ?? false,
+    // Discovery §3 (registered for RFC 8414 too): the acr values sign-ins are reported with, weakest
+    // first; acr_values and max_age are honoured on OAuth 2.0 requests as well (RFC 9470 §4; decision 36).
+    acr_values_supported: [...ACR_VALUES],
   };
 }
 
@@ -76,6 +80,8 @@ export function registerMetadataRoute(
       id_token_signing_alg_values_supported: [...ID_TOKEN_SIGNING_ALGORITHMS],
       claims_supported: SUPPORTED_CLAIMS,
       // Discovery §3 defaults request_uri_parameter_supported to true: said explicitly, as the others.
+      // The claims parameter is read for its id_token.acr alone (Core §5.5.1.1), so it is not
+      // announced: announcing it would promise every claim asked for by it (decision 36).
       claims_parameter_supported: false,
       request_parameter_supported: false,
       request_uri_parameter_supported: false,

@@ -110,6 +110,9 @@ export interface AuthorizationCodesTable {
   resources: string;
   /** RFC 9449: the JWK thumbprint the row is bound to, or null. */
   dpop_jkt: string | null;
+  /** The sign-in's reported acr and its amr as a JSON array (migration 0021); NULL when unknown. */
+  acr: string | null;
+  amr: string | null;
 }
 
 export interface RefreshTokensTable {
@@ -127,6 +130,9 @@ export interface RefreshTokensTable {
   resources: string;
   /** RFC 9449: the JWK thumbprint the row is bound to, or null. */
   dpop_jkt: string | null;
+  /** The sign-in's reported acr and its amr as a JSON array (migration 0021); NULL when unknown. */
+  acr: string | null;
+  amr: string | null;
 }
 
 export interface RevokedAccessTokensTable {
@@ -200,6 +206,9 @@ export interface DeviceAuthorizationsTable {
   grant_id: string | null;
   auth_time: number | null;
   sid: string | null;
+  /** The sign-in's reported acr and its amr as a JSON array (migration 0021); NULL when unknown. */
+  acr: string | null;
+  amr: string | null;
   decided_at: number | null;
   consumed_at: number | null;
 }

@@ -578,6 +578,9 @@ function deviceAuthorizations(t: Tables): DeviceAuthorizationStore {
           scope: [...decision.scope],
           authTime: decision.authTime,
           sid: decision.sid,
+          // As the store reads NULL: absent (migration 0021).
+          ...(decision.acr === undefined || decision.acr === null ? {} : { acr: decision.acr }),
+          ...(decision.amr === undefined || decision.amr === null ? {} : { amr: [...decision.amr] }),
         });
       } else {
         Object.assign(row, { status: 'denied', userId: decision.userId });

@@ -1,6 +1,7 @@
 import type { OAuthErrorCode } from '../../errors.js';
 import { OAuthError } from '../../errors.js';
 import type { Client } from '../../model.js';
+import type { AuthenticationRequirement } from '../../sign-in/assurance.js';
 import type { ClientStore } from '../../ports.js';
 import type { AuthorizationPolicy, AuthorizationRequest, AuthorizationValidation } from '../request.js';
 import {
@@ -142,6 +143,8 @@ export interface RequestDraft extends Readonly<TrustedRequest> {
   dpopJkt: string | null;
   /** Set by the `openid-parameters` step. */
   openIdParams?: OpenIdParams;
+  /** Set by the `authentication-requirements` step (acr_values, claims, max_age; decision 36). */
+  authenticationRequirement?: AuthenticationRequirement;
 }
 
 /** A step run once the redirect URI is trusted: any error it finds goes back to the client (refuse). */
@@ -234,6 +237,11 @@ export function refuse(draft: RequestDraft, { error, description }: StepError): 
 export function authorizationRequest(draft: RequestDraft): AuthorizationRequest {
   const scope = filled(draft.scope, 'scope', 'scope-and-resources');
   const oidc = filled(draft.openIdParams, 'openIdParams', 'openid-parameters');
+  const requirement = filled(
+    draft.authenticationRequirement,
+    'authenticationRequirement',
+    'authentication-requirements',
+  );
   return {
     client: draft.client,
     responseType: responseTypeOf(draft),
@@ -245,6 +253,7 @@ export function authorizationRequest(draft: RequestDraft): AuthorizationRequest 
     forceConsent: oidc.prompt.consent,
     openid: draft.openid,
     ...oidc,
+    authenticationRequirement: requirement,
     query: draft.carriedQuery ?? draft.params.toString(),
     pushedRequest: draft.pushedRequest,
     dpopJkt: draft.dpopJkt,

@@ -1,3 +1,4 @@
+import { readAuthenticationRequirements } from './authentication-requirements.js';
 import type { RequestStep, TrustStep } from './draft.js';
 import { refuseRequestObject, refuseRequestUri } from './request-objects.js';
 import { checkDpop } from './dpop.js';
@@ -37,6 +38,7 @@ export const REQUEST_STEPS: readonly RequestStep[] = [
   { name: 'pkce', run: checkPkce },
   { name: 'dpop', run: checkDpop },
   { name: 'openid-parameters', run: readOpenIdParameters },
+  { name: 'authentication-requirements', run: readAuthenticationRequirements },
 ];
 
 /** Every step of an authorization request's validation, in the order run. */

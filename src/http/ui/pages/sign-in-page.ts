@@ -1,3 +1,4 @@
+import { ACR_MULTI_FACTOR, ACR_PHISHING_RESISTANT } from '../../../core/sign-in/assurance.js';
 import { html } from '../html.js';
 import { layout, type PageFrame } from './layout.js';
 
@@ -12,7 +13,9 @@ export interface SignInPageInput {
    * Why a signed-in user is asked again (OpenID Connect Core §3.1.2.1): `login` for prompt=login,
    * `max-age` for a sign-in older than the application accepts.
    */
-  again?: 'login' | 'max-age';
+  again?: 'login' | 'max-age' | 'acr';
+  /** With `again: 'acr'`: the weakest `acr` that will do (decision 36), to say what is asked. */
+  strongerAcr?: string;
   /** prompt=select_account: the user signed in, who may continue as themselves (POST /sign-in/continue). */
   continueAs?: string;
   error?: string;
@@ -40,7 +43,9 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         ? html`<p>${client} asks you to enter your password again.</p>`
         : input.again === 'max-age'
           ? html`<p>You signed in a while ago. ${client} asks you to enter your password again.</p>`
-          : ''
+          : input.again === 'acr'
+            ? html`<p>${client} asks for a stronger sign-in: ${strongerSignIn(input.strongerAcr)}</p>`
+            : ''
     }
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
     ${
@@ -115,4 +120,13 @@ function passkeySignIn(frame: PageFrame, input: SignInPageInput) {
       <button type="button" data-passkey-start>Sign in with a passkey</button>
     </div>
   </form>`;
+}
+
+/** What a stronger sign-in means to the person, by the weakest `acr` asked for (decision 36). */
+function strongerSignIn(acr: string | undefined): string {
+  if (acr === ACR_PHISHING_RESISTANT) return 'sign in with a passkey.';
+  if (acr === ACR_MULTI_FACTOR) {
+    return 'sign in with your password and a second factor (a code from your authenticator app, or a passkey).';
+  }
+  return 'sign in again.';
 }

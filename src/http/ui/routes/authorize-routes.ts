@@ -85,7 +85,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     csrfToken: string,
     authorization: AuthorizationRequest,
     status: number,
-    options: Pick<SignInPageInput, 'error' | 'again' | 'continueAs' | 'username'> = {},
+    options: Pick<SignInPageInput, 'error' | 'again' | 'strongerAcr' | 'continueAs' | 'username'> = {},
   ): FastifyReply {
     allowFormTarget(reply, authorization.redirectUri);
     const username = options.username ?? authorization.loginHint;
@@ -103,12 +103,14 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
   }
 
   /**
-   * The signed-in user as the request needs them: for an OpenID Connect request the sign-in itself
-   * (when and in which session, read with the user); undefined when nobody is signed in.
+   * The signed-in user as the request needs them: the sign-in itself (when, how and in which session,
+   * read with the user), for an OpenID Connect request's ID token and for any request's step-up and
+   * tokens (RFC 9470: acr and auth_time in access tokens; decision 36); undefined when nobody is
+   * signed in.
    */
-  function signedIn(browser: BrowserContext, authorization: AuthorizationRequest): SignedIn | undefined {
+  function signedIn(browser: BrowserContext, _authorization: AuthorizationRequest): SignedIn | undefined {
     if (browser.user === undefined) return undefined;
-    return authorization.openid ? browser.authentication : { userId: browser.user.id };
+    return browser.authentication ?? { userId: browser.user.id };
   }
 
   async function showConsent(
@@ -167,6 +169,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
         // Sign in first; the form carries the request back here, where it is validated again.
         return signInToResume(reply, browser.csrfToken, authorization, 200, {
           ...(next.reason !== 'signed-out' ? { again: next.reason } : {}),
+          ...(next.acr !== undefined ? { strongerAcr: next.acr } : {}),
           ...(next.reason !== 'signed-out' && authorization.loginHint === undefined && browser.user
             ? { username: browser.user.username }
             : {}),

@@ -17,6 +17,7 @@ import * as administrators from './0015-administrators.js';
 import * as sessionAuthentications from './0016-session-authentications.js';
 import * as passkeys from './0017-passkeys.js';
 import * as mailLinks from './0019-mail-links.js';
+import * as tokenAssurance from './0021-token-assurance.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0016-session-authentications': sessionAuthentications,
   '0017-passkeys': passkeys,
   '0019-mail-links': mailLinks,
+  '0021-token-assurance': tokenAssurance,
 };
 
 export const migrationProvider: MigrationProvider = {

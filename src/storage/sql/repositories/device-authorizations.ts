@@ -41,6 +41,9 @@ export function createDeviceAuthorizationRepository(db: Kysely<Database>): Devic
                 scope: decision.scope.join(' '),
                 auth_time: decision.authTime,
                 sid: decision.sid,
+                acr: decision.acr ?? null,
+                amr:
+                  decision.amr === undefined || decision.amr === null ? null : JSON.stringify(decision.amr),
                 decided_at: at,
               }
             : { status: 'denied', user_id: decision.userId, decided_at: at },

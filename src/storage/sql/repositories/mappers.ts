@@ -32,6 +32,17 @@ import type {
 
 const splitScope = (value: string): string[] => (value === '' ? [] : value.split(' '));
 const joinScope = (scope: readonly string[]): string => scope.join(' ');
+// Migration 0021: the sign-in's acr, and its amr as a JSON array; NULL when unknown, which reads as
+// absent (as on a row written before the columns were).
+const assuranceFromColumns = (row: {
+  acr: string | null;
+  amr: string | null;
+}): { acr?: string; amr?: string[] } => ({
+  ...(row.acr === null ? {} : { acr: row.acr }),
+  ...(row.amr === null ? {} : { amr: JSON.parse(row.amr) as string[] }),
+});
+const amrToColumn = (value: readonly string[] | null | undefined): string | null =>
+  value === null || value === undefined ? null : JSON.stringify(value);
 
 export const clientFromRow = (row: ClientsTable): Client => ({
   id: row.id,
@@ -157,6 +168,7 @@ export const codeFromRow = (row: AuthorizationCodesTable): AuthorizationCode => 
   nonce: row.nonce,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  ...assuranceFromColumns(row),
   resources: JSON.parse(row.resources) as string[],
   dpopJkt: row.dpop_jkt,
   createdAt: row.created_at,
@@ -179,6 +191,8 @@ export const codeToRow = (code: AuthorizationCode): AuthorizationCodesTable => (
   nonce: code.nonce,
   auth_time: code.authTime,
   sid: code.sid,
+  acr: code.acr ?? null,
+  amr: amrToColumn(code.amr),
   resources: JSON.stringify(code.resources),
   dpop_jkt: code.dpopJkt,
 });
@@ -194,6 +208,7 @@ export const refreshTokenFromRow = (row: RefreshTokensTable): RefreshToken => ({
   retiredAt: row.retired_at,
   authTime: row.auth_time === null ? null : Number(row.auth_time),
   sid: row.sid,
+  ...assuranceFromColumns(row),
   resources: JSON.parse(row.resources) as string[],
   dpopJkt: row.dpop_jkt,
 });
@@ -209,6 +224,8 @@ export const refreshTokenToRow = (token: RefreshToken): RefreshTokensTable => ({
   retired_at: token.retiredAt,
   auth_time: token.authTime,
   sid: token.sid,
+  acr: token.acr ?? null,
+  amr: amrToColumn(token.amr),
   resources: JSON.stringify(token.resources),
   dpop_jkt: token.dpopJkt,
 });
@@ -309,6 +326,7 @@ export const deviceAuthorizationFromRow = (row: DeviceAuthorizationsTable): Devi
   grantId: row.grant_id,
   authTime: nullableNumber(row.auth_time),
   sid: row.sid,
+  ...assuranceFromColumns(row),
   decidedAt: nullableNumber(row.decided_at),
   consumedAt: nullableNumber(row.consumed_at),
 });
@@ -329,6 +347,8 @@ export const deviceAuthorizationToRow = (authorization: DeviceAuthorization): De
   grant_id: authorization.grantId,
   auth_time: authorization.authTime,
   sid: authorization.sid,
+  acr: authorization.acr ?? null,
+  amr: amrToColumn(authorization.amr),
   decided_at: authorization.decidedAt,
   consumed_at: authorization.consumedAt,
 });
