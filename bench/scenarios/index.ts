@@ -11,6 +11,7 @@ import { introspectScenario } from './introspect.js';
 import { leakScenario } from './leak.js';
 import { peersScenario } from './peers.js';
 import { clientCredentialsDpopScenario, rsDpopScenario } from './dpop.js';
+import { passkeyScenario } from './passkey.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
 import { purgePostgresScenario, purgeScenario } from './purge.js';
 import { rsJwtScenario } from './rs-jwt.js';
@@ -29,6 +30,8 @@ export const SCENARIOS: Scenario[] = [
   introspectScenario,
   clientCredentialsDpopScenario,
   passwordScenario,
+  // Beside the password grant's row (issue 28 point 8).
+  passkeyScenario,
   passwordFloodScenario,
   // Issue 28: sign-ins through the pages, beside the password grant above.
   totpSignInScenario,

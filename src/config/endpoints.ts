@@ -168,6 +168,24 @@ export const ENDPOINTS = {
       POST: bucket('signIn'),
     },
   },
+  // Passkeys (docs/decisions.md, decision 33). Options store a challenge per request; answers are
+  // sign-in attempts under the lockout (decision 30): both count like a password guess.
+  passkeySignInOptions: {
+    path: '/sign-in/passkey/options',
+    methods: { POST: bucket('signIn') },
+  },
+  passkeySignIn: {
+    path: '/sign-in/passkey',
+    methods: { POST: bucket('signIn') },
+  },
+  passkeySecondFactorOptions: {
+    path: '/sign-in/passkey/second-factor/options',
+    methods: { POST: bucket('signIn') },
+  },
+  passkeySecondFactor: {
+    path: '/sign-in/passkey/second-factor',
+    methods: { POST: bucket('signIn') },
+  },
   signInContinuation: {
     // OpenID Connect Core §3.1.2.1, prompt=select_account: continue as the account signed in.
     path: '/sign-in/continue',
@@ -229,6 +247,18 @@ export const ENDPOINTS = {
   accountSecurity: {
     path: '/account/security',
     methods: { GET: unlimited("the signed-in user's own page") },
+  },
+  accountPasskeyOptions: {
+    path: '/account/security/passkeys/options',
+    methods: { POST: unlimited('the signed-in user’s own ceremony, after a recent sign-in (CSRF-checked)') },
+  },
+  accountPasskeys: {
+    path: '/account/security/passkeys',
+    methods: { POST: unlimited('the signed-in user’s own passkey, after a recent sign-in (CSRF-checked)') },
+  },
+  accountPasskeyRemoval: {
+    path: '/account/security/passkeys/remove',
+    methods: { POST: unlimited('the signed-in user’s own passkey, after a recent sign-in (CSRF-checked)') },
   },
   // Decision 35: recovery and email verification by mail.
   forgotPassword: {

@@ -5,6 +5,7 @@ import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './de
 import { AccountSecurity } from './sign-in/account-security.js';
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
+import { Passkeys } from './sign-in/passkeys.js';
 import { SignInService, type SignInResult } from './sign-in/sign-in-service.js';
 import { SecondFactors, type SecondFactorPolicy } from './sign-in/second-factors.js';
 import { ClientAssertionVerifier } from './clients/client-assertion.js';
@@ -202,6 +203,11 @@ export interface Engine {
    * same lockout as every code.
    */
   confirmTotpSetUp(input: SecondFactorInput): Promise<SignInResult>;
+  /**
+   * Passkeys (docs/decisions.md, decision 33): registration, the passwordless sign-in and the second
+   * factor, each attempt run by the same SignInService as the password.
+   */
+  readonly passkeys: Passkeys;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
   /**
@@ -298,7 +304,13 @@ export function createEngine(deps: EngineDependencies): Engine {
   const users = new UserRegistry(storage, clock);
   const mailer = deps.mailer ?? noMailer;
   const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail });
-  const secondFactors = new SecondFactors(storage.secondFactors, storage.users, clock, policy.secondFactors);
+  const secondFactors = new SecondFactors(
+    storage.secondFactors,
+    storage.users,
+    clock,
+    policy.secondFactors,
+    storage.passkeys,
+  );
   return {
     clock,
     keyRing,
@@ -366,6 +378,14 @@ export function createEngine(deps: EngineDependencies): Engine {
       if (user === undefined) return { outcome: 'wrong-credentials' };
       return signIns.attempt(secondFactors.totpSetUp, { user, code }, { address });
     },
+    passkeys: new Passkeys({
+      passkeys: storage.passkeys,
+      challenges: storage.webAuthnChallenges,
+      users: storage.users,
+      clock,
+      issuer: policy.issuer,
+      signIns,
+    }),
     async prepare() {
       await scopes.ensureBuiltIns();
       await keyRing.init();

@@ -379,6 +379,49 @@ export interface InitialAccessToken {
   clientsRegistered: number;
 }
 
+/**
+ * A passkey: a WebAuthn credential registered to a user (docs/decisions.md, decision 33). Nothing
+ * here is secret: the private key never leaves the authenticator.
+ */
+export interface Passkey {
+  /** The credential id, base64url (WebAuthn §4 "Credential ID"). */
+  id: string;
+  userId: string;
+  /** The name the person gave it on the security page. */
+  name: string;
+  /** The credential public key, COSE-encoded (WebAuthn §6.5.1), base64url. */
+  publicKey: string;
+  /** The signature counter last seen (WebAuthn §6.1.1); 0 for authenticators that keep none. */
+  signCount: number;
+  /** Transports the browser reported at registration (WebAuthn §5.8.4), as hints for later requests. */
+  transports: string[];
+  /**
+   * The BE flag at registration (WebAuthn §6.1.3): the credential may be synced to other devices (a
+   * synced passkey, RFC 8176 `swk`), or never leaves its device (`hwk`). Fixed for the credential's life.
+   */
+  backupEligible: boolean;
+  /** The BS flag last seen: the credential is backed up (synced) now. */
+  backedUp: boolean;
+  createdAt: number;
+  lastUsedAt: number | null;
+}
+
+/** What a WebAuthn challenge was issued for: one ceremony each, never accepted for another. */
+export type WebAuthnPurpose = 'register' | 'sign-in' | 'second-factor';
+
+/** A WebAuthn challenge (WebAuthn §13.4.3), single use, for one browser and one purpose. */
+export interface WebAuthnChallenge {
+  /** SHA-256 of the challenge (base64url, as it travels). */
+  hash: string;
+  /** SHA-256 of the browser id it was issued to (the cookie; BrowserSessions). */
+  browserHash: string;
+  purpose: WebAuthnPurpose;
+  /** The user a registration or a second factor is for; null for a passwordless sign-in. */
+  userId: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
+
 /** Why a mail link was sent (docs/decisions.md, decision 35). */
 export type MailLinkPurpose = 'password-reset' | 'email-verification';
 

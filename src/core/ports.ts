@@ -6,6 +6,7 @@ import type {
   DeviceAuthorization,
   Grant,
   InitialAccessToken,
+  Passkey,
   MailLink,
   MailLinkPurpose,
   PushedAuthorizationRequest,
@@ -15,6 +16,8 @@ import type {
   SigningKeyRecord,
   TotpCredential,
   User,
+  WebAuthnChallenge,
+  WebAuthnPurpose,
 } from './model.js';
 
 export interface ClientFilter {
@@ -261,7 +264,8 @@ export interface RateLimitStore {
 /** The times before which rows are dead, computed by core/ops/purge.ts from the policy. */
 export interface PurgeCutoffs {
   /**
-   * Codes, refresh tokens, sessions, nonces, pushed requests, device authorizations, mail links and throttle
+   * Codes, refresh tokens, sessions, nonces, pushed requests, device authorizations, WebAuthn challenges,
+   * mail links and throttle
    * windows that expired at or before this are dead.
    */
   now: number;
@@ -293,6 +297,7 @@ export const PURGE_KINDS = [
   'mac_nonces',
   'used_jtis',
   'initial_access_tokens',
+  'webauthn_challenges',
   'mail_links',
   'clients',
 ] as const;
@@ -452,6 +457,46 @@ export interface SecondFactorStore {
   deleteRecoveryCodes(userId: string): Promise<number>;
 }
 
+/** A verified use of a passkey, as PasskeyStore.recordUse writes it. */
+export interface PasskeyUse {
+  signCount: number;
+  backedUp: boolean;
+  at: number;
+}
+
+/** Passkeys (WebAuthn credentials) of users (docs/decisions.md, decision 33). */
+export interface PasskeyStore {
+  /** Stores a new passkey; false, storing nothing, when a passkey with its credential id exists. */
+  insert(passkey: Passkey): Promise<boolean>;
+  get(id: string): Promise<Passkey | undefined>;
+  /** The user's passkeys, oldest first. */
+  listByUser(userId: string): Promise<Passkey[]>;
+  /**
+   * Records a verified assertion, in one statement, only while the stored counter is still
+   * `previousSignCount` (what the check read): of two assertions racing with one counter value, in any
+   * processes, one is recorded and the other gets false, as a counter gone back would (WebAuthn §6.1.1).
+   */
+  recordUse(id: string, previousSignCount: number, use: PasskeyUse): Promise<boolean>;
+  /** Deletes the user's passkey `id`; false when the user has no such passkey. */
+  delete(userId: string, id: string): Promise<boolean>;
+}
+
+/** WebAuthn challenges, shared by every process: any one may receive the answer to one. */
+export interface WebAuthnChallengeStore {
+  insert(challenge: WebAuthnChallenge): Promise<void>;
+  /**
+   * Takes the challenge `hash` issued to `browserHash` for `purpose`, while unexpired at `at`, and
+   * deletes it, in one statement: of any number of concurrent callers exactly one gets it, and a
+   * challenge of another browser or purpose is not taken (nor deleted).
+   */
+  consume(
+    hash: string,
+    browserHash: string,
+    purpose: WebAuthnPurpose,
+    at: number,
+  ): Promise<WebAuthnChallenge | undefined>;
+}
+
 export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
@@ -471,6 +516,8 @@ export interface Storage {
   readonly initialAccessTokens: InitialAccessTokenStore;
   readonly pushedRequests: PushedAuthorizationRequestStore;
   readonly deviceAuthorizations: DeviceAuthorizationStore;
+  readonly passkeys: PasskeyStore;
+  readonly webAuthnChallenges: WebAuthnChallengeStore;
   readonly mailLinks: MailLinkStore;
   readonly secondFactors: SecondFactorStore;
   /** Round-trips to the store; throws when it is unreachable. */

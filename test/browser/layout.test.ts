@@ -112,7 +112,7 @@ describe('page layout at phone and desktop widths', { skip: browserSkip }, () =>
       await check('sign-in');
       await page.getByLabel('Username').fill(username);
       await page.getByLabel('Password').fill('not the password');
-      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('button', { name: 'Sign in', exact: true }).click();
       await page.getByRole('alert').waitFor();
       await check('sign-in-failed');
       await signIn(page, username, password);

@@ -46,9 +46,12 @@ export interface TestBrowser {
  * Chromium, with client.test resolving to the client stub, and each of `hosts` to its local port
  * (say the issuer's host to the test server, for pages that must be opened at the issuer).
  */
-export async function launchChromium(hosts: Record<string, number> = {}): Promise<TestBrowser> {
+export async function launchChromium(
+  hosts: Record<string, number> = {},
+  extraArgs: readonly string[] = [],
+): Promise<TestBrowser> {
   const client = await startClientStub();
-  const browser = await launchTestChromium({ 'client.test': client.port, ...hosts });
+  const browser = await launchTestChromium({ 'client.test': client.port, ...hosts }, extraArgs);
   return {
     browser,
     client,
@@ -86,7 +89,7 @@ export function authorizeUrl(server: TestServer, params: Record<string, string>)
 export async function signIn(page: Page, username: string, password: string): Promise<void> {
   await page.getByLabel('Username').fill(username);
   await page.getByLabel('Password').fill(password);
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
 }
 
 /** Waits until the browser is back at the client and returns where it landed (fragment included). */

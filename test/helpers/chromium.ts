@@ -64,8 +64,14 @@ export async function startStubSite(title: string): Promise<StubSite> {
   };
 }
 
-/** Chromium as the tests run it, with each host name of `hosts` resolving to 127.0.0.1 at its port. */
-export function launchTestChromium(hosts: Record<string, number>): Promise<Browser> {
+/**
+ * Chromium as the tests run it, with each host name of `hosts` resolving to 127.0.0.1 at its port, and
+ * `extraArgs` after the usual ones (a test that needs a certificate trusted, say).
+ */
+export function launchTestChromium(
+  hosts: Record<string, number>,
+  extraArgs: readonly string[] = [],
+): Promise<Browser> {
   const rules = Object.entries(hosts)
     .map(([host, port]) => `MAP ${host} 127.0.0.1:${port}`)
     .join(', ');
@@ -82,6 +88,7 @@ export function launchTestChromium(hosts: Record<string, number>): Promise<Brows
       '--disable-sync',
       '--no-first-run',
       `--host-resolver-rules=${rules}`,
+      ...extraArgs,
     ],
   });
 }

@@ -328,6 +328,34 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   }
   dead.device_authorizations = deadDevices.length;
   await insertChunked(storage, 'device_authorizations', [...liveDevices, ...deadDevices]);
+
+  // WebAuthn challenges (decision 33): dead at their expiry, whatever their purpose.
+  const challenge = (hash: string, expiresAt: number, purpose: string, userId: string | null) => ({
+    hash,
+    browser_hash: `b-${hash}`,
+    purpose,
+    user_id: userId,
+    created_at: now - 300,
+    expires_at: expiresAt,
+  });
+  const liveChallenges = [
+    challenge('w-live', now + 1, 'sign-in', null),
+    challenge('w-register', now + 1, 'register', user.id),
+  ];
+  keep.webauthn_challenges = new Set(liveChallenges.map((c) => c.hash));
+  const deadChallenges = [];
+  for (let i = 0; i < n; i++) {
+    deadChallenges.push(
+      challenge(
+        `w-dead-${i}`,
+        now - (i % 300),
+        i % 2 === 0 ? 'sign-in' : 'register',
+        i % 2 === 0 ? null : user.id,
+      ),
+    );
+  }
+  dead.webauthn_challenges = deadChallenges.length;
+  await insertChunked(storage, 'webauthn_challenges', [...liveChallenges, ...deadChallenges]);
   return { keep, dead };
 }
 
@@ -344,6 +372,7 @@ const KEY_COLUMNS: Record<string, string> = {
   clients: 'id',
   pushed_authorization_requests: 'hash',
   device_authorizations: 'hash',
+  webauthn_challenges: 'hash',
   mail_links: 'hash',
 };
 

@@ -9,6 +9,7 @@ import type {
   DeviceAuthorization,
   Grant,
   GrantType,
+  Passkey,
   MailLink,
   PushedAuthorizationRequest,
   RefreshToken,
@@ -1246,6 +1247,165 @@ for (const backend of contractBackends) {
         assert.deepEqual((await other.codes.get(hash))?.resources, []);
         const tokenHash = await insertOldRefreshToken(grant);
         assert.deepEqual((await other.refreshTokens.get(tokenHash))?.resources, []);
+      });
+    });
+
+    describe('passkeys and WebAuthn challenges (decision 33)', () => {
+      function makePasskey(user: User, overrides: Partial<Passkey> = {}): Passkey {
+        return {
+          id: randomToken('cred'),
+          userId: user.id,
+          name: 'Laptop',
+          publicKey: 'pQECAyYgASFYIA',
+          signCount: 0,
+          transports: ['internal', 'hybrid'],
+          backupEligible: true,
+          backedUp: false,
+          createdAt: NOW,
+          lastUsedAt: null,
+          ...overrides,
+        };
+      }
+
+      it('stores a passkey once per credential id, lists a user’s oldest first, deletes only the owner’s', async () => {
+        const [user, stranger] = [makeUser(), makeUser()];
+        assert.equal(await storage.users.insert(user), true);
+        assert.equal(await storage.users.insert(stranger), true);
+        const first = makePasskey(user, { createdAt: NOW + 5, backupEligible: false });
+        const second = makePasskey(user, { createdAt: NOW + 9, name: 'Phone', backedUp: true });
+        assert.equal(await storage.passkeys.insert(second), true);
+        assert.equal(await storage.passkeys.insert(first), true);
+        // The credential id is unique across users: a second registration of it stores nothing.
+        assert.equal(await other.passkeys.insert({ ...first, userId: stranger.id, name: 'Mine' }), false);
+        assert.deepEqual(await other.passkeys.get(first.id), first);
+        assert.deepEqual(await other.passkeys.listByUser(user.id), [first, second]);
+        assert.deepEqual(await other.passkeys.listByUser(stranger.id), []);
+        assert.equal(await storage.passkeys.get('no-such-credential'), undefined);
+
+        assert.equal(await other.passkeys.delete(stranger.id, first.id), false);
+        assert.equal(await other.passkeys.delete(user.id, first.id), true);
+        assert.equal(await storage.passkeys.delete(user.id, first.id), false);
+        assert.deepEqual(await storage.passkeys.listByUser(user.id), [second]);
+        // Deleting the user deletes their passkeys.
+        assert.equal(await storage.users.delete(user.id), true);
+        assert.equal(await other.passkeys.get(second.id), undefined);
+      });
+
+      it('records a use only while the counter is the one read: of racing uses, one', async () => {
+        const user = makeUser();
+        assert.equal(await storage.users.insert(user), true);
+        const passkey = makePasskey(user, { signCount: 7 });
+        assert.equal(await storage.passkeys.insert(passkey), true);
+        const results = await race((on, i) =>
+          on.passkeys.recordUse(passkey.id, 7, { signCount: 8 + i, backedUp: true, at: NOW + 60 }),
+        );
+        assert.equal(results.filter(Boolean).length, 1);
+        const winner = results.indexOf(true);
+        assert.deepEqual(await other.passkeys.get(passkey.id), {
+          ...passkey,
+          signCount: 8 + winner,
+          backedUp: true,
+          lastUsedAt: NOW + 60,
+        });
+        // A stale read (the counter moved on) records nothing.
+        assert.equal(
+          await storage.passkeys.recordUse(passkey.id, 7, { signCount: 99, backedUp: false, at: NOW + 61 }),
+          false,
+        );
+        assert.equal(
+          await storage.passkeys.recordUse('no-such-credential', 0, {
+            signCount: 1,
+            backedUp: false,
+            at: NOW,
+          }),
+          false,
+        );
+      });
+
+      it('hands a challenge out once, only to its browser and purpose, before it expires', async () => {
+        const user = makeUser();
+        assert.equal(await storage.users.insert(user), true);
+        const challenge = {
+          hash: sha256(randomToken('wc_')),
+          browserHash: sha256(randomToken('bs_')),
+          purpose: 'register' as const,
+          userId: user.id,
+          createdAt: NOW,
+          expiresAt: NOW + 300,
+        };
+        await storage.webAuthnChallenges.insert(challenge);
+        // Another browser, another purpose, or too late: not taken, and still there for its own.
+        assert.equal(
+          await other.webAuthnChallenges.consume(challenge.hash, sha256('other'), 'register', NOW),
+          undefined,
+        );
+        assert.equal(
+          await other.webAuthnChallenges.consume(challenge.hash, challenge.browserHash, 'sign-in', NOW),
+          undefined,
+        );
+        assert.equal(
+          await other.webAuthnChallenges.consume(
+            challenge.hash,
+            challenge.browserHash,
+            'register',
+            NOW + 300,
+          ),
+          undefined,
+        );
+        const results = await race((on) =>
+          on.webAuthnChallenges.consume(challenge.hash, challenge.browserHash, 'register', NOW + 299),
+        );
+        assert.deepEqual(
+          results.filter((taken) => taken !== undefined),
+          [challenge],
+        );
+        assert.equal(
+          await storage.webAuthnChallenges.consume(
+            challenge.hash,
+            challenge.browserHash,
+            'register',
+            NOW + 1,
+          ),
+          undefined,
+        );
+
+        const signIn = {
+          ...challenge,
+          hash: sha256(randomToken('wc_')),
+          purpose: 'sign-in' as const,
+          userId: null,
+        };
+        await other.webAuthnChallenges.insert(signIn);
+        assert.deepEqual(
+          await storage.webAuthnChallenges.consume(signIn.hash, signIn.browserHash, 'sign-in', NOW),
+          signIn,
+        );
+      });
+
+      sqlIt('purges challenges past their expiry and keeps live ones', async () => {
+        const browserHash = sha256(randomToken('bs_'));
+        const dead = {
+          hash: sha256(randomToken('wc_')),
+          browserHash,
+          purpose: 'sign-in' as const,
+          userId: null,
+          createdAt: NOW,
+          expiresAt: NOW + 10,
+        };
+        const live = { ...dead, hash: sha256(randomToken('wc_')), expiresAt: NOW + 600 };
+        await storage.webAuthnChallenges.insert(dead);
+        await storage.webAuthnChallenges.insert(live);
+        assert.ok(storage.purge.kinds.includes('webauthn_challenges'));
+        const cutoffs = { now: NOW + 10, revokedAccessTokensExpiredBefore: NOW, grantsRevokedBefore: NOW };
+        assert.ok((await storage.purge.purgeBatch('webauthn_challenges', cutoffs, 1000)) >= 1);
+        assert.equal(
+          await other.webAuthnChallenges.consume(dead.hash, browserHash, 'sign-in', NOW),
+          undefined,
+        );
+        assert.deepEqual(
+          await other.webAuthnChallenges.consume(live.hash, browserHash, 'sign-in', NOW),
+          live,
+        );
       });
     });
 

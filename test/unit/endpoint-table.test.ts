@@ -98,6 +98,11 @@ const LIMITED: [string, string][] = [
   ['POST /sign-in', 'signIn'],
   // Decision 37: "Change password" checks the current one like a sign-in.
   ['POST /account/security/password', 'signIn'],
+  // Passkeys (decision 33): options store a challenge, answers are sign-in attempts.
+  ['POST /sign-in/passkey/options', 'signIn'],
+  ['POST /sign-in/passkey', 'signIn'],
+  ['POST /sign-in/passkey/second-factor/options', 'signIn'],
+  ['POST /sign-in/passkey/second-factor', 'signIn'],
   ['POST /device', 'signIn'],
   // Decision 35: each may send a mail or hash a password.
   ['POST /forgot-password', 'signIn'],

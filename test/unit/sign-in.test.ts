@@ -406,7 +406,7 @@ describe('the authorization step sign-in: its methods, and max_age against the r
         assert.equal(next.step, row.step);
         if (next.step === 'sign-in') {
           assert.equal(next.reason, 'max-age');
-          assert.deepEqual(next.methods, ['password']);
+          assert.deepEqual(next.methods, ['password', 'passkey', 'synced-passkey']);
         }
       } finally {
         await engine.close();
@@ -414,7 +414,7 @@ describe('the authorization step sign-in: its methods, and max_age against the r
     });
   }
 
-  it('a signed-out browser is asked for a first-factor method: the password', async () => {
+  it('a signed-out browser is asked for a first-factor method: the password or a passkey', async () => {
     const engine = await testEngine();
     try {
       await addClient(engine, { id: 'rp', scopes: ['openid'] });
@@ -431,7 +431,11 @@ describe('the authorization step sign-in: its methods, and max_age against the r
       assert.equal(validation.outcome, 'valid', JSON.stringify(validation));
       if (validation.outcome !== 'valid') return;
       const next = await engine.authorization.next(validation.request, undefined);
-      assert.deepEqual(next, { step: 'sign-in', reason: 'signed-out', methods: ['password'] });
+      assert.deepEqual(next, {
+        step: 'sign-in',
+        reason: 'signed-out',
+        methods: ['password', 'passkey', 'synced-passkey'],
+      });
     } finally {
       await engine.close();
     }

@@ -7,7 +7,17 @@ export interface AttemptContext {
 }
 
 /** A method's verdict on one attempt; the SignInService alone says how a refusal is answered. */
-export type AuthenticatorResult = { outcome: 'verified'; user: User } | { outcome: 'refused' };
+export type AuthenticatorResult =
+  | {
+      outcome: 'verified';
+      user: User;
+      /**
+       * The method the session records when it is not the authenticator's own `method`: a passkey is
+       * `passkey` or `synced-passkey` by the credential used (decision 33), known only once verified.
+       */
+      method?: AuthenticationMethod;
+    }
+  | { outcome: 'refused' };
 
 /**
  * One way of proving who a person is (docs/decisions.md, decision 30): the password today; a passkey,

@@ -66,11 +66,42 @@ export const RECOVERY_CODE: AuthenticationMethod = {
   phishingResistant: false,
 };
 
+/**
+ * A passkey that never leaves its device (WebAuthn §6.1.3: backup eligibility, BE, unset), with user
+ * verification, which every passkey ceremony here requires (docs/decisions.md, decision 33): RFC 8176
+ * `hwk` (a key in hardware that stays there) and `user` (a PIN or a biometric on the authenticator).
+ * Two kinds of factor: the device possessed, and what unlocks it; the server cannot tell a PIN from
+ * a fingerprint, and either makes it the second kind (NIST SP 800-63B §5.1.9, a multi-factor
+ * cryptographic authenticator), so alone it reports `mfa`. Bound to this server's origin by the
+ * browser, so phishing-resistant.
+ */
+export const PASSKEY: AuthenticationMethod = {
+  name: 'passkey',
+  amr: ['hwk', 'user'],
+  factors: ['possession', 'inherence'],
+  step: 'first',
+  phishingResistant: true,
+};
+
+/**
+ * A passkey that may be synced between devices (BE set): RFC 8176 `swk`, the key is held by software
+ * that can copy it (a platform's passkey manager), otherwise as PASSKEY.
+ */
+export const SYNCED_PASSKEY: AuthenticationMethod = {
+  name: 'synced-passkey',
+  amr: ['swk', 'user'],
+  factors: ['possession', 'inherence'],
+  step: 'first',
+  phishingResistant: true,
+};
+
 /** Every method this server knows, by name: what a session's record is read against. */
 export const AUTHENTICATION_METHODS: ReadonlyMap<string, AuthenticationMethod> = new Map([
   [PASSWORD.name, PASSWORD],
   [TOTP.name, TOTP],
   [RECOVERY_CODE.name, RECOVERY_CODE],
+  [PASSKEY.name, PASSKEY],
+  [SYNCED_PASSKEY.name, SYNCED_PASSKEY],
 ]);
 
 /** The names of the methods that may satisfy the authorization step `sign-in` (first factors). */

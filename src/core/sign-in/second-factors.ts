@@ -3,7 +3,7 @@ import type { Clock } from '../../shared/clock.js';
 import { randomToken } from '../../shared/crypto.js';
 import { open, seal } from '../keys/sealed-box.js';
 import type { Client, User } from '../model.js';
-import type { SecondFactorStore, UserStore } from '../ports.js';
+import type { PasskeyStore, SecondFactorStore, UserStore } from '../ports.js';
 import { mustUseSecondFactor, type MfaPolicy } from '../users/second-factor-policy.js';
 import type { Authenticator, AuthenticatorResult } from './authenticator.js';
 import { RECOVERY_CODE, TOTP } from './methods.js';
@@ -91,6 +91,8 @@ export class SecondFactors {
     private readonly users: Pick<UserStore, 'get'>,
     private readonly clock: Clock,
     private readonly policy: SecondFactorPolicy,
+    /** A passkey serves as the second factor too (decision 33). */
+    private readonly passkeys: Pick<PasskeyStore, 'listByUser'> = { listByUser: async () => [] },
   ) {
     const claimant = async ({ user }: CodeAttempt) => user.username;
     this.totp = {
@@ -135,12 +137,14 @@ export class SecondFactors {
   /**
    * What follows a correct password for `user` signing in for `client` (undefined: not for a client):
    * a user with an authenticator app is asked for a code whatever the policy; one who must have a
-   * second factor and has none sets one up first. (A passkey as second factor is the passkeys' to add.)
+   * second factor and has none sets one up first. (One who must and has a passkey is asked for it: decision 33.)
    */
   async afterPassword(user: User, client?: Pick<Client, 'requireMfa'>): Promise<AfterPassword> {
     const totp = await this.store.getTotp(user.id);
     if (totp?.confirmedAt != null) return 'verify';
-    return mustUseSecondFactor(this.policy.requireMfa, user, client) ? 'set-up' : 'complete';
+    if (!mustUseSecondFactor(this.policy.requireMfa, user, client)) return 'complete';
+    // One who must and has a passkey uses it ("Use a passkey" on the code step, decision 33).
+    return (await this.passkeys.listByUser(user.id)).length > 0 ? 'verify' : 'set-up';
   }
 
   /**

@@ -76,7 +76,7 @@ export class SignInService {
     return {
       outcome: 'signed-in',
       user: result.user,
-      authentication: { method: authenticator.method.name, at: this.clock.now() },
+      authentication: { method: (result.method ?? authenticator.method).name, at: this.clock.now() },
     };
   }
 }

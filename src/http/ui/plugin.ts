@@ -12,6 +12,7 @@ import { contentSecurityPolicy } from './content-security-policy.js';
 import { CsrfTokens } from './csrf.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerSecurityRoutes } from './routes/security-routes.js';
+import { registerPasskeyRoutes } from './routes/passkey-routes.js';
 import { registerMailRoutes } from './routes/mail-routes.js';
 import { registerAccountSecurityRoutes } from './routes/account-security-routes.js';
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
@@ -24,7 +25,7 @@ import { registerSessionRoutes } from './routes/session-routes.js';
 import { sendMessage, type UiContext } from './ui-context.js';
 import { ENDPOINTS } from '../../config/endpoints.js';
 import { deriveKey } from '../../shared/crypto.js';
-import { registerSecondFactorRoutes } from './routes/second-factor-routes.js';
+import { passkeyPendingSignIn, registerSecondFactorRoutes } from './routes/second-factor-routes.js';
 import { isStoreUnavailable, STORE_RETRY_AFTER_SECONDS } from '../store-unavailable.js';
 
 /**
@@ -102,6 +103,11 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
         contentType: 'text/javascript; charset=utf-8',
         body: compiledScript('form-post'),
       },
+      {
+        path: `${ENDPOINTS.assets.path}/passkey`,
+        contentType: 'text/javascript; charset=utf-8',
+        body: compiledScript('passkey'),
+      },
     ];
     registerAssetRoutes(app, assets);
     registerAuthorizeRoutes(app, ui);
@@ -109,6 +115,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerDeviceRoutes(app, ui);
     registerAccountRoutes(app, ui);
     registerSecurityRoutes(app, ui);
+    registerPasskeyRoutes(app, ui, passkeyPendingSignIn(ui));
     registerMailRoutes(app, ui);
     registerSecondFactorRoutes(app, ui);
     registerAccountSecurityRoutes(app, ui);

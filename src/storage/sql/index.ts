@@ -16,6 +16,7 @@ import { createUsedJtiRepository } from './repositories/used-jtis.js';
 import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
+import { createPasskeyRepository, createWebAuthnChallengeRepository } from './repositories/passkeys.js';
 import { createMailLinkRepository } from './repositories/mail-links.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
 import { createClientRepository } from './repositories/clients.js';
@@ -194,6 +195,8 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     initialAccessTokens: createInitialAccessTokenRepository(db),
     pushedRequests: createPushedRequestRepository(db),
     deviceAuthorizations: createDeviceAuthorizationRepository(db),
+    passkeys: createPasskeyRepository(db),
+    webAuthnChallenges: createWebAuthnChallengeRepository(db),
     mailLinks: createMailLinkRepository(db),
     secondFactors: createSecondFactorRepository(db),
     observeQueries: queries.observe,

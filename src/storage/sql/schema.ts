@@ -239,6 +239,31 @@ export interface RecoveryCodesTable {
   used_at: number | null;
 }
 
+export interface PasskeysTable {
+  id: string;
+  user_id: string;
+  name: string;
+  public_key: string;
+  sign_count: number;
+  /** JSON array of transports. */
+  transports: string;
+  /** 1 or 0 (the BE flag at registration). */
+  backup_eligible: number;
+  /** 1 or 0 (the BS flag last seen). */
+  backed_up: number;
+  created_at: number;
+  last_used_at: number | null;
+}
+
+export interface WebAuthnChallengesTable {
+  hash: string;
+  browser_hash: string;
+  purpose: string;
+  user_id: string | null;
+  created_at: number;
+  expires_at: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -256,6 +281,8 @@ export interface Database {
   initial_access_tokens: InitialAccessTokensTable;
   pushed_authorization_requests: PushedAuthorizationRequestsTable;
   device_authorizations: DeviceAuthorizationsTable;
+  passkeys: PasskeysTable;
+  webauthn_challenges: WebAuthnChallengesTable;
   mail_links: MailLinksTable;
   totp_credentials: TotpCredentialsTable;
   recovery_codes: RecoveryCodesTable;

@@ -13,6 +13,8 @@ import type {
   SigningKeyRecord,
   TotpCredential,
   User,
+  Passkey,
+  WebAuthnChallenge,
 } from '../../../src/core/model.js';
 import type {
   AuthorizationCodeStore,
@@ -22,6 +24,7 @@ import type {
   GrantStore,
   InitialAccessTokenStore,
   MacNonceStore,
+  PasskeyStore,
   MailLinkStore,
   PurgeStore,
   PushedAuthorizationRequestStore,
@@ -37,6 +40,7 @@ import type {
   ThrottleStore,
   UsedJtiStore,
   UserStore,
+  WebAuthnChallengeStore,
 } from '../../../src/core/ports.js';
 
 /**
@@ -70,6 +74,8 @@ interface Tables {
   initialAccessTokens: Map<string, InitialAccessToken>;
   pushedRequests: Map<string, PushedAuthorizationRequest>;
   deviceAuthorizations: Map<string, DeviceAuthorization>;
+  passkeys: Map<string, Passkey>;
+  webAuthnChallenges: Map<string, WebAuthnChallenge>;
   mailLinks: Map<string, MailLink>;
   totp: Map<string, TotpCredential>;
   /** By user id, then by code hash: when each was used (null: unused). */
@@ -220,6 +226,9 @@ function users(t: Tables): UserStore {
       }
       for (const [hash, device] of t.deviceAuthorizations)
         if (device.userId === id) t.deviceAuthorizations.delete(hash);
+      for (const [key, passkey] of t.passkeys) if (passkey.userId === id) t.passkeys.delete(key);
+      for (const [hash, challenge] of t.webAuthnChallenges)
+        if (challenge.userId === id) t.webAuthnChallenges.delete(hash);
       for (const [hash, link] of t.mailLinks) if (link.userId === id) t.mailLinks.delete(hash);
       t.totp.delete(id);
       t.recoveryCodes.delete(id);
@@ -659,6 +668,56 @@ function deviceAuthorizations(t: Tables): DeviceAuthorizationStore {
   };
 }
 
+function passkeys(t: Tables): PasskeyStore {
+  return {
+    async insert(passkey) {
+      references(t.users, passkey.userId, 'user');
+      // The credential id is the key: one registered already (to anyone) stores nothing.
+      if (t.passkeys.has(passkey.id)) return false;
+      t.passkeys.set(passkey.id, copy(passkey));
+      return true;
+    },
+    async get(id) {
+      const passkey = t.passkeys.get(id);
+      return passkey && copy(passkey);
+    },
+    async listByUser(userId) {
+      return [...t.passkeys.values()]
+        .filter((passkey) => passkey.userId === userId)
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(copy);
+    },
+    async recordUse(id, previousSignCount, use) {
+      // Compare and set with no await between, as the one UPDATE does.
+      const passkey = t.passkeys.get(id);
+      if (passkey === undefined || passkey.signCount !== previousSignCount) return false;
+      Object.assign(passkey, { signCount: use.signCount, backedUp: use.backedUp, lastUsedAt: use.at });
+      return true;
+    },
+    async delete(userId, id) {
+      if (t.passkeys.get(id)?.userId !== userId) return false;
+      return t.passkeys.delete(id);
+    },
+  };
+}
+
+function webAuthnChallenges(t: Tables): WebAuthnChallengeStore {
+  return {
+    async insert(challenge) {
+      if (challenge.userId !== null) references(t.users, challenge.userId, 'user');
+      insertNew(t.webAuthnChallenges, challenge.hash, challenge, 'webauthn challenge');
+    },
+    async consume(hash, browserHash, purpose, at) {
+      // Check and delete with no await between, as the one DELETE … RETURNING does.
+      const row = t.webAuthnChallenges.get(hash);
+      if (row === undefined || row.browserHash !== browserHash || row.purpose !== purpose) return undefined;
+      if (row.expiresAt <= at) return undefined;
+      t.webAuthnChallenges.delete(hash);
+      return row;
+    },
+  };
+}
+
 function mailLinks(t: Tables): MailLinkStore {
   return {
     async insert(link) {
@@ -769,6 +828,8 @@ export function memoryStorage(): GatehouseStore {
     initialAccessTokens: new Map(),
     pushedRequests: new Map(),
     deviceAuthorizations: new Map(),
+    passkeys: new Map(),
+    webAuthnChallenges: new Map(),
     mailLinks: new Map(),
     totp: new Map(),
     recoveryCodes: new Map(),
@@ -792,6 +853,8 @@ export function memoryStorage(): GatehouseStore {
     initialAccessTokens: initialAccessTokens(t),
     pushedRequests: pushedRequests(t),
     deviceAuthorizations: deviceAuthorizations(t),
+    passkeys: passkeys(t),
+    webAuthnChallenges: webAuthnChallenges(t),
     mailLinks: mailLinks(t),
     secondFactors: secondFactors(t),
     secretCheck: secretCheck(),

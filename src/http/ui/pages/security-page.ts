@@ -11,6 +11,8 @@ export interface SecuritySection {
   id: string;
   heading: string;
   body: SafeHtml;
+  /** Scripts the section's forms need (asset paths, `/assets/...`); each is loaded once. */
+  scripts?: readonly string[];
 }
 
 export interface SecurityPageInput {
@@ -30,5 +32,6 @@ export function securityPage(frame: PageFrame, input: SecurityPageInput): string
           ${section.body}
         </section>`,
     )}`;
-  return layout(frame, { title: 'Security', name: 'security', body });
+  const scripts = [...new Set(input.sections.flatMap((section) => section.scripts ?? []))];
+  return layout(frame, { title: 'Security', name: 'security', body, scripts });
 }

@@ -85,7 +85,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         <input
           id="username"
           name="username"
-          autocomplete="username"
+          autocomplete="username webauthn"
           autocapitalize="none"
           spellcheck="false"
           required
@@ -107,12 +107,40 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         <button type="submit" class="${submitClass}">${submit}</button>
       </div>
     </form>
+    ${input.reauth === true ? '' : passkeySignIn(frame, input)}
     ${input.reauth === true ? '' : html`<p><a href="${frame.basePath}/forgot-password">Forgot password?</a></p>`}`;
   return layout(frame, {
     title: input.reauth === true ? "Confirm it's you" : 'Sign in',
     name: 'sign-in',
     body,
+    scripts: ['/assets/passkey'],
   });
+}
+
+/**
+ * "Sign in with a passkey" (docs/decisions.md, decision 33): a discoverable credential, no user name
+ * typed; the same form also receives a passkey picked from the user name field's autofill
+ * (`data-conditional`, `autocomplete="username webauthn"` above). Hidden until /assets/passkey finds
+ * WebAuthn in the browser; it fills `credential` and posts the form.
+ */
+function passkeySignIn(frame: PageFrame, input: SignInPageInput) {
+  return html`<form
+    method="post"
+    action="${frame.basePath}/sign-in/passkey"
+    class="stack passkey-sign-in"
+    data-passkey="get"
+    data-conditional
+    data-options="${frame.basePath}/sign-in/passkey/options"
+    hidden
+  >
+    <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
+    <input type="hidden" name="next" value="${input.next}" />
+    <input type="hidden" name="credential" value="" />
+    <p class="error" role="alert" data-passkey-error hidden></p>
+    <div class="actions">
+      <button type="button" data-passkey-start>Sign in with a passkey</button>
+    </div>
+  </form>`;
 }
 
 /** What a stronger sign-in means to the person, by the weakest `acr` asked for (decision 36). */

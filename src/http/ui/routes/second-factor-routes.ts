@@ -9,6 +9,8 @@ import { clearPendingSignIn, pendingSignIn } from '../second-factor/pending-sign
 import { qrCodeSvg } from '../second-factor/qr-code.js';
 import { askToSignInAgain, signedInRecently } from '../security/recent-sign-in.js';
 import { completeSignIn } from '../sign-in-completion.js';
+import { passkeySecondFactorOption } from '../pages/passkey-second-factor.js';
+import type { PendingPasswordSignIn } from './passkey-routes.js';
 import {
   accountDisabled,
   field,
@@ -91,7 +93,10 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
       secondFactorPage(frameFor(ui), {
         csrfToken: browser.csrfToken,
         action: ENDPOINTS.signInSecondFactor.path,
-        // PASSKEY HELPER: pass `passkeyOption` here when found.user has passkeys ("Use a passkey").
+        // Decision 33: a passkey serves as the second factor too ("Use a passkey").
+        ...((await ui.engine.passkeys.list(found.user.id)).length > 0
+          ? { passkeyOption: passkeySecondFactorOption(base, browser.csrfToken) }
+          : {}),
       }),
     );
   });
@@ -230,4 +235,30 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
     const codes = await ui.engine.secondFactors.generateRecoveryCodes(browser.user.id);
     return sendPage(reply, 200, recoveryCodesPage(frameFor(ui, browser), codes));
   });
+}
+
+/**
+ * The password sign-in waiting for its second factor, as the passkey routes see it (decision 33): a
+ * passkey completes it, the session recording the password and then the passkey. A pending set-up
+ * (a user who must set up an app) is not a sign-in a passkey can finish.
+ */
+export function passkeyPendingSignIn(ui: UiContext): PendingPasswordSignIn {
+  return {
+    async pending(request) {
+      const pending = pendingSignIn(ui, request);
+      return pending !== undefined && !pending.setUp
+        ? { userId: pending.userId, next: pending.next }
+        : undefined;
+    },
+    async complete(request, reply, passkey) {
+      const pending = pendingSignIn(ui, request);
+      if (pending === undefined) throw new Error('no password sign-in is pending');
+      clearPendingSignIn(reply);
+      return completeSignIn(ui, request, reply, {
+        userId: pending.userId,
+        authentication: [pending.first, passkey],
+        next: pending.next,
+      });
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import type { SignedInContext } from '../browser-context.js';
 import type { SecuritySection } from '../pages/security-page.js';
 import type { UiContext } from '../ui-context.js';
+import { passkeysSection } from './passkeys-section.js';
 import { emailSection } from './email-section.js';
 import { authenticatorAppSection, recoveryCodesSection } from './second-factor-sections.js';
 import { passwordSectionSource } from './password-section.js';
@@ -20,6 +21,7 @@ export type SecuritySectionSource = (
  * (its file in this folder); its routes live beside it and answer to /account/security/<method>/....
  */
 export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [
+  passkeysSection,
   authenticatorAppSection,
   recoveryCodesSection,
   // Decision 37: the password, then where the user is signed in.

@@ -15,6 +15,7 @@ import * as deviceAuthorization from './0013-device-authorization.js';
 import * as registrationScopes from './0014-registration-scopes.js';
 import * as administrators from './0015-administrators.js';
 import * as sessionAuthentications from './0016-session-authentications.js';
+import * as passkeys from './0017-passkeys.js';
 import * as secondFactors from './0018-second-factors.js';
 import * as mailLinks from './0019-mail-links.js';
 import * as accountSecurity from './0020-account-security.js';
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0014-registration-scopes': registrationScopes,
   '0015-administrators': administrators,
   '0016-session-authentications': sessionAuthentications,
+  '0017-passkeys': passkeys,
   '0018-second-factors': secondFactors,
   '0019-mail-links': mailLinks,
   '0020-account-security': accountSecurity,

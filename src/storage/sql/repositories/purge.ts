@@ -62,6 +62,12 @@ const PLANS: Record<PurgeKind, PurgePlan> = {
     key: ['id'],
     dead: (c) => sql`expires_at <= ${c.now}`,
   },
+  // WebAuthn challenges never answered, once past their expiry (migration 0017 indexes it; decision 33).
+  webauthn_challenges: {
+    table: 'webauthn_challenges',
+    key: ['hash'],
+    dead: (c) => sql`expires_at <= ${c.now}`,
+  },
   // Mail links, used or not, once past their expiry (decision 35; migration 0019 indexes it).
   mail_links: { table: 'mail_links', key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
   // Clients that registered themselves anonymously and were never granted anything in their first

@@ -1,0 +1,224 @@
+import assert from 'node:assert/strict';
+import { createHash, X509Certificate } from 'node:crypto';
+import { after, before, describe, it } from 'node:test';
+import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import { BROWSER_COOKIE } from '../../src/http/ui/browser-context.js';
+import { backends } from '../helpers/backends.js';
+import { browserSkip, launchChromium, signIn, type TestBrowser } from '../helpers/browser-pages.js';
+import { startTestServer, type TestServer } from '../helpers/server.js';
+
+/**
+ * Passkeys as people use them (docs/decisions.md, decision 33), in Chromium with its virtual
+ * authenticator (DevTools protocol, WebAuthn domain): added on the security page, used to sign in
+ * with no user name, removed; a cloned credential and an unverified user refused. The pages are opened
+ * at the issuer's own host (gatehouse.test, the relying-party id), whose development certificate
+ * Chromium is told to trust by its key: WebAuthn refuses a page with a certificate error.
+ */
+const ISSUER = 'https://gatehouse.test';
+
+interface VirtualCredential {
+  credentialId: string;
+  isResidentCredential: boolean;
+  rpId: string;
+  privateKey: string;
+  userHandle: string;
+  signCount: number;
+}
+
+/**
+ * A page with a virtual platform authenticator (CTAP2, internal, resident keys, user verification).
+ * The virtual authenticator answers a conditional request (autofill) at once, as a person picking the
+ * passkey from the list would; `autofill: false` plays a browser without conditional mediation, so
+ * the sign-in page waits for its button.
+ */
+async function pageWithAuthenticator(
+  browser: TestBrowser,
+  { autofill = false } = {},
+): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession; authenticatorId: string }> {
+  const context = await browser.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  if (!autofill) {
+    await context.addInitScript(() => {
+      PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
+    });
+  }
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable', { enableUI: false });
+  const authenticatorId = await addAuthenticator(cdp);
+  return { context, page, cdp, authenticatorId };
+}
+
+async function addAuthenticator(cdp: CDPSession): Promise<string> {
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return authenticatorId;
+}
+
+async function credentials(cdp: CDPSession, authenticatorId: string): Promise<VirtualCredential[]> {
+  const { credentials: found } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+  return found as VirtualCredential[];
+}
+
+async function signInWithPassword(page: Page, username: string, password: string): Promise<void> {
+  await page.goto(`${ISSUER}/sign-in?next=/account/security`);
+  await signIn(page, username, password);
+  await page.getByRole('heading', { level: 1, name: 'Security' }).waitFor();
+}
+
+async function addPasskey(page: Page, name: string): Promise<void> {
+  await page.getByLabel('Name').fill(name);
+  await page.getByRole('button', { name: 'Add a passkey' }).click();
+  await page.getByRole('status').filter({ hasText: 'Passkey added' }).waitFor();
+}
+
+async function signOut(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Sign out' }).click();
+
+  await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
+}
+
+for (const backend of backends()) {
+  describe(`passkeys in Chromium (${backend})`, { skip: browserSkip }, () => {
+    let server: TestServer;
+    let browser: TestBrowser;
+
+    before(async () => {
+      server = await startTestServer(backend, {}, { transport: 'https' });
+      const spki = createHash('sha256')
+        .update(new X509Certificate(server.ca).publicKey.export({ type: 'spki', format: 'der' }))
+        .digest('base64');
+      browser = await launchChromium({ 'gatehouse.test': Number(new URL(server.url).port) }, [
+        `--ignore-certificate-errors-spki-list=${spki}`,
+      ]);
+    });
+    after(async () => {
+      await browser?.close();
+      await server?.close();
+    });
+
+    /** What the browser's session says of its sign-in (the cookie read from the browser). */
+    async function sessionOf(context: BrowserContext) {
+      const cookie = (await context.cookies(ISSUER)).find((c) => c.name === BROWSER_COOKIE);
+      return server.gatehouse.engine.browserSessions.authentication(cookie?.value);
+    }
+
+    it('adds a passkey on the security page, signs in with it and no user name, and removes it', async () => {
+      const { user, password } = await server.user();
+      const { context, page, cdp, authenticatorId } = await pageWithAuthenticator(browser);
+      await signInWithPassword(page, user.username, password);
+      await page.getByText('You have no passkeys yet.').waitFor();
+      await addPasskey(page, 'Work laptop');
+      const item = page.getByRole('listitem').filter({ hasText: 'Work laptop' });
+      await item.getByText('Never').waitFor();
+
+      // A discoverable credential, for this relying party, with the user's id as its handle.
+      const [credential] = await credentials(cdp, authenticatorId);
+      assert.equal(credential?.isResidentCredential, true);
+      assert.equal(credential?.rpId, 'gatehouse.test');
+      assert.equal(Buffer.from(credential?.userHandle ?? '', 'base64').toString(), user.id);
+      const [stored] = await server.gatehouse.engine.passkeys.list(user.id);
+      assert.equal(stored?.name, 'Work laptop');
+      assert.equal(stored?.backupEligible, false);
+
+      await signOut(page);
+      assert.equal(
+        await page.getByLabel('Username').getAttribute('autocomplete'),
+        'username webauthn',
+        'the user name field offers passkeys in its autofill',
+      );
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Connected apps' }).waitFor();
+      const signedIn = await sessionOf(context);
+      assert.equal(signedIn?.userId, user.id);
+      // A device-bound passkey with user verification: hwk, user, two kinds of factor, phishing-resistant.
+      assert.deepEqual(signedIn?.amr, ['hwk', 'user', 'mfa']);
+      assert.equal(signedIn?.acr, 'phr');
+      const [used] = await server.gatehouse.engine.passkeys.list(user.id);
+      assert.ok((used?.signCount ?? 0) > 0, 'the counter is kept');
+      assert.equal(used?.lastUsedAt, server.clock.now());
+
+      await page.goto(`${ISSUER}/account/security`);
+      await page
+        .getByRole('listitem')
+        .filter({ hasText: 'Work laptop' })
+        .getByRole('button', { name: 'Remove' })
+        .click();
+      await page.getByRole('status').filter({ hasText: 'Passkey removed' }).waitFor();
+      await page.getByText('You have no passkeys yet.').waitFor();
+      assert.deepEqual(await server.gatehouse.engine.passkeys.list(user.id), []);
+
+      // The authenticator still holds the key, but the server no longer knows it.
+      await signOut(page);
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('alert').filter({ hasText: 'That passkey could not sign you in.' }).waitFor();
+      assert.equal(await sessionOf(context), undefined);
+      await context.close();
+    });
+
+    it('signs in from the user name field’s autofill (conditional mediation)', async () => {
+      const { user, password } = await server.user();
+      const { context, page } = await pageWithAuthenticator(browser, { autofill: true });
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Desktop');
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      // The sign-in page asks for a passkey in the autofill; the virtual authenticator offers its one,
+      // and the page signs in with it without a click on "Sign in with a passkey".
+      await page.getByRole('heading', { level: 1, name: 'Connected apps' }).waitFor();
+      const signedIn = await sessionOf(context);
+      assert.equal(signedIn?.userId, user.id);
+      assert.deepEqual(signedIn?.amr, ['hwk', 'user', 'mfa']);
+      await context.close();
+    });
+
+    it('refuses a cloned credential: a second authenticator whose counter is behind', async () => {
+      const { user, password } = await server.user();
+      const { context, page, cdp, authenticatorId } = await pageWithAuthenticator(browser);
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Phone');
+      await signOut(page);
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Connected apps' }).waitFor();
+      const [original] = await credentials(cdp, authenticatorId);
+      assert.ok(original !== undefined && original.signCount > 0);
+
+      // The same private key in another authenticator, counting from 0 again.
+      await cdp.send('WebAuthn.removeVirtualAuthenticator', { authenticatorId });
+      const cloneId = await addAuthenticator(cdp);
+      await cdp.send('WebAuthn.addCredential', {
+        authenticatorId: cloneId,
+        credential: { ...original, signCount: 0 },
+      });
+      await signOut(page);
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('alert').filter({ hasText: 'That passkey could not sign you in.' }).waitFor();
+      assert.equal(await sessionOf(context), undefined);
+      const [stored] = await server.gatehouse.engine.passkeys.list(user.id);
+      assert.equal(stored?.signCount, original.signCount, 'the clone’s counter is not stored');
+      await context.close();
+    });
+
+    it('refuses a sign-in whose user was not verified', async () => {
+      const { user, password } = await server.user();
+      const { context, page, cdp, authenticatorId } = await pageWithAuthenticator(browser);
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Tablet');
+      await signOut(page);
+      await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: false });
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      // User verification is required: the authenticator that cannot verify the user gives no assertion.
+      await page.getByRole('alert').filter({ hasText: 'cancelled or timed out' }).waitFor();
+      assert.equal(await sessionOf(context), undefined);
+      const [stored] = await server.gatehouse.engine.passkeys.list(user.id);
+      assert.equal(stored?.lastUsedAt, null);
+      await context.close();
+    });
+  });
+}
