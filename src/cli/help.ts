@@ -171,7 +171,8 @@ their tokens from then on. A client's own admin (client_credentials) does not de
 
 reset-mfa removes the user's second factors, the authenticator app and every recovery code, for a
 user who lost both: their next sign-in takes the password alone, or leads them to set an app up
-again when GATEHOUSE_REQUIRE_MFA or the client requires one. Nothing secret is shown.
+again when GATEHOUSE_REQUIRE_MFA or the client requires one. Passkeys stay: each is a way in of
+its own, removed on the security page. Nothing secret is shown.
 
 show lists what an operator may know of a user: email, name, the administrator role, whether they
 are disabled, how many browser sessions they have, and their ways of signing in (a password set;

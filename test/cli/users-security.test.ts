@@ -99,5 +99,72 @@ for (const backend of backends()) {
       assert.match(help.stdout, /gatehouse users show \(USER_ID \| --username NAME\)/);
       assert.match(help.stdout, /--disabled stops every sign-in of the user/);
     });
+
+    it('show lists passkeys by name, the authenticator app and the recovery codes left, never a key or a code (decisions 33, 34)', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const cli = (args: string[], stdin?: string) => store.cli(args, { secret, stdin });
+      assertOk(await cli(['init']));
+      const user = json<UserJson>(
+        await cli(
+          ['users', 'create', '--username', 'grace', '--password-stdin', '--json'],
+          'grace password 1',
+        ),
+      );
+      const storage = store.open();
+      const now = Math.floor(Date.now() / 1000);
+      const publicKey = 'pQECAyYgASFYIPublicKeyMaterialNotASecretButNotShownEither';
+      for (const name of ['Laptop', 'Phone']) {
+        assert.equal(
+          await storage.passkeys.insert({
+            id: `cred-${name}-${user.id}`,
+            userId: user.id,
+            name,
+            publicKey,
+            signCount: 0,
+            transports: ['internal'],
+            backupEligible: false,
+            backedUp: false,
+            createdAt: now,
+            lastUsedAt: null,
+          }),
+          true,
+        );
+      }
+      assert.equal(
+        await storage.secondFactors.beginTotp({
+          userId: user.id,
+          secretSealed: 'sealed-secret',
+          createdAt: now,
+        }),
+        true,
+      );
+      assert.equal(await storage.secondFactors.useTotpStep(user.id, 1000, now, true), true);
+      const codes = ['code-one', 'code-two', 'code-three'].map((code) => sha256(code));
+      await storage.secondFactors.replaceRecoveryCodes(user.id, codes, now);
+      assert.equal(await storage.secondFactors.useRecoveryCode(user.id, codes[0]!, now), true);
+
+      const shown = json<UserJson>(await cli(['users', 'show', user.id, '--json']));
+      assert.deepEqual(shown.sign_in_methods, [
+        { method: 'password', description: 'set' },
+        { method: 'passkey', description: '2 passkeys (Laptop, Phone)', count: 2 },
+        { method: 'totp', description: 'authenticator app set up' },
+        { method: 'recovery-codes', description: '2 left', count: 2 },
+      ]);
+      const text = (await cli(['users', 'show', user.id])).stdout;
+      assert.match(text, /passkey: 2 passkeys \(Laptop, Phone\)/);
+      for (const secretPart of [publicKey, 'sealed-secret', codes[1]!, 'cred-Laptop']) {
+        assert.ok(!text.includes(secretPart), `users show printed ${secretPart}`);
+      }
+
+      // reset-mfa takes the app and the codes; passkeys stay, a first factor of their own (decision 34).
+      assertOk(await cli(['users', 'reset-mfa', user.id]));
+      const reset = json<UserJson>(await cli(['users', 'show', user.id, '--json']));
+      assert.deepEqual(
+        reset.sign_in_methods.map((line) => line.method),
+        ['password', 'passkey'],
+      );
+    });
   });
 }

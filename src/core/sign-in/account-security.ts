@@ -35,8 +35,34 @@ export type SignInMethodSummarySource = (
 export const passwordSummary: SignInMethodSummarySource = (user) =>
   Promise.resolve(user.passwordHash === '' ? undefined : { method: 'password', description: 'set' });
 
+/** The user's passkeys (decision 33): how many, and their names; a name is not a secret. */
+export const passkeySummary: SignInMethodSummarySource = async (user, storage) => {
+  const passkeys = await storage.passkeys.listByUser(user.id);
+  if (passkeys.length === 0) return undefined;
+  const names = passkeys.map((passkey) => passkey.name).join(', ');
+  const noun = passkeys.length === 1 ? 'passkey' : 'passkeys';
+  return { method: 'passkey', description: `${passkeys.length} ${noun} (${names})`, count: passkeys.length };
+};
+
+/** The authenticator app (decision 34), once a code confirmed it. */
+export const authenticatorAppSummary: SignInMethodSummarySource = async (user, storage) => {
+  const totp = await storage.secondFactors.getTotp(user.id);
+  return totp?.confirmedAt == null ? undefined : { method: 'totp', description: 'authenticator app set up' };
+};
+
+/** Recovery codes left unused (decision 34). */
+export const recoveryCodesSummary: SignInMethodSummarySource = async (user, storage) => {
+  const left = await storage.secondFactors.countRecoveryCodes(user.id);
+  return left === 0 ? undefined : { method: 'recovery-codes', description: `${left} left`, count: left };
+};
+
 /** Every method's summary source, in the order they are listed. */
-export const SIGN_IN_METHOD_SUMMARIES: readonly SignInMethodSummarySource[] = [passwordSummary];
+export const SIGN_IN_METHOD_SUMMARIES: readonly SignInMethodSummarySource[] = [
+  passwordSummary,
+  passkeySummary,
+  authenticatorAppSummary,
+  recoveryCodesSummary,
+];
 
 /** A user as an operator sees them (decision 37): their methods and how many sessions they have. */
 export interface UserSummary {
