@@ -221,6 +221,91 @@ for (const backend of backends()) {
       await context.close();
     });
 
+    it('confirms the signed-in person with one of their own passkeys (reauth=1): the same session, the passkey recorded', async () => {
+      const { context, page, cdp, authenticatorId } = await pageWithAuthenticator(browser);
+      // Another user's passkey in the same authenticator, which the confirmation must not offer.
+      const other = await server.user();
+      await signInWithPassword(page, other.user.username, other.password);
+      await addPasskey(page, 'Shared laptop');
+      await signOut(page);
+      const { user, password } = await server.user();
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Laptop');
+      assert.equal((await credentials(cdp, authenticatorId)).length, 2);
+      const before = await sessionOf(context);
+      const cookieBefore = (await context.cookies(ISSUER)).find((c) => c.name === BROWSER_COOKIE)?.value;
+
+      // The sign-in is no longer recent: removing the passkey asks who it is first (decision 37).
+      server.clock.advance(600);
+      const laptop = page.getByRole('listitem').filter({ hasText: 'Laptop' });
+      await laptop.getByRole('button', { name: 'Remove' }).click();
+      await page.getByRole('heading', { level: 1, name: "Confirm it's you" }).waitFor();
+      // What the page's script will be given: only the signed-in user's passkeys (asked here with the
+      // browser's own cookies and CSRF token, as the script does).
+      const csrf = await page.locator('form[data-passkey] input[name=csrf_token]').getAttribute('value');
+      const options = await page.evaluate(async (token) => {
+        const response = await fetch('/sign-in/passkey/reauthentication/options', {
+          method: 'POST',
+          body: new URLSearchParams({ csrf_token: token }),
+        });
+        return { status: response.status, json: (await response.json()) as unknown };
+      }, csrf ?? '');
+      assert.equal(options.status, 200);
+      const [own] = await server.gatehouse.engine.passkeys.list(user.id);
+      const allowed = (options.json as { allowCredentials: { id: string }[] }).allowCredentials;
+      assert.deepEqual(
+        allowed.map((c) => c.id),
+        [own?.id],
+        'only the signed-in user’s passkeys',
+      );
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Security' }).waitFor();
+
+      const after = await sessionOf(context);
+      assert.equal(after?.userId, user.id);
+      assert.equal(after?.sid, before?.sid, 'the same session');
+      assert.equal(after?.authTime, server.clock.now(), 'auth_time moves to the passkey');
+      assert.deepEqual(after?.amr, ['pwd', 'hwk', 'user', 'mfa']);
+      assert.equal(after?.acr, 'phr');
+      const cookieAfter = (await context.cookies(ISSUER)).find((c) => c.name === BROWSER_COOKIE)?.value;
+      assert.notEqual(cookieAfter, cookieBefore, 'a renewed cookie');
+      // Recent again: the removal goes through.
+      await laptop.getByRole('button', { name: 'Remove' }).click();
+      await page.getByRole('status').filter({ hasText: 'Passkey removed' }).waitFor();
+      await context.close();
+    });
+
+    it('steps up to a phishing-resistant sign-in: acr_values=phr after a password puts the passkey first, and the ID token says phr', async () => {
+      const { client, secret } = await server.client({
+        name: 'Vault',
+        redirect_uris: [CLIENT_REDIRECT],
+        scopes: ['openid', 'read'],
+      });
+      const { user, password } = await server.user();
+      const { context, page } = await pageWithAuthenticator(browser, { client: true });
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Key');
+      const passwordOnly = await sessionOf(context);
+      assert.equal(passwordOnly?.acr, 'urn:gatehouse:acr:single-factor');
+
+      const request = authorization(client.id, { acr_values: 'phr' });
+      await page.goto(request.url);
+      await page.getByText('Vault asks for a stronger sign-in: sign in with a passkey.').waitFor();
+      await page.getByText('A passkey works only on this site').waitFor();
+      const buttons = await page.getByRole('button').allTextContents();
+      assert.ok(
+        buttons.indexOf('Sign in with a passkey') < buttons.indexOf('Sign in'),
+        `the passkey first: ${buttons.join(', ')}`,
+      );
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await expectConsentPage(page, 'Vault');
+      const claims = await allowAndTakeIdToken(page, { id: client.id, secret }, request.verifier);
+      assert.equal(claims.sub !== undefined, true);
+      assert.equal(claims.acr, 'phr');
+      assert.deepEqual(claims.amr, ['hwk', 'user', 'mfa']);
+      await context.close();
+    });
+
     it('adds a passkey on the security page, signs in with it and no user name, and removes it', async () => {
       const { user, password } = await server.user();
       const { context, page, cdp, authenticatorId } = await pageWithAuthenticator(browser);
