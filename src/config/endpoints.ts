@@ -186,6 +186,15 @@ export const ENDPOINTS = {
     path: '/sign-in/passkey/second-factor',
     methods: { POST: bucket('signIn') },
   },
+  // Decision 37: a signed-in person confirming who they are with one of their own passkeys.
+  passkeyReauthenticationOptions: {
+    path: '/sign-in/passkey/reauthentication/options',
+    methods: { POST: bucket('signIn') },
+  },
+  passkeyReauthentication: {
+    path: '/sign-in/passkey/reauthentication',
+    methods: { POST: bucket('signIn') },
+  },
   signInContinuation: {
     // OpenID Connect Core §3.1.2.1, prompt=select_account: continue as the account signed in.
     path: '/sign-in/continue',

@@ -88,6 +88,74 @@ for (const backend of backends()) {
       assert.deepEqual(signedIn?.amr, ['swk', 'user', 'mfa']);
     });
 
+    it('confirms a signed-in user with one of their own passkeys (reauth=1), never another user’s', async () => {
+      const alice = await onSecurityPage();
+      const bob = await onSecurityPage();
+      const aliceKey = new SoftwareAuthenticator({ origin: ORIGIN });
+      const bobKey = new SoftwareAuthenticator({ origin: ORIGIN });
+      assert.equal((await addPasskey(alice.browser, alice.csrf, aliceKey)).status, 303);
+      assert.equal((await addPasskey(bob.browser, bob.csrf, bobKey)).status, 303);
+      const sessionOf = (browser: FormBrowser) =>
+        server.gatehouse.engine.browserSessions.authentication(browser.currentCookie?.split('=')[1]);
+      const before = await sessionOf(alice.browser);
+      server.clock.advance(RECENT_SIGN_IN_SECONDS + 1);
+
+      const page = await alice.browser.get('/sign-in?reauth=1&next=/account/security');
+      assert.match(page.text, /Enter your password again, or use a passkey/);
+      assert.match(page.text, /action="\/sign-in\/passkey\/reauthentication"/);
+      const token = FormBrowser.hidden(page, 'csrf_token');
+      const ask = async () => {
+        const options = await alice.browser.post('/sign-in/passkey/reauthentication/options', {
+          csrf_token: token,
+        });
+        assert.equal(options.status, 200);
+        return JSON.parse(options.text) as { challenge: string; allowCredentials: { id: string }[] };
+      };
+      const first = await ask();
+      const [alices] = await server.gatehouse.engine.passkeys.list(alice.userId);
+      assert.deepEqual(
+        first.allowCredentials.map((c) => c.id),
+        [alices?.id],
+      );
+      // Bob's passkey answering Alice's confirmation: refused, Alice's session unchanged.
+      const wrong = await alice.browser.post('/sign-in/passkey/reauthentication', {
+        csrf_token: token,
+        next: '/account/security',
+        credential: JSON.stringify(bobKey.get(first)),
+      });
+      assert.equal(wrong.status, 401);
+      assert.match(wrong.text, /That passkey could not confirm it is you/);
+      assert.equal((await sessionOf(alice.browser))?.authTime, before?.authTime);
+
+      const right = await alice.browser.post('/sign-in/passkey/reauthentication', {
+        csrf_token: token,
+        next: '/account/security',
+        credential: JSON.stringify(aliceKey.get(await ask())),
+      });
+      assert.equal(right.status, 303);
+      assert.equal(right.headers.location, '/account/security');
+      const after = await sessionOf(alice.browser);
+      assert.equal(after?.sid, before?.sid);
+      assert.equal(after?.authTime, server.clock.now());
+      assert.deepEqual(after?.amr, ['pwd', 'hwk', 'user', 'mfa']);
+
+      // Signed out: no options, and an answer goes to the ordinary sign-in.
+      const fresh = new FormBrowser(server);
+      const freshToken = FormBrowser.hidden(await fresh.get('/sign-in'), 'csrf_token');
+      const signedOut = await fresh.post('/sign-in/passkey/reauthentication/options', {
+        csrf_token: freshToken,
+      });
+      assert.equal(signedOut.status, 403);
+      assert.match(signedOut.text, /signInAgain/);
+      const answer = await fresh.post('/sign-in/passkey/reauthentication', {
+        csrf_token: freshToken,
+        next: '/account/security',
+        credential: JSON.stringify(aliceKey.get(first)),
+      });
+      assert.equal(answer.status, 303);
+      assert.equal(answer.headers.location, '/sign-in?next=%2Faccount%2Fsecurity');
+    });
+
     it('refuses a forged or broken answer with the sign-in page, and a form without its token', async () => {
       const fresh = new FormBrowser(server);
       const page = await fresh.get('/sign-in');

@@ -2,10 +2,22 @@ import assert from 'node:assert/strict';
 import { createHash, X509Certificate } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import { decodeJwt } from 'jose';
+import type { User } from '../../src/core/model.js';
 import { BROWSER_COOKIE } from '../../src/http/ui/browser-context.js';
 import { backends } from '../helpers/backends.js';
-import { browserSkip, launchChromium, signIn, type TestBrowser } from '../helpers/browser-pages.js';
+import {
+  browserSkip,
+  CLIENT_REDIRECT,
+  expectConsentPage,
+  landedAtClient,
+  launchChromium,
+  pkcePair,
+  signIn,
+  type TestBrowser,
+} from '../helpers/browser-pages.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
+import { appCode } from '../helpers/totp.js';
 
 /**
  * Passkeys as people use them (docs/decisions.md, decision 33), in Chromium with its virtual
@@ -33,9 +45,13 @@ interface VirtualCredential {
  */
 async function pageWithAuthenticator(
   browser: TestBrowser,
-  { autofill = false } = {},
+  { autofill = false, client = false } = {},
 ): Promise<{ context: BrowserContext; page: Page; cdp: CDPSession; authenticatorId: string }> {
-  const context = await browser.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // `client`: the flow ends at the client stub (client.test), whose certificate is not the issuer's.
+  const context = await browser.browser.newContext({
+    viewport: { width: 1280, height: 900 },
+    ...(client ? { ignoreHTTPSErrors: true } : {}),
+  });
   if (!autofill) {
     await context.addInitScript(() => {
       PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
@@ -109,6 +125,186 @@ for (const backend of backends()) {
       const cookie = (await context.cookies(ISSUER)).find((c) => c.name === BROWSER_COOKIE);
       return server.gatehouse.engine.browserSessions.authentication(cookie?.value);
     }
+
+    /** Gives `user` a confirmed authenticator app through the engine (decision 34). */
+    async function withApp(found: User): Promise<void> {
+      const { engine } = server.gatehouse;
+      const setUp = await engine.secondFactors.beginTotp(found);
+      assert.ok(setUp);
+      const code = appCode(setUp.secret, server.clock.now());
+      const result = await engine.confirmTotpSetUp({ userId: found.id, code, address: '203.0.113.9' });
+      assert.equal(result.outcome, 'signed-in');
+    }
+
+    /** An authorization code request for `clientId` at the issuer's host, with PKCE. */
+    function authorization(clientId: string, extra: Record<string, string> = {}) {
+      const pkce = pkcePair();
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: clientId,
+        redirect_uri: CLIENT_REDIRECT,
+        scope: 'openid read',
+        nonce: 'n1',
+        state: 's1',
+        code_challenge: pkce.challenge,
+        code_challenge_method: 'S256',
+        ...extra,
+      });
+      return { url: `${ISSUER}/authorize?${query.toString()}`, verifier: pkce.verifier };
+    }
+
+    /** Allows on the consent page, exchanges the code, and returns the ID token's claims. */
+    async function allowAndTakeIdToken(
+      page: Page,
+      client: { id: string; secret: string },
+      verifier: string,
+    ): Promise<Record<string, unknown>> {
+      await page.getByRole('button', { name: 'Allow' }).click();
+      const code = (await landedAtClient(page)).searchParams.get('code') ?? '';
+      const res = await server.http.token(
+        { grant_type: 'authorization_code', code, redirect_uri: CLIENT_REDIRECT, code_verifier: verifier },
+        client,
+      );
+      assert.equal(res.status, 200, res.text);
+      return decodeJwt((res.json as { id_token: string }).id_token);
+    }
+
+    it('is the second factor after a password: "Use a passkey" on the code page', async () => {
+      const { user, password } = await server.user();
+      const { context, page } = await pageWithAuthenticator(browser);
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Laptop');
+      await withApp(user);
+      await signOut(page);
+
+      await page.goto(`${ISSUER}/sign-in?next=/account/security`);
+      await signIn(page, user.username, password);
+      await page.getByRole('heading', { level: 1, name: 'Enter a code' }).waitFor();
+      assert.equal(await sessionOf(context), undefined, 'not signed in after the password');
+      await page.getByRole('button', { name: 'Use a passkey' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Security' }).waitFor();
+      const signedIn = await sessionOf(context);
+      assert.equal(signedIn?.userId, user.id);
+      // The password, then the passkey's values (decision 33); phishing-resistant.
+      assert.deepEqual(signedIn?.amr, ['pwd', 'hwk', 'user', 'mfa']);
+      assert.equal(signedIn?.acr, 'phr');
+      await context.close();
+    });
+
+    it('asks a user with only a passkey for it after the password when the client requires two factors', async () => {
+      const { client, secret } = await server.client({
+        name: 'Payroll',
+        redirect_uris: [CLIENT_REDIRECT],
+        scopes: ['openid', 'read'],
+        require_mfa: true,
+      });
+      const { user, password } = await server.user();
+      const { context, page } = await pageWithAuthenticator(browser, { client: true });
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Phone');
+      await signOut(page);
+
+      const request = authorization(client.id);
+      await page.goto(request.url);
+      await signIn(page, user.username, password);
+      // Asked for the passkey: not led to set up an authenticator app, and no code it cannot have.
+      await page.getByRole('heading', { level: 1, name: 'Use a passkey' }).waitFor();
+      assert.equal(await page.getByRole('heading', { name: 'Set up an authenticator app' }).count(), 0);
+      assert.equal(await page.getByLabel('Code', { exact: true }).count(), 0);
+      assert.equal(await sessionOf(context), undefined);
+      await page.getByRole('button', { name: 'Use a passkey' }).click();
+      await expectConsentPage(page, 'Payroll');
+      assert.deepEqual((await sessionOf(context))?.amr, ['pwd', 'hwk', 'user', 'mfa']);
+      const claims = await allowAndTakeIdToken(page, { id: client.id, secret }, request.verifier);
+      assert.deepEqual(claims.amr, ['pwd', 'hwk', 'user', 'mfa']);
+      assert.equal(claims.acr, 'phr');
+      await context.close();
+    });
+
+    it('confirms the signed-in person with one of their own passkeys (reauth=1): the same session, the passkey recorded', async () => {
+      const { context, page, cdp, authenticatorId } = await pageWithAuthenticator(browser);
+      // Another user's passkey in the same authenticator, which the confirmation must not offer.
+      const other = await server.user();
+      await signInWithPassword(page, other.user.username, other.password);
+      await addPasskey(page, 'Shared laptop');
+      await signOut(page);
+      const { user, password } = await server.user();
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Laptop');
+      assert.equal((await credentials(cdp, authenticatorId)).length, 2);
+      const before = await sessionOf(context);
+      const cookieBefore = (await context.cookies(ISSUER)).find((c) => c.name === BROWSER_COOKIE)?.value;
+
+      // The sign-in is no longer recent: removing the passkey asks who it is first (decision 37).
+      server.clock.advance(600);
+      const laptop = page.getByRole('listitem').filter({ hasText: 'Laptop' });
+      await laptop.getByRole('button', { name: 'Remove' }).click();
+      await page.getByRole('heading', { level: 1, name: "Confirm it's you" }).waitFor();
+      // What the page's script will be given: only the signed-in user's passkeys (asked here with the
+      // browser's own cookies and CSRF token, as the script does).
+      const csrf = await page.locator('form[data-passkey] input[name=csrf_token]').getAttribute('value');
+      const options = await page.evaluate(async (token) => {
+        const response = await fetch('/sign-in/passkey/reauthentication/options', {
+          method: 'POST',
+          body: new URLSearchParams({ csrf_token: token }),
+        });
+        return { status: response.status, json: (await response.json()) as unknown };
+      }, csrf ?? '');
+      assert.equal(options.status, 200);
+      const [own] = await server.gatehouse.engine.passkeys.list(user.id);
+      const allowed = (options.json as { allowCredentials: { id: string }[] }).allowCredentials;
+      assert.deepEqual(
+        allowed.map((c) => c.id),
+        [own?.id],
+        'only the signed-in user’s passkeys',
+      );
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await page.getByRole('heading', { level: 1, name: 'Security' }).waitFor();
+
+      const after = await sessionOf(context);
+      assert.equal(after?.userId, user.id);
+      assert.equal(after?.sid, before?.sid, 'the same session');
+      assert.equal(after?.authTime, server.clock.now(), 'auth_time moves to the passkey');
+      assert.deepEqual(after?.amr, ['pwd', 'hwk', 'user', 'mfa']);
+      assert.equal(after?.acr, 'phr');
+      const cookieAfter = (await context.cookies(ISSUER)).find((c) => c.name === BROWSER_COOKIE)?.value;
+      assert.notEqual(cookieAfter, cookieBefore, 'a renewed cookie');
+      // Recent again: the removal goes through.
+      await laptop.getByRole('button', { name: 'Remove' }).click();
+      await page.getByRole('status').filter({ hasText: 'Passkey removed' }).waitFor();
+      await context.close();
+    });
+
+    it('steps up to a phishing-resistant sign-in: acr_values=phr after a password puts the passkey first, and the ID token says phr', async () => {
+      const { client, secret } = await server.client({
+        name: 'Vault',
+        redirect_uris: [CLIENT_REDIRECT],
+        scopes: ['openid', 'read'],
+      });
+      const { user, password } = await server.user();
+      const { context, page } = await pageWithAuthenticator(browser, { client: true });
+      await signInWithPassword(page, user.username, password);
+      await addPasskey(page, 'Key');
+      const passwordOnly = await sessionOf(context);
+      assert.equal(passwordOnly?.acr, 'urn:gatehouse:acr:single-factor');
+
+      const request = authorization(client.id, { acr_values: 'phr' });
+      await page.goto(request.url);
+      await page.getByText('Vault asks for a stronger sign-in: sign in with a passkey.').waitFor();
+      await page.getByText('A passkey works only on this site').waitFor();
+      const buttons = await page.getByRole('button').allTextContents();
+      assert.ok(
+        buttons.indexOf('Sign in with a passkey') < buttons.indexOf('Sign in'),
+        `the passkey first: ${buttons.join(', ')}`,
+      );
+      await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
+      await expectConsentPage(page, 'Vault');
+      const claims = await allowAndTakeIdToken(page, { id: client.id, secret }, request.verifier);
+      assert.equal(claims.sub !== undefined, true);
+      assert.equal(claims.acr, 'phr');
+      assert.deepEqual(claims.amr, ['hwk', 'user', 'mfa']);
+      await context.close();
+    });
 
     it('adds a passkey on the security page, signs in with it and no user name, and removes it', async () => {
       const { user, password } = await server.user();

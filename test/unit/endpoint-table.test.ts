@@ -103,6 +103,8 @@ const LIMITED: [string, string][] = [
   ['POST /sign-in/passkey', 'signIn'],
   ['POST /sign-in/passkey/second-factor/options', 'signIn'],
   ['POST /sign-in/passkey/second-factor', 'signIn'],
+  ['POST /sign-in/passkey/reauthentication/options', 'signIn'],
+  ['POST /sign-in/passkey/reauthentication', 'signIn'],
   ['POST /device', 'signIn'],
   // Decision 35: each may send a mail or hash a password.
   ['POST /forgot-password', 'signIn'],

@@ -12,6 +12,12 @@ export interface SecondFactorPageInput {
    * below the code form; absent, nothing is shown.
    */
   passkeyOption?: SafeHtml;
+  /**
+   * False for a user with neither an authenticator app nor recovery codes, asked for a passkey alone
+   * (one who must use a second factor and has a passkey, decision 33): the page asks for the passkey
+   * and shows no "Code" field that nothing of theirs could fill. Default true.
+   */
+  codes?: boolean;
 }
 
 const codeField = (error: string | undefined) =>
@@ -34,6 +40,12 @@ const errorLine = (error: string | undefined) =>
 
 /** The step after a correct password for a user with a second factor (decision 34). */
 export function secondFactorPage(frame: PageFrame, input: SecondFactorPageInput): string {
+  if (input.codes === false && input.passkeyOption !== undefined) {
+    const body = html`<h1>Use a passkey</h1>
+      <p class="lead">Your account needs a second step at sign-in. Use one of your passkeys.</p>
+      ${errorLine(input.error)} ${input.passkeyOption}`;
+    return layout(frame, { title: 'Use a passkey', name: 'second-factor', body });
+  }
   const body = html`<h1>Enter a code</h1>
     <p class="lead">Type the code your authenticator app shows, or one of your recovery codes.</p>
     ${errorLine(input.error)}

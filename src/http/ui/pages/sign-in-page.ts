@@ -21,6 +21,11 @@ export interface SignInPageInput {
    * (decision 37): "Confirm it's you", the user name fixed to the signed-in one.
    */
   reauth?: boolean;
+  /**
+   * With `reauth`: the signed-in user has passkeys, so "Sign in with a passkey" is offered too, limited
+   * to their own (decision 37's re-authentication by another method, decision 33).
+   */
+  reauthPasskey?: boolean;
   /** prompt=select_account: the user signed in, who may continue as themselves (POST /sign-in/continue). */
   continueAs?: string;
   error?: string;
@@ -44,11 +49,18 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         ? 'Choose an account'
         : 'Sign in';
   const submit = input.reauth === true ? 'Confirm' : 'Sign in';
+  // Decision 36: an application that asks for a phishing-resistant sign-in (acr phr) is met by a
+  // passkey alone, so the passkey comes first, saying why; the password stays below (a voluntary
+  // request is then answered with the weaker sign-in reached).
+  const passkeyFirst =
+    input.reauth !== true && input.again === 'acr' && input.strongerAcr === ACR_PHISHING_RESISTANT;
   const submitClass = input.continueAs !== undefined ? '' : 'primary';
   const body = html` <h1>${heading}</h1>
     ${
       input.reauth === true
-        ? html`<p class="lead">Enter your password again to change how you sign in.</p>`
+        ? input.reauthPasskey === true
+          ? html`<p class="lead">Enter your password again, or use a passkey, to change how you sign in.</p>`
+          : html`<p class="lead">Enter your password again to change how you sign in.</p>`
         : input.clientName !== undefined
           ? html`<p class="lead">to continue to <strong>${input.clientName}</strong></p>`
           : html`<p class="lead">to ${frame.productName}</p>`
@@ -63,6 +75,12 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
             : ''
     }
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
+    ${
+      passkeyFirst
+        ? html`${passkeySignIn(frame, input, { why: true })}
+            <h2 class="or">Or use your password</h2>`
+        : ''
+    }
     ${
       input.continueAs !== undefined
         ? html`<form method="post" action="${frame.basePath}/sign-in/continue" class="stack">
@@ -107,7 +125,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
         <button type="submit" class="${submitClass}">${submit}</button>
       </div>
     </form>
-    ${input.reauth === true ? '' : passkeySignIn(frame, input)}
+    ${input.reauth === true ? (input.reauthPasskey === true ? passkeyReauthentication(frame, input) : '') : passkeyFirst ? '' : passkeySignIn(frame, input)}
     ${input.reauth === true ? '' : html`<p><a href="${frame.basePath}/forgot-password">Forgot password?</a></p>`}`;
   return layout(frame, {
     title: input.reauth === true ? "Confirm it's you" : 'Sign in',
@@ -123,7 +141,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
  * (`data-conditional`, `autocomplete="username webauthn"` above). Hidden until /assets/passkey finds
  * WebAuthn in the browser; it fills `credential` and posts the form.
  */
-function passkeySignIn(frame: PageFrame, input: SignInPageInput) {
+function passkeySignIn(frame: PageFrame, input: SignInPageInput, { why = false } = {}) {
   return html`<form
     method="post"
     action="${frame.basePath}/sign-in/passkey"
@@ -131,6 +149,38 @@ function passkeySignIn(frame: PageFrame, input: SignInPageInput) {
     data-passkey="get"
     data-conditional
     data-options="${frame.basePath}/sign-in/passkey/options"
+    hidden
+  >
+    <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
+    <input type="hidden" name="next" value="${input.next}" />
+    <input type="hidden" name="credential" value="" />
+    ${
+      why
+        ? html`<p>
+            A passkey works only on this site, so a look-alike site cannot use it: that is why it is asked
+            for.
+          </p>`
+        : ''
+    }
+    <p class="error" role="alert" data-passkey-error hidden></p>
+    <div class="actions">
+      <button type="button" data-passkey-start class="${why ? 'primary' : ''}">Sign in with a passkey</button>
+    </div>
+  </form>`;
+}
+
+/**
+ * "Sign in with a passkey" when a signed-in person confirms who they are (decision 37): the options
+ * allow only the signed-in user's passkeys, and the answer is checked for that user; no autofill
+ * request (the user name is already known).
+ */
+function passkeyReauthentication(frame: PageFrame, input: SignInPageInput) {
+  return html`<form
+    method="post"
+    action="${frame.basePath}/sign-in/passkey/reauthentication"
+    class="stack passkey-sign-in"
+    data-passkey="get"
+    data-options="${frame.basePath}/sign-in/passkey/reauthentication/options"
     hidden
   >
     <input type="hidden" name="csrf_token" value="${input.csrfToken}" />

@@ -7,7 +7,7 @@ import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
 import { askToSignInAgain, signedInRecently } from '../security/recent-sign-in.js';
-import { completeSignIn } from '../sign-in-completion.js';
+import { completeReauthentication, completeSignIn } from '../sign-in-completion.js';
 import {
   accountDisabled,
   field,
@@ -172,6 +172,62 @@ export function registerPasskeyRoutes(
     });
     if (result.outcome !== 'signed-in') return refused(request, reply, result, pending.next);
     return secondFactor.complete(request, reply, result.authentication);
+  });
+
+  // Re-authentication with a passkey (decision 37, `/sign-in?reauth=1`): the signed-in user's own
+  // passkeys only. The ceremony is the second factor's (a challenge bound to this browser and this
+  // user, an answer checked for this user under the one lockout): both prove that a named user holds
+  // one of their passkeys. It ends through completeReauthentication: the session keeps its sid and
+  // records the passkey with its time, under a renewed cookie.
+  app.post(
+    ENDPOINTS.passkeyReauthenticationOptions.path,
+    async function passkeyReauthenticationOptions(request, reply) {
+      if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) {
+        return sendJson(reply, 403, { message: 'This page has expired. Reload it and try again.' });
+      }
+      const browser = await ui.browsers.load(request, reply);
+      if (browser.user === undefined) return sendJson(reply, 403, { signInAgain: `${base}/sign-in` });
+      const options = await ui.engine.passkeys.secondFactorOptions(browser.user.id, browser.browserId);
+      if (options === undefined) return sendJson(reply, 409, { message: 'You have no passkeys.' });
+      return sendJson(reply, 200, options);
+    },
+  );
+
+  app.post(ENDPOINTS.passkeyReauthentication.path, async function passkeyReauthentication(request, reply) {
+    if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
+    const next = safeNext(field(request.body, 'next'));
+    const browser = await ui.browsers.load(request, reply);
+    // Signed out meanwhile: an ordinary sign-in, which the sign-in page offers.
+    if (browser.user === undefined) {
+      return reply.redirect(`${base}/sign-in?next=${encodeURIComponent(next)}`, 303);
+    }
+    const user = browser.user;
+    const result = await ui.engine.passkeys.secondFactor({
+      userId: user.id,
+      credential: credentialField(request.body),
+      browserId: browser.browserId,
+      address: request.ip,
+    });
+    if (result.outcome === 'wrong-credentials') {
+      return sendPage(
+        reply,
+        401,
+        signInPage(frameFor(ui, browser), {
+          csrfToken: browser.csrfToken,
+          next,
+          reauth: true,
+          reauthPasskey: true,
+          username: user.username,
+          error: 'That passkey could not confirm it is you. Try again, or use your password.',
+        }),
+      );
+    }
+    if (result.outcome !== 'signed-in') return refused(request, reply, result, next);
+    return completeReauthentication(ui, request, reply, {
+      userId: user.id,
+      authentication: result.authentication,
+      next,
+    });
   });
 
   /** The signed-in browser, when its sign-in is recent enough for a change to how it signs in. */

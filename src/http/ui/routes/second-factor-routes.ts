@@ -82,23 +82,39 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
     });
   }
 
+  /** The code step's page (decision 34), with "Use a passkey" for a user with passkeys (decision 33). */
+  async function codePage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    userId: string,
+    status: number,
+    error?: string,
+  ): Promise<FastifyReply> {
+    const browser = await ui.browsers.load(request, reply);
+    const [passkeys, factors] = await Promise.all([
+      ui.engine.passkeys.list(userId),
+      ui.engine.secondFactors.status(userId),
+    ]);
+    return sendPage(
+      reply,
+      status,
+      secondFactorPage(frameFor(ui), {
+        csrfToken: browser.csrfToken,
+        action: ENDPOINTS.signInSecondFactor.path,
+        ...(error !== undefined ? { error } : {}),
+        ...(passkeys.length > 0 ? { passkeyOption: passkeySecondFactorOption(base, browser.csrfToken) } : {}),
+        // One who has no app and no recovery codes is asked for the passkey alone (afterPassword's
+        // 'verify' for a user who must use a second factor and has a passkey).
+        codes: factors.totp || factors.recoveryCodesLeft > 0,
+      }),
+    );
+  }
+
   app.get(ENDPOINTS.signInSecondFactor.path, async function secondFactorForm(request, reply) {
     const found = await pendingUser(request);
     if (found === undefined) return toSignIn(reply);
     if (found.pending.setUp) return reply.redirect(base + ENDPOINTS.signInSecondFactorSetUp.path, 303);
-    const browser = await ui.browsers.load(request, reply);
-    return sendPage(
-      reply,
-      200,
-      secondFactorPage(frameFor(ui), {
-        csrfToken: browser.csrfToken,
-        action: ENDPOINTS.signInSecondFactor.path,
-        // Decision 33: a passkey serves as the second factor too ("Use a passkey").
-        ...((await ui.engine.passkeys.list(found.user.id)).length > 0
-          ? { passkeyOption: passkeySecondFactorOption(base, browser.csrfToken) }
-          : {}),
-      }),
-    );
+    return codePage(request, reply, found.user.id, 200);
   });
 
   app.post(ENDPOINTS.signInSecondFactor.path, async function secondFactorSubmit(request, reply) {
@@ -113,16 +129,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
     if (result.outcome === 'throttled') return tooManyAttempts(ui, reply, result.retryAfter);
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
-      const browser = await ui.browsers.load(request, reply);
-      return sendPage(
-        reply,
-        401,
-        secondFactorPage(frameFor(ui), {
-          csrfToken: browser.csrfToken,
-          action: ENDPOINTS.signInSecondFactor.path,
-          error: WRONG_CODE,
-        }),
-      );
+      return codePage(request, reply, found.user.id, 401, WRONG_CODE);
     }
     return finish(request, reply, found, result);
   });

@@ -39,6 +39,8 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
           csrfToken: browser.csrfToken,
           next,
           reauth: true,
+          // Decision 37: a passkey of theirs confirms it too (POST /sign-in/passkey/reauthentication).
+          reauthPasskey: (await ui.engine.passkeys.list(browser.user.id)).length > 0,
           username: browser.user.username,
         }),
       );
@@ -90,6 +92,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
             csrfToken: browser.csrfToken,
             next,
             reauth: true,
+            reauthPasskey: (await ui.engine.passkeys.list(reauthOf.id)).length > 0,
             username,
             error: 'Wrong password.',
             invalidField: 'password',
