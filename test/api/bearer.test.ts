@@ -38,16 +38,19 @@ for (const backend of backends()) {
         assert.equal(res.headers['cache-control'], 'no-store');
         const body = res.json as Record<string, unknown>;
         // The email address comes only with scope email (OpenID Connect Core §5.4); name with profile.
-        // `admin` says whether the user is an administrator (decision 29); this one is not.
+        // `admin` says whether the user is an administrator (decision 29); this one is not. `disabled`
+        // (decision 37) is false for every user a live token belongs to.
         assert.deepEqual(Object.keys(body).sort(), [
           'admin',
           'created_at',
+          'disabled',
           'id',
           'name',
           'updated_at',
           'username',
         ]);
         assert.equal(body.admin, false);
+        assert.equal(body.disabled, false);
         assert.equal(body.id, user.id);
         assert.equal(body.username, user.username);
       }
