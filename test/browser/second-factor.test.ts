@@ -4,6 +4,7 @@ import type { BrowserContext, Page } from 'playwright-core';
 import type { User } from '../../src/core/model.js';
 import { ACR_MULTI_FACTOR } from '../../src/core/sign-in/assurance.js';
 import { BROWSER_COOKIE } from '../../src/http/ui/browser-context.js';
+import { RECENT_SIGN_IN_SECONDS } from '../../src/http/ui/security/recent-sign-in.js';
 import { backends } from '../helpers/backends.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import {
@@ -152,6 +153,40 @@ describe('a second factor after the password, in Chromium', { skip: browserSkip 
         await signIn(page, user.username, password);
         await page.getByRole('heading', { name: 'Authenticator app' }).waitFor();
         assert.equal(await page.getByRole('button', { name: 'Set up' }).count(), 1);
+        await context.close();
+      });
+
+      it('re-authentication asks a user with an app for a code too, and keeps the session (decisions 34, 37)', async () => {
+        const { user, password } = await server.user();
+        const key = await withApp(user);
+        const { context, page } = await clientContext(browser);
+        await page.goto(`${server.url}/sign-in?next=/account/security`);
+        await signIn(page, user.username, password);
+        await page.getByRole('heading', { name: 'Enter a code' }).waitFor();
+        server.clock.advance(30);
+        assert.equal(await enterCode(page, appCode(key, server.clock.now())), 303);
+        await page.getByRole('heading', { name: 'Authenticator app' }).waitFor();
+        const cookie = async () => (await context.cookies()).find((c) => c.name === BROWSER_COOKIE)?.value;
+        const before = await server.gatehouse.engine.browserSessions.authentication(await cookie());
+        assert.ok(before !== undefined);
+
+        // The sign-in gets old: a change asks again, and the password alone does not do.
+        server.clock.advance(RECENT_SIGN_IN_SECONDS + 1);
+        await page.getByRole('button', { name: 'Generate' }).click();
+        await page.getByRole('heading', { name: "Confirm it's you" }).waitFor();
+        await page.getByLabel('Password').fill(password);
+        await page.getByRole('button', { name: 'Confirm' }).click();
+        await page.getByRole('heading', { name: 'Enter a code' }).waitFor();
+        const during = await server.gatehouse.engine.browserSessions.authentication(await cookie());
+        assert.equal(during?.authTime, before.authTime, 'the password alone moved nothing');
+        assert.equal(await enterCode(page, appCode(key, server.clock.now())), 303);
+        await page.getByRole('heading', { name: 'Security', level: 1 }).waitFor();
+
+        // The same session (sid), now recording the password and the code just given.
+        const after = await server.gatehouse.engine.browserSessions.authentication(await cookie());
+        assert.equal(after?.sid, before.sid);
+        assert.equal(after?.authTime, server.clock.now());
+        assert.deepEqual(after?.amr, ['pwd', 'otp', 'mfa']);
         await context.close();
       });
 

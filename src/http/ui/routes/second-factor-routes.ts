@@ -8,7 +8,7 @@ import { recoveryCodesPage, secondFactorPage, totpSetUpPage } from '../pages/sec
 import { clearPendingSignIn, pendingSignIn } from '../second-factor/pending-sign-in.js';
 import { qrCodeSvg } from '../second-factor/qr-code.js';
 import { askToSignInAgain, signedInRecently } from '../security/recent-sign-in.js';
-import { completeSignIn } from '../sign-in-completion.js';
+import { completeReauthentication, completeSignIn } from '../sign-in-completion.js';
 import { passkeySecondFactorOption } from '../pages/passkey-second-factor.js';
 import type { PendingPasswordSignIn } from './passkey-routes.js';
 import {
@@ -75,7 +75,8 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
     result: Extract<SignInResult, { outcome: 'signed-in' }>,
   ): Promise<FastifyReply> {
     clearPendingSignIn(reply);
-    return completeSignIn(ui, request, reply, {
+    const complete = found.pending.reauth === true ? completeReauthentication : completeSignIn;
+    return complete(ui, request, reply, {
       userId: found.user.id,
       authentication: [found.pending.first, result.authentication],
       next: found.pending.next,
@@ -261,7 +262,8 @@ export function passkeyPendingSignIn(ui: UiContext): PendingPasswordSignIn {
       const pending = pendingSignIn(ui, request);
       if (pending === undefined) throw new Error('no password sign-in is pending');
       clearPendingSignIn(reply);
-      return completeSignIn(ui, request, reply, {
+      const complete = pending.reauth === true ? completeReauthentication : completeSignIn;
+      return complete(ui, request, reply, {
         userId: pending.userId,
         authentication: [pending.first, passkey],
         next: pending.next,

@@ -116,14 +116,17 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
       );
     }
     const completed = { userId: result.user.id, authentication: result.authentication, next };
-    // Decision 37: proving it again for a change to the account; the session keeps the methods it
-    // recorded, and this one is added with its time.
-    if (reauthOf !== undefined) return completeReauthentication(ui, request, reply, completed);
     // Decision 34: a user with a second factor, or who must have one (the policy, or the client the
     // sign-in is for), is not signed in yet: the password is remembered in a signed cookie and the
-    // code step (or the authenticator app's set-up) follows.
+    // code step (or the authenticator app's set-up) follows. Proving it again for a change to the
+    // account (decision 37) asks for the second factor too, when the user has one: a password alone
+    // never re-authenticates more than it signs in.
     const client = (await pendingAuthorization(ui, next))?.client;
     const step = await ui.engine.secondFactors.afterPassword(result.user, client);
+    // The session keeps the methods it recorded, and this one is added with its time.
+    if (reauthOf !== undefined && step !== 'verify') {
+      return completeReauthentication(ui, request, reply, completed);
+    }
     if (step !== 'complete') {
       // The CSRF check above found the browser id; never signed in without the code when it is not.
       const browserId = ui.browsers.browserId(request);
@@ -133,6 +136,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
         first: result.authentication,
         next,
         setUp: step === 'set-up',
+        ...(reauthOf !== undefined ? { reauth: true } : {}),
       });
       const path =
         step === 'set-up' ? ENDPOINTS.signInSecondFactorSetUp.path : ENDPOINTS.signInSecondFactor.path;

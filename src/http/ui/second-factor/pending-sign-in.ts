@@ -23,6 +23,11 @@ export interface PendingSignIn {
   next: string;
   /** Whether the user must set an authenticator app up (they have no second factor). */
   setUp: boolean;
+  /**
+   * A signed-in person proving it again (`reauth=1`, decision 37): the second factor ends in
+   * completeReauthentication, the session kept, not in a new sign-in.
+   */
+  reauth?: boolean;
 }
 
 interface Stored {
@@ -31,6 +36,7 @@ interface Stored {
   t: number;
   n: string;
   s: 0 | 1;
+  r?: 1;
   /** SHA-256 of the browser id it was made in. */
   b: string;
   e: number;
@@ -48,6 +54,7 @@ export function setPendingSignIn(
     t: pending.first.at,
     n: pending.next,
     s: pending.setUp ? 1 : 0,
+    ...(pending.reauth === true ? { r: 1 as const } : {}),
     b: sha256(browserId),
     e: ui.engine.clock.now() + PENDING_SIGN_IN_SECONDS,
   };
@@ -76,6 +83,7 @@ export function pendingSignIn(ui: UiContext, request: FastifyRequest): PendingSi
     first: { method: stored.m, at: stored.t },
     next: stored.n,
     setUp: stored.s === 1,
+    ...(stored.r === 1 ? { reauth: true } : {}),
   };
 }
 
