@@ -56,11 +56,17 @@ describe('a passkey as the second factor, through its endpoint pair', () => {
       keys.set(owner.id, authenticator);
     }
     const completed: SessionAuthentication[] = [];
+    let refusals = 0;
     const app = await appWith(t, {
       pending: async () => ({ userId: user.id, next: '/account/apps' }),
       complete: async (_request, reply, passkey) => {
         completed.push(passkey);
         return reply.redirect('/account/apps', 303);
+      },
+      // The code step again, with its error (second-factor-routes.ts passkeyPendingSignIn).
+      refused: async (_request, reply) => {
+        refusals += 1;
+        return reply.code(401).send('the code step again');
       },
     });
     const page = await app.inject({ method: 'GET', url: '/page' });
@@ -88,6 +94,8 @@ describe('a passkey as the second factor, through its endpoint pair', () => {
       credential: JSON.stringify(keys.get(stranger.id)!.get(request)),
     });
     assert.equal(wrong.statusCode, 401);
+    assert.equal(wrong.body, 'the code step again', 'the person stays on the code step');
+    assert.equal(refusals, 1);
     assert.deepEqual(completed, []);
 
     const again = JSON.parse(

@@ -40,6 +40,8 @@ export interface PendingPasswordSignIn {
     reply: FastifyReply,
     passkey: SessionAuthentication,
   ): Promise<FastifyReply>;
+  /** A passkey refused as the second factor: the page the person came from, with the error. */
+  refused?(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply>;
 }
 
 /** No second-factor step yet: a passkey second factor is never pending. */
@@ -170,6 +172,9 @@ export function registerPasskeyRoutes(
       browserId: browser.browserId,
       address: request.ip,
     });
+    if (result.outcome === 'wrong-credentials' && secondFactor.refused !== undefined) {
+      return secondFactor.refused(request, reply);
+    }
     if (result.outcome !== 'signed-in') return refused(request, reply, result, pending.next);
     return secondFactor.complete(request, reply, result.authentication);
   });

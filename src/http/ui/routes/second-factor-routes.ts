@@ -22,6 +22,8 @@ import {
 } from '../ui-context.js';
 import { SECURITY_NOTICE_COOKIE, SECURITY_NOTICE_OPTIONS } from './security-routes.js';
 
+/** A passkey that did not prove the pending sign-in's second factor: the code step again (decision 33). */
+const PASSKEY_REFUSED = 'That passkey could not sign you in. Try again.';
 const WRONG_CODE = 'That code is not right. Try the newest code, or another recovery code.';
 const MUST_SET_UP =
   'Your account needs a second step at sign-in. Set up an authenticator app to finish signing in.';
@@ -83,39 +85,11 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
     });
   }
 
-  /** The code step's page (decision 34), with "Use a passkey" for a user with passkeys (decision 33). */
-  async function codePage(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    userId: string,
-    status: number,
-    error?: string,
-  ): Promise<FastifyReply> {
-    const browser = await ui.browsers.load(request, reply);
-    const [passkeys, factors] = await Promise.all([
-      ui.engine.passkeys.list(userId),
-      ui.engine.secondFactors.status(userId),
-    ]);
-    return sendPage(
-      reply,
-      status,
-      secondFactorPage(frameFor(ui), {
-        csrfToken: browser.csrfToken,
-        action: ENDPOINTS.signInSecondFactor.path,
-        ...(error !== undefined ? { error } : {}),
-        ...(passkeys.length > 0 ? { passkeyOption: passkeySecondFactorOption(base, browser.csrfToken) } : {}),
-        // One who has no app and no recovery codes is asked for the passkey alone (afterPassword's
-        // 'verify' for a user who must use a second factor and has a passkey).
-        codes: factors.totp || factors.recoveryCodesLeft > 0,
-      }),
-    );
-  }
-
   app.get(ENDPOINTS.signInSecondFactor.path, async function secondFactorForm(request, reply) {
     const found = await pendingUser(request);
     if (found === undefined) return toSignIn(reply);
     if (found.pending.setUp) return reply.redirect(base + ENDPOINTS.signInSecondFactorSetUp.path, 303);
-    return codePage(request, reply, found.user.id, 200);
+    return codePage(ui, request, reply, found.user.id, 200);
   });
 
   app.post(ENDPOINTS.signInSecondFactor.path, async function secondFactorSubmit(request, reply) {
@@ -130,7 +104,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
     if (result.outcome === 'throttled') return tooManyAttempts(ui, reply, result.retryAfter);
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
-      return codePage(request, reply, found.user.id, 401, WRONG_CODE);
+      return codePage(ui, request, reply, found.user.id, 401, WRONG_CODE);
     }
     return finish(request, reply, found, result);
   });
@@ -245,6 +219,37 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
   });
 }
 
+/** The code step's page (decision 34), with "Use a passkey" for a user with passkeys (decision 33). */
+async function codePage(
+  ui: UiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  userId: string,
+  status: number,
+  error?: string,
+): Promise<FastifyReply> {
+  const browser = await ui.browsers.load(request, reply);
+  const [passkeys, factors] = await Promise.all([
+    ui.engine.passkeys.list(userId),
+    ui.engine.secondFactors.status(userId),
+  ]);
+  return sendPage(
+    reply,
+    status,
+    secondFactorPage(frameFor(ui), {
+      csrfToken: browser.csrfToken,
+      action: ENDPOINTS.signInSecondFactor.path,
+      ...(error !== undefined ? { error } : {}),
+      ...(passkeys.length > 0
+        ? { passkeyOption: passkeySecondFactorOption(ui.config.basePath, browser.csrfToken) }
+        : {}),
+      // One who has no app and no recovery codes is asked for the passkey alone (afterPassword's
+      // 'verify' for a user who must use a second factor and has a passkey).
+      codes: factors.totp || factors.recoveryCodesLeft > 0,
+    }),
+  );
+}
+
 /**
  * The password sign-in waiting for its second factor, as the passkey routes see it (decision 33): a
  * passkey completes it, the session recording the password and then the passkey. A pending set-up
@@ -257,6 +262,11 @@ export function passkeyPendingSignIn(ui: UiContext): PendingPasswordSignIn {
       return pending !== undefined && !pending.setUp
         ? { userId: pending.userId, next: pending.next }
         : undefined;
+    },
+    async refused(request, reply) {
+      const pending = pendingSignIn(ui, request);
+      if (pending === undefined) return reply.redirect(`${ui.config.basePath}/sign-in`, 303);
+      return codePage(ui, request, reply, pending.userId, 401, PASSKEY_REFUSED);
     },
     async complete(request, reply, passkey) {
       const pending = pendingSignIn(ui, request);
