@@ -238,6 +238,41 @@ describe('a second factor after the password, in Chromium', { skip: browserSkip 
         await context.close();
       });
 
+      it('a require_mfa device client: a password-only session signs in again on /device, and the app is set up before the consent', async () => {
+        const { client } = await server.client({
+          name: 'Payroll Terminal',
+          public: true,
+          grant_types: ['urn:ietf:params:oauth:grant-type:device_code'],
+          scopes: ['read'],
+          require_mfa: true,
+        });
+        const started = await server.http.request('/device_authorization', {
+          form: { client_id: client.id, scope: 'read' },
+        });
+        assert.equal(started.status, 200, started.text);
+        const { user_code: userCode } = started.json as { user_code: string };
+        const { user, password } = await server.user();
+        const { context, page } = await clientContext(browser);
+        // Signed in with the password alone, for another purpose first.
+        await page.goto(`${server.url}/sign-in?next=/account/apps`);
+        await signIn(page, user.username, password);
+        await page.getByRole('heading', { name: 'Connected apps' }).waitFor();
+        assert.deepEqual((await sessionAssurance(server, context))?.amr, ['pwd']);
+
+        await page.goto(`${server.url}/device`);
+        await page.getByLabel('Code').fill(userCode);
+        await page.getByRole('button', { name: 'Continue' }).click();
+        // That session is not enough for this client: the sign-in page, then the app's set-up.
+        await signIn(page, user.username, password);
+        const key = await setupKey(page);
+        assert.equal(await enterCode(page, appCode(key, server.clock.now())), 303);
+        await expectConsentPage(page, 'Payroll Terminal');
+        assert.deepEqual((await sessionAssurance(server, context))?.amr, ['pwd', 'otp', 'mfa']);
+        await page.getByRole('button', { name: 'Allow' }).click();
+        await page.getByRole('heading', { name: 'Device connected' }).waitFor();
+        await context.close();
+      });
+
       it('a sign-in with the password alone counts as none for a require_mfa client: prompt=none gets login_required, else the code is asked', async () => {
         const { client } = await server.client({
           name: 'Ledger',

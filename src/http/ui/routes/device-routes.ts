@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
+import type { Client } from '../../../core/model.js';
 import type { Authentication, SignedIn } from '../../../core/sign-in/assurance.js';
 import type { PendingDeviceRequest, UserCodeCheck } from '../../../core/device/device-authorization.js';
 import { normaliseUserCode } from '../../../core/device/user-code.js';
@@ -65,6 +66,28 @@ export function deviceTargetAfterSignIn(
 }
 
 /**
+ * The client a device's consent page (a sign-in's `next`) is for, when its ticket is this browser's
+ * and the request is still pending: what a sign-in for it must satisfy (a client's require_mfa,
+ * decision 34), as pendingAuthorization gives it for an /authorize request.
+ */
+export async function deviceClientOfNext(
+  ui: UiContext,
+  browserId: string | undefined,
+  next: string,
+): Promise<Client | undefined> {
+  const prefix = `${DEVICE_CONSENT_PATH}?`;
+  if (!next.startsWith(prefix)) return undefined;
+  const query = new URLSearchParams(next.slice(prefix.length));
+  const codes = query.getAll('user_code');
+  const tickets = query.getAll('ticket');
+  if (codes.length !== 1 || tickets.length !== 1) return undefined;
+  const userCode = codes[0];
+  if (!ticketed(ui, browserId, userCode, tickets[0])) return undefined;
+  const found = await ui.engine.deviceAuthorization.find(userCode);
+  return found.outcome === 'pending' ? found.request.client : undefined;
+}
+
+/**
  * The device authorization grant's pages (RFC 8628 §3.3): GET /device, where the user types the code
  * their device shows (verification_uri; a code in the link, verification_uri_complete, only fills
  * the field), POST /device, where it is checked (wrong codes throttled per source, §5.1), then the
@@ -113,6 +136,11 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
     pending: PendingDeviceRequest,
   ): Promise<SignedIn | undefined> {
     if (browser.user === undefined) return undefined;
+    // A client that requires a second factor (decision 34) counts a password-only sign-in as none: the
+    // person signs in again, and the sign-in asks for the code (deviceClientOfNext).
+    if (!ui.engine.secondFactors.satisfies(browser.user, browser.authentication, pending.client)) {
+      return undefined;
+    }
     if (!pending.openid) return { userId: browser.user.id };
     const authentication: Authentication | undefined = await ui.browsers.authentication(browser);
     return authentication?.userId === browser.user.id ? authentication : undefined;

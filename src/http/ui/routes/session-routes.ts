@@ -5,6 +5,7 @@ import { allowFormTarget } from '../content-security-policy.js';
 import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
 import { completeReauthentication, completeSignIn } from '../sign-in-completion.js';
+import { deviceClientOfNext } from './device-routes.js';
 import { setPendingSignIn } from '../second-factor/pending-sign-in.js';
 import {
   accountDisabled,
@@ -121,7 +122,9 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
     // code step (or the authenticator app's set-up) follows. Proving it again for a change to the
     // account (decision 37) asks for the second factor too, when the user has one: a password alone
     // never re-authenticates more than it signs in.
-    const client = (await pendingAuthorization(ui, next))?.client;
+    const client =
+      (await pendingAuthorization(ui, next))?.client ??
+      (await deviceClientOfNext(ui, ui.browsers.browserId(request), next));
     const step = await ui.engine.secondFactors.afterPassword(result.user, client);
     // The session keeps the methods it recorded, and this one is added with its time.
     if (reauthOf !== undefined && step !== 'verify') {
