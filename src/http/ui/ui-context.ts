@@ -4,6 +4,7 @@ import type { AuthorizationRequest } from '../../core/authorize/request.js';
 import type { Engine } from '../../core/engine.js';
 import type { BrowserContext, BrowserContexts } from './browser-context.js';
 import { formAsSearchParams } from '../form-params.js';
+import { formatWait } from './pages/format.js';
 import { messagePage } from './pages/message-page.js';
 import type { PageFrame } from './pages/layout.js';
 
@@ -42,6 +43,21 @@ export function sendMessage(
   browser?: BrowserContext,
 ): FastifyReply {
   return sendPage(reply, status, messagePage(frameFor(ui, browser), title, message));
+}
+
+/**
+ * A sign-in attempt refused by the lockout (decisions 8, 30): every method answers the same 429 page,
+ * with Retry-After.
+ */
+export function tooManySignIns(ui: UiContext, reply: FastifyReply, retryAfter: number): FastifyReply {
+  reply.header('retry-after', String(retryAfter));
+  return sendMessage(
+    ui,
+    reply,
+    429,
+    'Too many attempts',
+    `Too many failed sign-ins. Wait ${formatWait(retryAfter)} and try again.`,
+  );
 }
 
 /** A disabled user proved who they are (decision 37): every way in answers the same. */

@@ -4,7 +4,6 @@ import type { SessionAuthentication } from '../../../core/model.js';
 import type { SignInResult } from '../../../core/sign-in/sign-in-service.js';
 import type { SignedInContext } from '../browser-context.js';
 import { allowFormTarget } from '../content-security-policy.js';
-import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
 import { askToSignInAgain, signedInRecently } from '../security/recent-sign-in.js';
 import { completeReauthentication, completeSignIn } from '../sign-in-completion.js';
@@ -15,9 +14,9 @@ import {
   frameFor,
   pendingAuthorization,
   safeNext,
-  sendMessage,
   sendPage,
   type UiContext,
+  tooManySignIns,
 } from '../ui-context.js';
 import { SECURITY_NOTICE_COOKIE, SECURITY_NOTICE_OPTIONS } from './security-routes.js';
 
@@ -93,16 +92,7 @@ export function registerPasskeyRoutes(
     result: Exclude<SignInResult, { outcome: 'signed-in' }>,
     next: string,
   ): Promise<FastifyReply> {
-    if (result.outcome === 'throttled') {
-      reply.header('retry-after', String(result.retryAfter));
-      return sendMessage(
-        ui,
-        reply,
-        429,
-        'Too many attempts',
-        `Too many failed sign-ins. Wait ${formatWait(result.retryAfter)} and try again.`,
-      );
-    }
+    if (result.outcome === 'throttled') return tooManySignIns(ui, reply, result.retryAfter);
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     const browser = await ui.browsers.load(request, reply);
     const pending = await pendingAuthorization(ui, next);

@@ -3,7 +3,6 @@ import { ENDPOINTS } from '../../../config/endpoints.js';
 import type { SignInResult } from '../../../core/sign-in/sign-in-service.js';
 import type { User } from '../../../core/model.js';
 import type { BrowserContext, SignedInContext } from '../browser-context.js';
-import { formatWait } from '../pages/format.js';
 import { recoveryCodesPage, secondFactorPage, totpSetUpPage } from '../pages/second-factor-pages.js';
 import { clearPendingSignIn, pendingSignIn } from '../second-factor/pending-sign-in.js';
 import { qrCodeSvg } from '../second-factor/qr-code.js';
@@ -16,9 +15,9 @@ import {
   field,
   forbiddenForm,
   frameFor,
-  sendMessage,
   sendPage,
   type UiContext,
+  tooManySignIns,
 } from '../ui-context.js';
 import { SECURITY_NOTICE_COOKIE, SECURITY_NOTICE_OPTIONS } from './security-routes.js';
 
@@ -27,17 +26,6 @@ const PASSKEY_REFUSED = 'That passkey could not sign you in. Try again.';
 const WRONG_CODE = 'That code is not right. Try the newest code, or another recovery code.';
 const MUST_SET_UP =
   'Your account needs a second step at sign-in. Set up an authenticator app to finish signing in.';
-
-function tooManyAttempts(ui: UiContext, reply: FastifyReply, retryAfter: number): FastifyReply {
-  reply.header('retry-after', String(retryAfter));
-  return sendMessage(
-    ui,
-    reply,
-    429,
-    'Too many attempts',
-    `Too many failed sign-ins. Wait ${formatWait(retryAfter)} and try again.`,
-  );
-}
 
 /**
  * The second factor (docs/decisions.md, decision 34): the step after a correct password
@@ -101,7 +89,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
       code: (field(request.body, 'code') ?? '').trim(),
       address: request.ip,
     });
-    if (result.outcome === 'throttled') return tooManyAttempts(ui, reply, result.retryAfter);
+    if (result.outcome === 'throttled') return tooManySignIns(ui, reply, result.retryAfter);
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       return codePage(ui, request, reply, found.user.id, 401, WRONG_CODE);
@@ -133,7 +121,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
       code: (field(request.body, 'code') ?? '').trim(),
       address: request.ip,
     });
-    if (result.outcome === 'throttled') return tooManyAttempts(ui, reply, result.retryAfter);
+    if (result.outcome === 'throttled') return tooManySignIns(ui, reply, result.retryAfter);
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       const setUp = await ui.engine.secondFactors.begunTotp(found.user);
@@ -188,7 +176,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
       code: (field(request.body, 'code') ?? '').trim(),
       address: request.ip,
     });
-    if (result.outcome === 'throttled') return tooManyAttempts(ui, reply, result.retryAfter);
+    if (result.outcome === 'throttled') return tooManySignIns(ui, reply, result.retryAfter);
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       const setUp = await ui.engine.secondFactors.begunTotp(user);

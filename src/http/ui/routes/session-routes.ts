@@ -2,7 +2,6 @@ import type { FastifyInstance } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
 import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
 import { allowFormTarget } from '../content-security-policy.js';
-import { formatWait } from '../pages/format.js';
 import { signInPage } from '../pages/sign-in-page.js';
 import { completeReauthentication, completeSignIn } from '../sign-in-completion.js';
 import { deviceClientOfNext } from './device-routes.js';
@@ -14,9 +13,9 @@ import {
   frameFor,
   pendingAuthorization,
   safeNext,
-  sendMessage,
   sendPage,
   type UiContext,
+  tooManySignIns,
 } from '../ui-context.js';
 
 const AUTHORIZE = '/authorize?';
@@ -72,16 +71,7 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
       password: field(request.body, 'password') ?? '',
       address: request.ip,
     });
-    if (result.outcome === 'throttled') {
-      reply.header('retry-after', String(result.retryAfter));
-      return sendMessage(
-        ui,
-        reply,
-        429,
-        'Too many attempts',
-        `Too many failed sign-ins. Wait ${formatWait(result.retryAfter)} and try again.`,
-      );
-    }
+    if (result.outcome === 'throttled') return tooManySignIns(ui, reply, result.retryAfter);
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       const browser = await ui.browsers.load(request, reply);
