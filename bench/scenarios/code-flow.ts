@@ -22,6 +22,7 @@ import type {
   ScenarioOutcome,
   Target,
 } from '../lib/types.js';
+import { form, FORM, hidden, signInWithPassword } from '../lib/sign-in-pages.js';
 import { createBenchUsers, type BenchUser } from '../lib/users.js';
 import { verifyTokenCheck } from '../lib/verify-token.js';
 
@@ -40,7 +41,6 @@ const REDIRECT_URI = 'https://app.bench.test/cb';
  */
 type Variant = { openid: false; scope: 'read' } | { openid: true; scope: 'openid'; alg: 'RS256' | 'ES256' };
 const PLAIN: Variant = { openid: false, scope: 'read' };
-const FORM = 'application/x-www-form-urlencoded';
 /** Seconds of idle server, to tell the background statements (rate-counter merges, purge) apart. */
 const IDLE_SECONDS = 3;
 
@@ -48,23 +48,6 @@ const IDLE_SECONDS = 3;
 interface Browser {
   cookie: string;
 }
-
-function cookieOf(exchange: Exchange, previous: string | undefined): string | undefined {
-  const first = exchange.setCookie[0];
-  return first === undefined ? previous : first.split(';', 1)[0];
-}
-
-/** The value of a hidden input on a page, unescaped as the browser would. */
-function hidden(page: Exchange, name: string): string {
-  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body);
-  if (match?.[1] === undefined) throw new Error(`page (${page.status}) has no hidden field ${name}`);
-  return match[1]
-    .replace(/&amp;/g, '&')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'");
-}
-
-const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
 function authorizePath(
   variant: Variant,
@@ -114,22 +97,7 @@ async function signInAndConsent(
   client: Credentials,
   user: { username: string; password: string },
 ): Promise<Browser> {
-  const signInPage = await http.send('GET', '/sign-in?next=%2Faccount%2Fapps', {});
-  let cookie = cookieOf(signInPage, undefined);
-  if (cookie === undefined) throw new Error('GET /sign-in set no cookie');
-  const signedIn = await http.send(
-    'POST',
-    '/sign-in',
-    { cookie, 'content-type': FORM },
-    form({
-      csrf_token: hidden(signInPage, 'csrf_token'),
-      username: user.username,
-      password: user.password,
-      next: '/account/apps',
-    }),
-  );
-  if (signedIn.status !== 303) throw new Error(`POST /sign-in answered ${signedIn.status}`);
-  cookie = cookieOf(signedIn, cookie)!;
+  const cookie = await signInWithPassword(http, user, '/account/apps');
 
   const pkce = pkcePair();
   const state = randomBytes(8).toString('base64url');

@@ -1,25 +1,7 @@
 import { SoftwareAuthenticator } from '../../test/helpers/software-authenticator.js';
-import { FlowClient, runFlowLoad, type Exchange, type FlowOutcome } from '../lib/flow-load.js';
+import { FlowClient, runFlowLoad, type FlowOutcome } from '../lib/flow-load.js';
+import { cookieOf, form, FORM, hidden, signInWithPassword } from '../lib/sign-in-pages.js';
 import type { Check, Scenario } from '../lib/types.js';
-
-const FORM = 'application/x-www-form-urlencoded';
-
-function cookieOf(exchange: Exchange, previous: string | undefined): string | undefined {
-  const first = exchange.setCookie.find((cookie) => cookie.startsWith('__Host-gatehouse='));
-  return first === undefined ? previous : first.split(';', 1)[0];
-}
-
-/** The value of a hidden input on a page (the first of that name), unescaped as a browser would. */
-function hidden(page: Exchange, name: string): string {
-  const match = new RegExp(`name="${name}" value="([^"]*)"`).exec(page.body);
-  if (match?.[1] === undefined) throw new Error(`page (${page.status}) has no hidden field ${name}`);
-  return match[1]
-    .replace(/&amp;/g, '&')
-    .replace(/&quot;/g, '"')
-    .replace(/&#39;/g, "'");
-}
-
-const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
 /**
  * One browser's set-up: its user signs in with the password and adds a passkey on the security page,
@@ -31,22 +13,7 @@ async function registerPasskey(
   origin: string,
   user: { username: string; password: string },
 ): Promise<SoftwareAuthenticator> {
-  const signInPage = await http.send('GET', '/sign-in?next=%2Faccount%2Fsecurity', {});
-  let cookie = cookieOf(signInPage, undefined);
-  if (cookie === undefined) throw new Error('GET /sign-in set no cookie');
-  const signedIn = await http.send(
-    'POST',
-    '/sign-in',
-    { cookie, 'content-type': FORM },
-    form({
-      csrf_token: hidden(signInPage, 'csrf_token'),
-      username: user.username,
-      password: user.password,
-      next: '/account/security',
-    }),
-  );
-  if (signedIn.status !== 303) throw new Error(`POST /sign-in answered ${signedIn.status}`);
-  cookie = cookieOf(signedIn, cookie)!;
+  const cookie = await signInWithPassword(http, user, '/account/security');
   const security = await http.send('GET', '/account/security', { cookie });
   const csrf = hidden(security, 'csrf_token');
   const options = await http.send(
