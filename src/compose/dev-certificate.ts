@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
 
@@ -63,7 +63,15 @@ export async function loadTls(options: {
     ],
   });
   mkdirSync(dir, { recursive: true });
-  writeFileSync(keyPath, pems.private, { mode: 0o600 });
-  writeFileSync(certPath, pems.cert);
+  // Each file appears whole or not at all (written aside, then renamed), the certificate last: a process
+  // starting beside this one, or a client reading cert.pem, never reads half a file.
+  writeWhole(keyPath, pems.private, 0o600);
+  writeWhole(certPath, pems.cert, 0o644);
   return { cert: pems.cert, key: pems.private, certPath, generated: true };
+}
+
+function writeWhole(path: string, text: string, mode: number): void {
+  const aside = `${path}.${process.pid}.tmp`;
+  writeFileSync(aside, text, { mode });
+  renameSync(aside, path);
 }

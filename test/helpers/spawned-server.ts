@@ -106,39 +106,45 @@ export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer>
 
   const url = `https://127.0.0.1:${port}`;
   const certPath = join(options.dataDir, 'tls', 'cert.pem');
-  const deadline = Date.now() + 30_000;
+  // A guard against a hang only, not a measure of speed: start-up on a busy machine takes what it takes.
+  const deadline = Date.now() + 180_000;
   let http: HttpsClient | undefined;
-  while (Date.now() < deadline) {
+  let ready = false;
+  while (!ready && Date.now() < deadline) {
     if (gone) throw new Error(`server exited during start-up:\n${output}`);
-    try {
-      http ??= new HttpsClient(url, readFileSync(certPath, 'utf8'));
-      const res = await http.request('/readyz');
-      if (res.status === 200) break;
-    } catch {
-      // Not listening yet, or the certificate not written yet.
+    // The certificate is read once the server says it listens, so never while it is being written;
+    // a client whose request failed is made again, so one bad read cannot outlast the loop.
+    if (output.includes('listening on')) {
+      try {
+        http ??= new HttpsClient(url, readFileSync(certPath, 'utf8'));
+        ready = (await http.request('/readyz')).status === 200;
+      } catch {
+        http?.close();
+        http = undefined;
+      }
     }
-    await sleep(50);
+    if (!ready) await sleep(50);
   }
-  if (http === undefined || Date.now() >= deadline) {
+  if (http === undefined || !ready) {
     child.kill('SIGKILL');
     throw new Error(`server did not become ready:\n${output}`);
   }
-  const ready = http;
+  const client = http;
   return {
     url,
     port,
     ca: readFileSync(certPath, 'utf8'),
-    http: ready,
+    http: client,
     child,
     output: () => output,
     exited,
     async stop() {
-      ready.close();
+      client.close();
       if (!gone) child.kill('SIGTERM');
       return exited;
     },
     async kill() {
-      ready.close();
+      client.close();
       if (!gone) child.kill('SIGKILL');
       await exited;
     },

@@ -393,9 +393,10 @@ describe('resource-server library: keys rotated at a running Gatehouse', () => {
     const rsaKid = rotated.kid;
     const ecKid = rotated.kids.find((key) => key.alg === 'ES256')?.kid;
     gatehouse.clock.advance(11);
+    // The background refresh is awaited as an event would be; the deadline only guards against a hang.
     let third = await clientCredentialsToken(gatehouse, ['notes:read']);
     for (
-      const deadline = Date.now() + 15_000;
+      const deadline = Date.now() + 120_000;
       decodeProtectedHeader(third.token.access_token).kid !== ecKid && Date.now() < deadline;
     ) {
       await sleep(50);
