@@ -195,6 +195,17 @@ export const ENDPOINTS = {
     path: '/sign-in/passkey/reauthentication',
     methods: { POST: bucket('signIn') },
   },
+  // Upstream identity providers (decision 40): the start sends the browser upstream (one stored-state
+  // cookie, one discovery at most per provider and minute); the callback redeems a code upstream and may
+  // create a user, so both count like a sign-in.
+  signInUpstream: {
+    path: '/sign-in/upstream/:id',
+    methods: { GET: bucket('signIn') },
+  },
+  signInCallback: {
+    path: '/sign-in/callback/:id',
+    methods: { GET: bucket('signIn') },
+  },
   signInContinuation: {
     // OpenID Connect Core §3.1.2.1, prompt=select_account: continue as the account signed in.
     path: '/sign-in/continue',

@@ -308,9 +308,92 @@ export interface DeviceAuthorization {
 
 /** One method a browser session's person used, and when (docs/decisions.md, decision 30). */
 export interface SessionAuthentication {
-  /** An AuthenticationMethod's name (core/sign-in/methods.ts): `password` today. */
+  /** An AuthenticationMethod's name (core/sign-in/methods.ts): `password`, `passkey`, `federated`, … */
   method: string;
   at: number;
+  /** For `federated`: the IdentityProvider's id the person came through. */
+  provider?: string;
+  /**
+   * For `federated`, only when the provider is trusted for it (IdentityProvider.trustUpstreamAssurance):
+   * the upstream ID token's `amr` and `acr`, as the upstream sent them.
+   */
+  upstream?: { amr?: string[]; acr?: string };
+}
+
+/**
+ * How Gatehouse authenticates itself at an upstream provider's token endpoint (RFC 6749 §2.3, OpenID
+ * Connect Core §9): a client secret (Basic or in the form), a JWT signed with a key Gatehouse keeps for
+ * that provider (`private_key_jwt`), or nothing (a public client, PKCE alone).
+ */
+export type UpstreamClientAuth = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
+
+/**
+ * Where the upstream's claims are read from (ID token claims merged over userinfo's, or a plain OAuth
+ * 2.0 provider's userinfo JSON): claim names, a dotted path reaching into nested objects.
+ */
+export interface UpstreamClaimMapping {
+  /** The stable id of the person at the upstream: `sub` for OpenID Providers. */
+  subject: string;
+  username: string;
+  email: string;
+  /** A boolean claim; absent or not `true` means unverified. */
+  emailVerified: string;
+  name: string;
+}
+
+/**
+ * An upstream identity provider people may sign in through (docs/decisions.md, upstream identity
+ * providers): an OpenID Provider found by discovery (`kind` `oidc`, `issuer` set, endpoints null until
+ * discovered), or a plain OAuth 2.0 provider (`oauth2`, endpoints given, claims mapped from userinfo).
+ */
+export interface IdentityProvider {
+  /** A slug ([a-z0-9-], from the name unless given): in the redirect URI and in `idp_hint`. */
+  id: string;
+  /** What the sign-in page's button says: "Continue with NAME". */
+  name: string;
+  kind: 'oidc' | 'oauth2';
+  /** The OpenID Provider's issuer (oidc); null for a plain OAuth 2.0 provider. */
+  issuer: string | null;
+  authorizationEndpoint: string | null;
+  tokenEndpoint: string | null;
+  userinfoEndpoint: string | null;
+  clientId: string;
+  clientAuth: UpstreamClientAuth;
+  /** The client secret, sealed under the server secret's key-encryption key (sealed-box.ts); never in the clear. */
+  clientSecretSealed: string | null;
+  /** For private_key_jwt: the private key (PKCS#8 DER), sealed like signing keys. */
+  privateKeySealed: string | null;
+  /** Its public JWK (with `kid` and `alg`), what the operator registers at the upstream. */
+  publicJwk: Record<string, unknown> | null;
+  scopes: string[];
+  claimMapping: UpstreamClaimMapping;
+  /** Links a first sign-in to the local user with that address when the upstream says it is verified. */
+  linkByVerifiedEmail: boolean;
+  /** The upstream's `amr`/`acr` count toward this server's (decision on federated assurance). */
+  trustUpstreamAssurance: boolean;
+  /** An `acr` the upstream must deliver (sent as `acr_values`; a sign-in without it is refused). */
+  requiredAcr: string | null;
+  /** An https URL of its logo, shown on its button. */
+  logoUri: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * A local user's link to a person at an upstream provider: (issuer, subject) names the upstream person,
+ * once across all users; the user's own `sub` here stays theirs and stable whatever is linked.
+ */
+export interface FederatedLink {
+  id: string;
+  userId: string;
+  providerId: string;
+  /** The upstream issuer (oidc), or for a plain OAuth 2.0 provider `urn:gatehouse:idp:<provider id>`. */
+  issuer: string;
+  subject: string;
+  /** The upstream user name or email at the time of linking, to name the link on the security page. */
+  label: string | null;
+  createdAt: number;
+  lastUsedAt: number | null;
 }
 
 /**

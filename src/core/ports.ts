@@ -4,7 +4,9 @@ import type {
   Client,
   ClientRegistration,
   DeviceAuthorization,
+  FederatedLink,
   Grant,
+  IdentityProvider,
   InitialAccessToken,
   Passkey,
   MailLink,
@@ -481,6 +483,33 @@ export interface PasskeyStore {
   delete(userId: string, id: string): Promise<boolean>;
 }
 
+/** Upstream identity providers (model.ts IdentityProvider), few: listed whole, in name order. */
+export interface IdentityProviderStore {
+  /** Stores a new provider; false, storing nothing, when its id is taken. */
+  insert(provider: IdentityProvider): Promise<boolean>;
+  get(id: string): Promise<IdentityProvider | undefined>;
+  list(limit: number, offset: number): Promise<{ items: IdentityProvider[]; total: number }>;
+  /** Replaces the stored provider of that id; false when there is none. */
+  update(provider: IdentityProvider): Promise<boolean>;
+  /** Deletes the provider and every link through it; false when there is none. */
+  delete(id: string): Promise<boolean>;
+}
+
+/** Links between local users and upstream people (model.ts FederatedLink). */
+export interface FederatedLinkStore {
+  /** Stores a link; false, storing nothing, when (issuer, subject) is linked already (to anyone). */
+  insert(link: FederatedLink): Promise<boolean>;
+  /** The link of an upstream person, whoever it is linked to. */
+  find(issuer: string, subject: string): Promise<FederatedLink | undefined>;
+  /** A user's links, oldest first. */
+  listByUser(userId: string): Promise<FederatedLink[]>;
+  /** A provider's links, oldest first (what deleting it would remove). */
+  countByProvider(providerId: string): Promise<number>;
+  recordUse(id: string, at: number): Promise<void>;
+  /** Deletes the user's link `id`; false when the user has no such link. */
+  delete(userId: string, id: string): Promise<boolean>;
+}
+
 /** WebAuthn challenges, shared by every process: any one may receive the answer to one. */
 export interface WebAuthnChallengeStore {
   insert(challenge: WebAuthnChallenge): Promise<void>;
@@ -520,6 +549,8 @@ export interface Storage {
   readonly webAuthnChallenges: WebAuthnChallengeStore;
   readonly mailLinks: MailLinkStore;
   readonly secondFactors: SecondFactorStore;
+  readonly identityProviders: IdentityProviderStore;
+  readonly federatedLinks: FederatedLinkStore;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

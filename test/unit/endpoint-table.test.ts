@@ -114,6 +114,11 @@ const LIMITED: [string, string][] = [
   ['POST /sign-in/second-factor', 'signIn'],
   ['POST /sign-in/second-factor/set-up', 'signIn'],
   ['POST /account/security/authenticator-app/set-up', 'signIn'],
+  // Decision 40: the upstream flow's start and callback, each a sign-in's worth of work.
+  ['GET /sign-in/upstream/:id', 'signIn'],
+  ['HEAD /sign-in/upstream/:id', 'signIn'],
+  ['GET /sign-in/callback/:id', 'signIn'],
+  ['HEAD /sign-in/callback/:id', 'signIn'],
   ['POST /revoke', 'revoke'],
   ['GET /userinfo', 'userinfo'],
   ['POST /userinfo', 'userinfo'],

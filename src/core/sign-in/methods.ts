@@ -8,9 +8,11 @@
 /**
  * RFC 8176 §2 Authentication Method Reference values this server reports: `pwd` a password, `otp` a
  * one-time code, `hwk`/`swk` a hardware- or software-secured key, `user` a user-presence or
- * verification test, `pin` a PIN, `mfa` more than one kind of factor.
+ * verification test, `pin` a PIN, `mfa` more than one kind of factor. And `fed`, which RFC 8176 does not
+ * register (§2 allows unregistered values) but Entra ID and others send: a sign-in federated through
+ * another identity provider (decision 40).
  */
-export type AmrValue = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'pin' | 'mfa';
+export type AmrValue = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'pin' | 'mfa' | 'fed';
 
 /** Something the person knows, has, or is: two different kinds make a multi-factor sign-in. */
 export type FactorKind = 'knowledge' | 'possession' | 'inherence';
@@ -95,6 +97,20 @@ export const SYNCED_PASSKEY: AuthenticationMethod = {
   phishingResistant: true,
 };
 
+/**
+ * A sign-in through an upstream identity provider (decision 40): `fed`. What the upstream checked is
+ * not known here unless the provider is trusted for it (SessionAuthentication.upstream), so alone it
+ * counts as one factor, of the kind a sign-in proves at the least (knowledge), and is not
+ * phishing-resistant: this server's origin is not what the upstream's ceremony was bound to.
+ */
+export const FEDERATED: AuthenticationMethod = {
+  name: 'federated',
+  amr: ['fed'],
+  factors: ['knowledge'],
+  step: 'first',
+  phishingResistant: false,
+};
+
 /** Every method this server knows, by name: what a session's record is read against. */
 export const AUTHENTICATION_METHODS: ReadonlyMap<string, AuthenticationMethod> = new Map([
   [PASSWORD.name, PASSWORD],
@@ -102,6 +118,7 @@ export const AUTHENTICATION_METHODS: ReadonlyMap<string, AuthenticationMethod> =
   [RECOVERY_CODE.name, RECOVERY_CODE],
   [PASSKEY.name, PASSKEY],
   [SYNCED_PASSKEY.name, SYNCED_PASSKEY],
+  [FEDERATED.name, FEDERATED],
 ]);
 
 /** The names of the methods that may satisfy the authorization step `sign-in` (first factors). */

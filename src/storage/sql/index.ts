@@ -16,6 +16,10 @@ import { createUsedJtiRepository } from './repositories/used-jtis.js';
 import { createInitialAccessTokenRepository } from './repositories/initial-access-tokens.js';
 import { createPushedRequestRepository } from './repositories/pushed-requests.js';
 import { createDeviceAuthorizationRepository } from './repositories/device-authorizations.js';
+import {
+  createFederatedLinkRepository,
+  createIdentityProviderRepository,
+} from './repositories/identity-providers.js';
 import { createPasskeyRepository, createWebAuthnChallengeRepository } from './repositories/passkeys.js';
 import { createMailLinkRepository } from './repositories/mail-links.js';
 import { createQueryObserver, type QueryListener } from './query-observer.js';
@@ -199,6 +203,8 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     webAuthnChallenges: createWebAuthnChallengeRepository(db),
     mailLinks: createMailLinkRepository(db),
     secondFactors: createSecondFactorRepository(db),
+    identityProviders: createIdentityProviderRepository(db),
+    federatedLinks: createFederatedLinkRepository(db),
     observeQueries: queries.observe,
     observeOperations: queries.observe,
     observeConnectionErrors(listener) {

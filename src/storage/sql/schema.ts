@@ -264,6 +264,45 @@ export interface WebAuthnChallengesTable {
   expires_at: number;
 }
 
+export interface IdentityProvidersTable {
+  id: string;
+  name: string;
+  kind: string;
+  issuer: string | null;
+  authorization_endpoint: string | null;
+  token_endpoint: string | null;
+  userinfo_endpoint: string | null;
+  client_id: string;
+  client_auth: string;
+  client_secret_sealed: string | null;
+  private_key_sealed: string | null;
+  /** JSON of the public JWK, or null. */
+  public_jwk: string | null;
+  /** JSON array of scope names. */
+  scopes: string;
+  /** JSON of the UpstreamClaimMapping. */
+  claim_mapping: string;
+  /** 1 or 0. */
+  link_by_verified_email: number;
+  /** 1 or 0. */
+  trust_upstream_assurance: number;
+  required_acr: string | null;
+  logo_uri: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface FederatedLinksTable {
+  id: string;
+  user_id: string;
+  provider_id: string;
+  issuer: string;
+  subject: string;
+  label: string | null;
+  created_at: number;
+  last_used_at: number | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -286,4 +325,6 @@ export interface Database {
   mail_links: MailLinksTable;
   totp_credentials: TotpCredentialsTable;
   recovery_codes: RecoveryCodesTable;
+  identity_providers: IdentityProvidersTable;
+  federated_links: FederatedLinksTable;
 }

@@ -13,6 +13,8 @@ import type {
   SigningKeyRecord,
   TotpCredential,
   User,
+  FederatedLink,
+  IdentityProvider,
   Passkey,
   WebAuthnChallenge,
 } from '../../../src/core/model.js';
@@ -24,6 +26,8 @@ import type {
   GrantStore,
   InitialAccessTokenStore,
   MacNonceStore,
+  FederatedLinkStore,
+  IdentityProviderStore,
   PasskeyStore,
   MailLinkStore,
   PurgeStore,
@@ -75,6 +79,8 @@ interface Tables {
   pushedRequests: Map<string, PushedAuthorizationRequest>;
   deviceAuthorizations: Map<string, DeviceAuthorization>;
   passkeys: Map<string, Passkey>;
+  identityProviders: Map<string, IdentityProvider>;
+  federatedLinks: Map<string, FederatedLink>;
   webAuthnChallenges: Map<string, WebAuthnChallenge>;
   mailLinks: Map<string, MailLink>;
   totp: Map<string, TotpCredential>;
@@ -227,6 +233,7 @@ function users(t: Tables): UserStore {
       for (const [hash, device] of t.deviceAuthorizations)
         if (device.userId === id) t.deviceAuthorizations.delete(hash);
       for (const [key, passkey] of t.passkeys) if (passkey.userId === id) t.passkeys.delete(key);
+      for (const [key, link] of t.federatedLinks) if (link.userId === id) t.federatedLinks.delete(key);
       for (const [hash, challenge] of t.webAuthnChallenges)
         if (challenge.userId === id) t.webAuthnChallenges.delete(hash);
       for (const [hash, link] of t.mailLinks) if (link.userId === id) t.mailLinks.delete(hash);
@@ -668,6 +675,75 @@ function deviceAuthorizations(t: Tables): DeviceAuthorizationStore {
   };
 }
 
+function identityProviders(t: Tables): IdentityProviderStore {
+  return {
+    async insert(provider) {
+      if (t.identityProviders.has(provider.id)) return false;
+      t.identityProviders.set(provider.id, copy(provider));
+      return true;
+    },
+    async get(id) {
+      const provider = t.identityProviders.get(id);
+      return provider && copy(provider);
+    },
+    async list(limit, offset) {
+      const all = [...t.identityProviders.values()].sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+      );
+      return { items: all.slice(offset, offset + limit).map(copy), total: all.length };
+    },
+    async update(provider) {
+      const stored = t.identityProviders.get(provider.id);
+      if (stored === undefined) return false;
+      t.identityProviders.set(provider.id, { ...copy(provider), createdAt: stored.createdAt });
+      return true;
+    },
+    async delete(id) {
+      if (!t.identityProviders.delete(id)) return false;
+      for (const [key, link] of t.federatedLinks) if (link.providerId === id) t.federatedLinks.delete(key);
+      return true;
+    },
+  };
+}
+
+function federatedLinks(t: Tables): FederatedLinkStore {
+  return {
+    async insert(link) {
+      references(t.users, link.userId, 'user');
+      references(t.identityProviders, link.providerId, 'identity provider');
+      for (const held of t.federatedLinks.values()) {
+        if (held.issuer === link.issuer && held.subject === link.subject) return false;
+      }
+      if (t.federatedLinks.has(link.id)) return false;
+      t.federatedLinks.set(link.id, copy(link));
+      return true;
+    },
+    async find(issuer, subject) {
+      for (const link of t.federatedLinks.values()) {
+        if (link.issuer === issuer && link.subject === subject) return copy(link);
+      }
+      return undefined;
+    },
+    async listByUser(userId) {
+      return [...t.federatedLinks.values()]
+        .filter((link) => link.userId === userId)
+        .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(copy);
+    },
+    async countByProvider(providerId) {
+      return [...t.federatedLinks.values()].filter((link) => link.providerId === providerId).length;
+    },
+    async recordUse(id, at) {
+      const link = t.federatedLinks.get(id);
+      if (link !== undefined) link.lastUsedAt = at;
+    },
+    async delete(userId, id) {
+      if (t.federatedLinks.get(id)?.userId !== userId) return false;
+      return t.federatedLinks.delete(id);
+    },
+  };
+}
+
 function passkeys(t: Tables): PasskeyStore {
   return {
     async insert(passkey) {
@@ -829,6 +905,8 @@ export function memoryStorage(): GatehouseStore {
     pushedRequests: new Map(),
     deviceAuthorizations: new Map(),
     passkeys: new Map(),
+    identityProviders: new Map(),
+    federatedLinks: new Map(),
     webAuthnChallenges: new Map(),
     mailLinks: new Map(),
     totp: new Map(),
@@ -854,6 +932,8 @@ export function memoryStorage(): GatehouseStore {
     pushedRequests: pushedRequests(t),
     deviceAuthorizations: deviceAuthorizations(t),
     passkeys: passkeys(t),
+    identityProviders: identityProviders(t),
+    federatedLinks: federatedLinks(t),
     webAuthnChallenges: webAuthnChallenges(t),
     mailLinks: mailLinks(t),
     secondFactors: secondFactors(t),

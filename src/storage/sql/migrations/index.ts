@@ -16,6 +16,7 @@ import * as registrationScopes from './0014-registration-scopes.js';
 import * as administrators from './0015-administrators.js';
 import * as sessionAuthentications from './0016-session-authentications.js';
 import * as passkeys from './0017-passkeys.js';
+import * as identityProviders from './0022-identity-providers.js';
 import * as secondFactors from './0018-second-factors.js';
 import * as mailLinks from './0019-mail-links.js';
 import * as accountSecurity from './0020-account-security.js';
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0019-mail-links': mailLinks,
   '0020-account-security': accountSecurity,
   '0021-token-assurance': tokenAssurance,
+  '0022-identity-providers': identityProviders,
 };
 
 export const migrationProvider: MigrationProvider = {
