@@ -14,6 +14,8 @@ export function deriveServerKeys(secret: Buffer) {
     // hashes keyed, each under its own subkey.
     totpKey: deriveKey(secret, 'totp-secrets'),
     recoveryCodeKey: deriveKey(secret, 'recovery-codes'),
+    // Decision 39: upstream identity providers' client secrets and private keys are sealed under it.
+    identityProviderKey: deriveKey(secret, 'identity-provider-secrets'),
   };
 }
 

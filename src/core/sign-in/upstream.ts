@@ -100,3 +100,13 @@ export interface UpstreamProviders {
 export function upstreamIssuer(provider: Pick<IdentityProvider, 'id' | 'issuer'>): string {
   return provider.issuer ?? `urn:gatehouse:idp:${provider.id}`;
 }
+
+/**
+ * The AES-GCM associated data an identity provider's sealed client secret and private key are sealed
+ * under (sealed-box.ts), with the key `identityProviderKey` derived from the server secret: a value
+ * sealed for one provider, or as the other kind, does not open as another.
+ */
+export const sealContext = {
+  clientSecret: (providerId: string) => `identity-provider:${providerId}:client-secret`,
+  privateKey: (providerId: string) => `identity-provider:${providerId}:private-key`,
+};
