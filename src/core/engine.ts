@@ -3,6 +3,7 @@ import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
 import { AccountSecurity } from './sign-in/account-security.js';
+import { UpstreamError, type UpstreamProviders } from './sign-in/upstream.js';
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
 import { Passkeys } from './sign-in/passkeys.js';
@@ -117,6 +118,11 @@ export interface EngineDependencies {
    * mails fail (the command line sends none).
    */
   mailer?: Mailer;
+  /**
+   * Runs the upstream identity providers' flow (src/outbound/upstream-client.ts, openid-client). Without
+   * one, a sign-in through a provider fails on its failure page (the command line signs nobody in).
+   */
+  upstreamProviders?: UpstreamProviders;
 }
 
 export type SignInInput = { username: string; password: string; address: string };
@@ -219,6 +225,14 @@ export interface Engine {
 
 const noJwksFetcher: JwksFetcher = {
   fetch: () => Promise.reject(new Error('this process does not fetch jwks_uri documents')),
+};
+
+/** What an engine without an upstream client answers (exported for the engine's services to default to). */
+export const noUpstreamProviders: UpstreamProviders = {
+  discover: () =>
+    Promise.reject(new UpstreamError('unreachable', 'this process reaches no upstream provider')),
+  begin: () => Promise.reject(new UpstreamError('unreachable', 'this process reaches no upstream provider')),
+  finish: () => Promise.reject(new UpstreamError('unreachable', 'this process reaches no upstream provider')),
 };
 
 const noMailer: Mailer = {
