@@ -102,11 +102,14 @@ export function createIdentityProviderRepository(db: Kysely<Database>): Identity
       return { items: rows.map(providerFromRow), total: Number(count.total) };
     },
     async update(provider) {
-      const { id, created_at: _created, ...changes } = providerRow(provider);
+      // Everything but the id and the creation time, which never change.
+      const row: Partial<IdentityProvidersTable> = providerRow(provider);
+      delete row.id;
+      delete row.created_at;
       const result = await db
         .updateTable('identity_providers')
-        .set(changes)
-        .where('id', '=', id)
+        .set(row)
+        .where('id', '=', provider.id)
         .executeTakeFirst();
       return (result.numUpdatedRows ?? 0n) > 0n;
     },
