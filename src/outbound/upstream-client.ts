@@ -208,7 +208,9 @@ export class OpenIdUpstreamProviders implements UpstreamProviders {
         const identity = mapClaims(provider.claimMapping, { ...userinfo, ...idToken });
         return {
           ...identity,
-          issuer: metadata.issuer,
+          // The issuer as stored (discovery found it equal to the metadata's, and the ID token's `iss`
+          // was checked against that): links are keyed by it.
+          issuer: upstreamIssuer(provider),
           amr: stringList(idToken.amr),
           acr: typeof idToken.acr === 'string' ? idToken.acr : null,
         };
@@ -585,6 +587,10 @@ export function toUpstreamError(error: unknown): UpstreamError {
       }
       return new UpstreamError('invalid-response', 'an answer does not match');
     case CODE.timestamp:
+      // OpenID Connect Core §3.1.2.1: an upstream sign-in older than the max_age asked for.
+      if (detail.claim === 'auth_time') {
+        return new UpstreamError('invalid-response', 'the upstream sign-in is older than max_age');
+      }
       return new UpstreamError('invalid-response', 'the ID token is expired or not yet valid');
     case CODE.keySelection:
       return new UpstreamError('invalid-response', 'no upstream key verifies the ID token');

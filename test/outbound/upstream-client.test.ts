@@ -412,6 +412,32 @@ describe('the upstream client against node-oidc-provider', () => {
     }
   });
 
+  it('checks auth_time against the max_age it sent', async () => {
+    const idp = provider('basic', { issuer: upstream.issuer });
+    const authorization = await client.begin(idp, redirectUri('basic'), { maxAge: 60 });
+    assert.equal(authorization.maxAge, 60);
+    const callback = await upstream.signIn(authorization.url, ALICE);
+    // Two minutes on: the ID token is still valid, the sign-in it reports is older than max_age.
+    clock.advance(120);
+    try {
+      await rejectsWith(
+        client.finish(idp, redirectUri('basic'), callback, authorization),
+        'invalid-response',
+        /max_age/,
+      );
+    } finally {
+      clock.advance(-120);
+    }
+    const fresh = await client.begin(idp, redirectUri('basic'), { maxAge: 60 });
+    const identity = await client.finish(
+      idp,
+      redirectUri('basic'),
+      await upstream.signIn(fresh.url, ALICE),
+      fresh,
+    );
+    assert.equal(identity.subject, ALICE.subject);
+  });
+
   it("refuses userinfo whose sub is not the ID token's", async () => {
     const idp = provider('basic', { issuer: upstream.issuer });
     const { authorization, callback } = await signIn(idp);
