@@ -195,7 +195,7 @@ export class OpenIdUpstreamProviders implements UpstreamProviders {
             }
           : {}),
       });
-      this.keepJwks(provider, config);
+      this.keepJwks(config);
 
       if (oidc) {
         const idToken = tokens.claims();
@@ -270,15 +270,15 @@ export class OpenIdUpstreamProviders implements UpstreamProviders {
     // Set, not only trusted for arriving over TLS from the token endpoint.
     if (provider.kind === 'oidc') {
       client.enableNonRepudiationChecks(config);
-      const cache = this.jwksCaches.get(provider.id);
+      const cache = this.jwksCaches.get(metadata.issuer);
       if (cache !== undefined) client.setJwksCache(config, cache);
     }
     return config;
   }
 
-  private keepJwks(provider: IdentityProvider, config: client.Configuration): void {
+  private keepJwks(config: client.Configuration): void {
     const cache = client.getJwksCache(config);
-    if (cache !== undefined) this.jwksCaches.set(provider.id, cache);
+    if (cache !== undefined) this.jwksCaches.set(config.serverMetadata().issuer, cache);
   }
 
   private providerMetadata(provider: IdentityProvider): Promise<client.ServerMetadata> {
