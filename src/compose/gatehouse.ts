@@ -1,7 +1,8 @@
 import cluster from 'node:cluster';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
-import { createEngine, type Engine } from '../core/engine.js';
+import { createEngine, noUpstreamProviders, type Engine } from '../core/engine.js';
+import type { UpstreamProviders } from '../core/sign-in/upstream.js';
 import { deriveServerKeys, enginePolicy } from './engine-policy.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
 import { DEFAULT_PURGE_PACING, Purger, PurgeScheduler, type PurgePolicy } from '../core/ops/purge.js';
@@ -96,6 +97,7 @@ export async function createGatehouse(
     { createLogMailer },
     { startPurgeProcess },
     { loadTls },
+    { createUpstreamDiscovery },
   ] = await Promise.all([
     import('../http/app.js'),
     import('../http/metrics.js'),
@@ -104,6 +106,7 @@ export async function createGatehouse(
     import('../outbound/log-mailer.js'),
     import('./purge-process.js'),
     import('./dev-certificate.js'),
+    import('../outbound/upstream-discovery.js'),
   ]);
   const jwksFetcher = createJwksFetcher({
     allowPrivateAddresses: config.allowPrivateJwksUri,
@@ -119,7 +122,22 @@ export async function createGatehouse(
           url: config.smtpUrl,
           from: config.mailFrom,
         });
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher, mailer });
+  // Decision 39: /v1/identity-providers checks an OpenID Provider by discovery, under the fetch rules
+  // of jwks_uri (its time and size limits) but to any address: the operator names it.
+  const discovery = createUpstreamDiscovery({
+    timeoutMs: config.jwksUriTimeoutMs,
+    maxBytes: config.jwksUriMaxBytes,
+    ca: options.outboundCa,
+  });
+  const upstreamProviders: UpstreamProviders = { ...noUpstreamProviders, discover: discovery.discover };
+  const engine = createEngine({
+    storage,
+    clock,
+    policy: enginePolicy(config),
+    jwksFetcher,
+    mailer,
+    upstreamProviders,
+  });
   await engine.prepare();
 
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
@@ -281,7 +299,17 @@ export async function openEngine(
     await storage.close();
     throw error;
   }
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config) });
+  // `idps create --issuer` checks the provider by discovery (decision 39); its module is loaded only
+  // then, so other commands start as fast as before. The upstream's TLS is verified as Node does, the
+  // process's NODE_EXTRA_CA_CERTS included.
+  const upstreamProviders: UpstreamProviders = {
+    ...noUpstreamProviders,
+    discover: async (issuer) =>
+      (await import('../outbound/upstream-discovery.js'))
+        .createUpstreamDiscovery({ timeoutMs: config.jwksUriTimeoutMs, maxBytes: config.jwksUriMaxBytes })
+        .discover(issuer),
+  };
+  const engine = createEngine({ storage, clock, policy: enginePolicy(config), upstreamProviders });
   return {
     engine,
     async close() {
