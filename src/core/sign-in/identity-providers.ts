@@ -631,7 +631,7 @@ export class IdentityProviderRegistry {
    * Replaces a provider's settings with `input`, validated in full as at creation (PUT): a field left
    * out takes its default, but the write-only secret left out is kept. A new issuer is discovered again.
    */
-  replace(provider: IdentityProvider, input: IdentityProviderInput): Promise<IdentityProvider> {
+  async replace(provider: IdentityProvider, input: IdentityProviderInput): Promise<IdentityProvider> {
     if (input.id !== undefined && input.id !== provider.id) {
       throw new ValidationError(
         'id',
@@ -647,7 +647,10 @@ export class IdentityProviderRegistry {
    * makes it an OpenID Provider (its endpoints found by discovery), and the endpoints without an issuer
    * a plain OAuth 2.0 one. The claim mapping given is merged into the present one.
    */
-  update(provider: IdentityProvider, changes: Partial<IdentityProviderInput>): Promise<IdentityProvider> {
+  async update(
+    provider: IdentityProvider,
+    changes: Partial<IdentityProviderInput>,
+  ): Promise<IdentityProvider> {
     if (changes.id !== undefined && changes.id !== provider.id) {
       throw new ValidationError(
         'id',
