@@ -14,9 +14,11 @@ export interface UpstreamDiscoveryPolicy {
   ca?: string;
 }
 
+const WELL_KNOWN = '/.well-known/openid-configuration';
+
 /** OpenID Connect Discovery 1.0 §4: the metadata's place under an issuer (a trailing "/" removed first). */
 export function discoveryUrl(issuer: string): string {
-  return `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;
+  return `${issuer.replace(/\/$/, '')}${WELL_KNOWN}`;
 }
 
 function httpsMember(metadata: Record<string, unknown>, name: string, required: true): string;
@@ -63,10 +65,11 @@ export function createUpstreamDiscovery(policy: UpstreamDiscoveryPolicy): {
       try {
         document = await fetcher.fetch(url);
       } catch (error) {
-        throw new UpstreamError('unreachable', `${url}: ${(error as Error).message}`);
+        // The issuer is named by whoever reports the failure; the document's place and what went wrong here.
+        throw new UpstreamError('unreachable', `${WELL_KNOWN}: ${(error as Error).message}`);
       }
       if (typeof document !== 'object' || document === null || Array.isArray(document)) {
-        throw new UpstreamError('invalid-response', `${url} is not a JSON object`);
+        throw new UpstreamError('invalid-response', `${WELL_KNOWN} is not a JSON object`);
       }
       const metadata = document as Record<string, unknown>;
       // §4.3: "MUST be identical to the issuer URL that was used as the prefix to /.well-known".
