@@ -135,6 +135,17 @@ for (const backend of backends()) {
         'issuer',
       );
       assert.match(String(refused.detail), /discovery failed at .*ECONNREFUSED/);
+      // The same server under another name: its metadata names its own issuer (Discovery §4.3).
+      const renamed = upstreamIssuer.replace('localhost', '127.0.0.1');
+      const mixUp = assertProblem(
+        await api.post('/identity-providers', oidc({ issuer: renamed })),
+        400,
+        'issuer',
+      );
+      assert.match(
+        String(mixUp.detail),
+        /its metadata names the issuer "https:\/\/localhost:\d+", not https:\/\/127/,
+      );
       assert.equal(await total(), before);
     });
 
