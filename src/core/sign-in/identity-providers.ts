@@ -539,10 +539,16 @@ export interface IdentityProviderDeletion {
   clientsChanged: number;
 }
 
+const idTaken = (id: string) =>
+  new ConflictError(
+    'id',
+    `an identity provider with id "${id}" exists already: choose another id (--id, or "id" in /v1)`,
+  );
+
 const noSuchProvider = (id: string) =>
   new NotFoundError('id', `no identity provider with id ${JSON.stringify(id)}`);
 
-/** The providers /v1 and `idps list` read at most at once; the sign-in page's list reads all. */
+/** How many rows are read at once when every one is wanted (providers, clients naming one). */
 const PAGE = 100;
 
 /**
@@ -609,6 +615,8 @@ export class IdentityProviderRegistry {
     const id = input.id === undefined ? this.idFromName(input.name) : validId(input.id);
     const endpoints = endpointsOf(input);
     const settings = validateIdentityProviderInput(input, endpoints.kind);
+    // Said before discovery and key making; the insert below still refuses one taken meanwhile.
+    if ((await this.get(id)) !== undefined) throw idTaken(id);
     const now = this.deps.clock.now();
     const provider: IdentityProvider = {
       id,
@@ -618,12 +626,7 @@ export class IdentityProviderRegistry {
       createdAt: now,
       updatedAt: now,
     };
-    if (!(await this.deps.storage.identityProviders.insert(provider))) {
-      throw new ConflictError(
-        'id',
-        `an identity provider with id "${id}" exists already: choose another id (--id, or "id" in /v1)`,
-      );
-    }
+    if (!(await this.deps.storage.identityProviders.insert(provider))) throw idTaken(id);
     return provider;
   }
 
