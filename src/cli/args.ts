@@ -170,7 +170,11 @@ async function readStdin(input: TextSource): Promise<string> {
  * Reads one line from the terminal without echoing it: the terminal goes to raw mode and each key is
  * handled here (backspace, Ctrl-C, Ctrl-D), so the password never appears on screen or in scrollback.
  */
-function promptHidden(io: Pick<CliIo, 'stdin' | 'stderr'>, prompt: string): Promise<string> {
+function promptHidden(
+  io: Pick<CliIo, 'stdin' | 'stderr'>,
+  prompt: string,
+  nothingGiven = 'no password given',
+): Promise<string> {
   const input = io.stdin;
   const output = io.stderr;
   return new Promise((resolve, reject) => {
@@ -193,7 +197,7 @@ function promptHidden(io: Pick<CliIo, 'stdin' | 'stderr'>, prompt: string): Prom
         if (char === '\r' || char === '\n') return finish();
         if (char === '\u0003') return finish(new UsageError('interrupted'));
         if (char === '\u0004') {
-          if (value === '') return finish(new UsageError('no password given'));
+          if (value === '') return finish(new UsageError(nothingGiven));
           return finish();
         }
         if (char === '\u007f' || char === '\b') value = value.slice(0, -1);
@@ -214,4 +218,13 @@ export async function readPassword(io: Pick<CliIo, 'stdin' | 'stderr'>): Promise
   const again = await promptHidden(io, 'Repeat password: ');
   if (password !== again) throw new UsageError('the two passwords differ; nothing was changed');
   return password;
+}
+
+/**
+ * A secret another server issued (`idps create --client-secret-stdin`): from a pipe as it comes; on a
+ * terminal, asked for once without echo (it is pasted, not made up, so there is nothing to repeat).
+ */
+export async function readSecret(io: Pick<CliIo, 'stdin' | 'stderr'>, prompt: string): Promise<string> {
+  if (io.stdin.isTTY !== true) return readStdin(io.stdin);
+  return promptHidden(io, prompt, 'no secret given');
 }

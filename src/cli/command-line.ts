@@ -32,6 +32,7 @@ const RUNNERS: Record<CommandName, Runner> = {
   check: async (argv, cli) => (await import('./commands/check.js')).runCheckCommand(argv, cli),
   clients: async (argv, cli) => done((await import('./commands/clients.js')).runClientsCommand(argv, cli)),
   users: async (argv, cli) => done((await import('./commands/users.js')).runUsersCommand(argv, cli)),
+  idps: async (argv, cli) => done((await import('./commands/idps.js')).runIdpsCommand(argv, cli)),
   scopes: async (argv, cli) => done((await import('./commands/scopes.js')).runScopesCommand(argv, cli)),
   keys: async (argv, cli) => done((await import('./commands/keys.js')).runKeysCommand(argv, cli)),
   'initial-access-tokens': async (argv, cli) =>

@@ -57,6 +57,40 @@ export const CLIENT_SETTINGS = {
   'require-mfa': { type: 'boolean' },
   'no-require-mfa': { type: 'boolean' },
   'exchange-target': { type: 'string', multiple: true },
+  'identity-providers': { type: 'string' },
+  'all-identity-providers': { type: 'boolean' },
+} as const satisfies Flags;
+
+/**
+ * An identity provider's settings, as `idps create` and `idps update` take them (commands/idps.ts
+ * parses them; decision 39).
+ */
+export const IDP_SETTINGS = {
+  name: { type: 'string' },
+  issuer: { type: 'string' },
+  'authorization-endpoint': { type: 'string' },
+  'token-endpoint': { type: 'string' },
+  'userinfo-endpoint': { type: 'string' },
+  'client-id': { type: 'string' },
+  'client-auth': { type: 'string' },
+  'client-secret-stdin': { type: 'boolean' },
+  scopes: { type: 'string' },
+  'subject-claim': { type: 'string' },
+  'username-claim': { type: 'string' },
+  'email-claim': { type: 'string' },
+  'email-verified-claim': { type: 'string' },
+  'name-claim': { type: 'string' },
+  'link-by-verified-email': { type: 'boolean' },
+  'trust-upstream-assurance': { type: 'boolean' },
+  'required-acr': { type: 'string' },
+  'logo-uri': { type: 'string' },
+} as const satisfies Flags;
+
+/** What `idps update` takes beyond the settings: the switches' "off". */
+export const IDP_UPDATE_FLAGS = {
+  ...IDP_SETTINGS,
+  'no-link-by-verified-email': { type: 'boolean' },
+  'no-trust-upstream-assurance': { type: 'boolean' },
 } as const satisfies Flags;
 
 const none = { flags: {}, positionals: 0 } as const;
@@ -125,6 +159,26 @@ export const COMMANDS = {
       },
       delete: { flags: { username: { type: 'string' } }, positionals: 1 },
       'reset-mfa': { flags: { username: { type: 'string' } }, positionals: 1 },
+      // Decision 39: the user's links to upstream identity providers, and removing one.
+      links: { flags: { username: { type: 'string' } }, positionals: 1 },
+      unlink: { flags: { username: { type: 'string' } }, positionals: 2 },
+    },
+  },
+  idps: {
+    actions: {
+      create: {
+        flags: {
+          ...IDP_SETTINGS,
+          id: { type: 'string' },
+          name: { type: 'string', required: true },
+          'client-id': { type: 'string', required: true },
+        },
+        positionals: 0,
+      },
+      list: none,
+      show: byId,
+      update: { flags: IDP_UPDATE_FLAGS, positionals: 1 },
+      delete: byId,
     },
   },
   grants: {

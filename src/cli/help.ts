@@ -9,8 +9,10 @@ Commands:
   check                      Check configuration, secret, store, migrations, TLS and issuer
   clients create|list|show|update|rotate-secret|delete
                              Manage OAuth clients
-  users create|list|show|update|set-password|delete
+  users create|list|show|update|set-password|delete|links|unlink
                              Manage resource owners
+  idps create|list|show|update|delete
+                             Upstream identity providers people may sign in through
   grants list|revoke         See and revoke what users have granted to clients
   scopes create|list|delete  Manage the scope registry shown on the consent page
   resources create|list|delete
@@ -81,7 +83,8 @@ export const CLIENTS_HELP = `Usage:
                            [--auth-method METHOD [--jwks-uri URL | --jwks-file FILE]]
                            [--require-par | --no-require-par]
                            [--require-dpop | --no-require-dpop] [--require-mfa | --no-require-mfa]
-                           [--exchange-target URI]... [--json]
+                           [--exchange-target URI]...
+                           [--identity-providers ID,ID | --all-identity-providers] [--json]
   gatehouse clients list [--registration operator|token|open] [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
@@ -90,7 +93,8 @@ export const CLIENTS_HELP = `Usage:
                            [--auth-method METHOD] [--jwks-uri URL | --jwks-file FILE]
                            [--require-par | --no-require-par]
                            [--require-dpop | --no-require-dpop] [--require-mfa | --no-require-mfa]
-                           [--exchange-target URI]... [--json]
+                           [--exchange-target URI]...
+                           [--identity-providers ID,ID | --all-identity-providers] [--json]
   gatehouse clients rotate-secret CLIENT_ID [--json]
   gatehouse clients delete CLIENT_ID
 
@@ -134,6 +138,10 @@ export const CLIENTS_HELP = `Usage:
                        audience when it exchanges a token (RFC 8693); repeatable. Without any, an
                        exchanged token keeps the subject token's own audience. Given alone as ''
                        on update, clears the list.
+  --identity-providers ID,ID
+                       The upstream identity providers (gatehouse idps list) the client's sign-in
+                       page offers, in this order; '' offers none. Without it a client offers every
+                       provider; --all-identity-providers goes back to that on update.
 
 update changes the settings given and keeps the others (--redirect-uri or --post-logout-redirect-uri
 given replaces that list).
@@ -156,6 +164,8 @@ export const USERS_HELP = `Usage:
   gatehouse users set-password (USER_ID | --username NAME) --password-stdin [--json]
   gatehouse users delete (USER_ID | --username NAME)
   gatehouse users reset-mfa (USER_ID | --username NAME) [--json]
+  gatehouse users links (USER_ID | --username NAME) [--json]
+  gatehouse users unlink (USER_ID | --username NAME) LINK_ID [--json]
 
 --password-stdin reads the password from a pipe (printf '%s' "$PW" | gatehouse users create ...),
 or on a terminal asks for it twice without showing it. A new password ends the user's browser
@@ -178,9 +188,80 @@ show lists what an operator may know of a user: email, name, the administrator r
 are disabled, how many browser sessions they have, and their ways of signing in (a password set;
 passkeys, an authenticator app, recovery codes left), never a secret.
 
+links lists the user's links to upstream identity providers (gatehouse idps): the provider, the
+upstream account's subject and label, when it was linked and last used. unlink removes one, by the
+id links shows: the user no longer signs in through that upstream account (their other ways stay).
+
 --disabled stops every sign-in of the user, whatever the method, and the password grant: their
 browser sessions end and their grants are revoked, so refresh tokens and access tokens stop working
 at once. --enabled lets them sign in again; what was ended stays ended.
+`;
+
+export const IDPS_HELP = `Usage:
+  gatehouse idps create --name NAME --client-id ID (--issuer URL | --authorization-endpoint URL
+                        --token-endpoint URL --userinfo-endpoint URL --subject-claim CLAIM)
+                        [--client-secret-stdin] [--client-auth METHOD] [--id ID] [--scopes "a b"]
+                        [--username-claim CLAIM] [--email-claim CLAIM] [--email-verified-claim CLAIM]
+                        [--name-claim CLAIM] [--link-by-verified-email] [--trust-upstream-assurance]
+                        [--required-acr ACR] [--logo-uri URL] [--json]
+  gatehouse idps list [--json]
+  gatehouse idps show ID [--json]
+  gatehouse idps update ID [--name NAME] [--issuer URL] [--authorization-endpoint URL]
+                        [--token-endpoint URL] [--userinfo-endpoint URL] [--client-id ID]
+                        [--client-secret-stdin] [--client-auth METHOD] [--scopes "a b"]
+                        [--subject-claim CLAIM] [--username-claim CLAIM] [--email-claim CLAIM]
+                        [--email-verified-claim CLAIM] [--name-claim CLAIM]
+                        [--link-by-verified-email | --no-link-by-verified-email]
+                        [--trust-upstream-assurance | --no-trust-upstream-assurance]
+                        [--required-acr ACR] [--logo-uri URL] [--json]
+  gatehouse idps delete ID [--json]
+
+Upstream identity providers: the sign-in page shows "Continue with NAME" for each, and a person who
+signs in there gets an account here, linked to the upstream one (or linked to theirs, see below).
+
+  --issuer URL         An OpenID Provider: its endpoints are found by discovery
+                       (URL/.well-known/openid-configuration), checked now; create and update refuse
+                       an issuer whose discovery fails, saying why. TLS is verified as Node does
+                       (NODE_EXTRA_CA_CERTS adds a private CA); a private or loopback address is
+                       allowed.
+  --authorization-endpoint URL, --token-endpoint URL, --userinfo-endpoint URL
+                       A plain OAuth 2.0 provider instead (GitHub and the like): all three, https.
+                       The person is read from userinfo, through the claim mapping.
+  --subject-claim CLAIM
+                       The userinfo member that names the person for good (GitHub: id); required
+                       for a plain OAuth 2.0 provider, sub for an OpenID Provider.
+  --username-claim, --email-claim, --email-verified-claim, --name-claim CLAIM
+                       Where the user name, email, whether the email is verified and the full name
+                       are read (default preferred_username, email, email_verified, name); a dotted
+                       path reaches into objects.
+  --client-id ID       The client id the provider issued to Gatehouse.
+  --client-secret-stdin
+                       Its client secret, from a pipe (printf '%s' "$SECRET" | gatehouse idps ...)
+                       or asked for without echo on a terminal. Sealed under the server secret at
+                       once; never shown again (show says only whether one is set).
+  --client-auth METHOD client_secret_basic (the default with a secret), client_secret_post,
+                       private_key_jwt (Gatehouse makes an ES256 key pair and prints its public key
+                       to register at the provider; the private key never leaves it) or none (a
+                       public client: PKCE alone).
+  --id ID              The provider's id: lower-case letters, digits and hyphens (default: from the
+                       name). It is in the redirect URI, so it cannot change.
+  --scopes "a b"       What is asked of the provider (default for an OpenID Provider: openid email
+                       profile; openid is required there).
+  --link-by-verified-email
+                       A first sign-in through this provider joins the local user with that email
+                       address, when the provider says it is verified (never an unverified one).
+                       Only for a provider you trust to verify addresses. Without it, a person with
+                       an account here links it by signing in to it first.
+  --trust-upstream-assurance
+                       The provider's amr and acr count here (a two-factor sign-in upstream is one
+                       here); without it, a sign-in through it is one factor.
+  --required-acr ACR   Asked of the provider (acr_values), and a sign-in without it is refused.
+  --logo-uri URL       An https image shown on the provider's button.
+
+create prints the redirect URI to register at the provider: <issuer>/sign-in/callback/<ID> (with
+--json, the provider with its id and redirect_uri). update changes what is given and keeps the rest
+(--required-acr '' and --logo-uri '' remove them); a new --issuer is discovered again. delete removes
+the provider, every user's link through it (it says how many), and it from clients that named it.
 `;
 
 export const GRANTS_HELP = `Usage:

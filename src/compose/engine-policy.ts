@@ -73,6 +73,11 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       recoveryCodeKey: keys.recoveryCodeKey,
       issuerName: config.productName,
     },
+    identityProviders: {
+      sealingKey: keys.identityProviderKey,
+      // Decision 39: what the operator registers upstream, from the endpoint table.
+      redirectUri: (id) => endpointUrl(config.issuer, ENDPOINTS.signInCallback, { id }),
+    },
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,
       algorithm: config.signingAlgorithm,

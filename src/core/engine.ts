@@ -4,6 +4,7 @@ import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
 import { AccountSecurity } from './sign-in/account-security.js';
 import { UpstreamError, type UpstreamProviders } from './sign-in/upstream.js';
+import { IdentityProviderRegistry, type IdentityProviderPolicy } from './sign-in/identity-providers.js';
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
 import { Passkeys } from './sign-in/passkeys.js';
@@ -95,6 +96,8 @@ export interface EnginePolicy {
   mail: AccountMailPolicy;
   /** Second factors after a password and who must use one (docs/decisions.md, decision 34). */
   secondFactors: SecondFactorPolicy;
+  /** Upstream identity providers: the key their secrets are sealed under, their redirect URIs (decision 39). */
+  identityProviders: IdentityProviderPolicy;
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
     keyEncryptionKey: Buffer;
@@ -167,6 +170,11 @@ export interface Engine {
   readonly logout: RpInitiatedLogout;
   readonly connectedApps: ConnectedApps;
   readonly clients: ClientRegistry;
+  /**
+   * Upstream identity providers as data, and users' links to them as operators see them (`gatehouse
+   * idps`, /v1/identity-providers, decision 39); which providers a client's sign-in page offers.
+   */
+  readonly identityProviders: IdentityProviderRegistry;
   /** POST /register and the client configuration endpoints (RFC 7591, RFC 7592). */
   readonly registration: DynamicRegistration;
   /** RFC 7591 §3 initial access tokens (`gatehouse initial-access-tokens`). */
@@ -360,6 +368,12 @@ export function createEngine(deps: EngineDependencies): Engine {
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
     connectedApps: new ConnectedApps(storage, clock),
     clients: new ClientRegistry(storage, clock),
+    identityProviders: new IdentityProviderRegistry({
+      storage,
+      clock,
+      upstream: deps.upstreamProviders ?? noUpstreamProviders,
+      policy: policy.identityProviders,
+    }),
     registration: new DynamicRegistration({
       storage,
       clock,

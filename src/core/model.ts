@@ -105,6 +105,11 @@ export interface Client {
    * password (docs/decisions.md, decision 34).
    */
   requireMfa: boolean;
+  /**
+   * The upstream identity providers (IdentityProvider ids) its sign-in page offers, in this order;
+   * null offers every one there is (docs/decisions.md, decision 39). An empty list offers none.
+   */
+  identityProviders: string[] | null;
   createdAt: number;
   updatedAt: number;
 }

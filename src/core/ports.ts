@@ -27,6 +27,8 @@ export interface ClientFilter {
   grantType?: string;
   /** How the clients came to be registered (an operator finds self-registered clients by it). */
   registration?: ClientRegistration;
+  /** Clients whose own list of identity providers names this one (not those offered every one). */
+  identityProvider?: string;
   limit: number;
   offset: number;
 }

@@ -555,6 +555,7 @@ export function toUpstreamError(error: unknown): UpstreamError {
   const detail = (causes(error).find((cause) => 'claim' in cause || 'attribute' in cause) ?? {}) as {
     claim?: unknown;
     attribute?: unknown;
+    body?: unknown;
   };
   const status = statusOf(error);
   switch (coded?.code) {
@@ -580,7 +581,15 @@ export function toUpstreamError(error: unknown): UpstreamError {
       );
     case CODE.attribute:
       if (detail.attribute === 'issuer') {
-        return new UpstreamError('wrong-issuer', 'the discovery document names another issuer');
+        // Discovery §4.3: the operator is told which issuer the document does name, the usual
+        // mistake being a trailing slash or another host name for the same server.
+        const named = (detail.body as { issuer?: unknown } | undefined)?.issuer;
+        return new UpstreamError(
+          'wrong-issuer',
+          typeof named === 'string' && named.length <= 200 && /^https:\/\/[\x21-\x7e]+$/.test(named)
+            ? `the discovery document names the issuer "${named}"`
+            : 'the discovery document names another issuer',
+        );
       }
       if (detail.attribute === 'sub') {
         return new UpstreamError('invalid-response', "userinfo's sub is not the ID token's");

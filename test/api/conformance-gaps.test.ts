@@ -196,6 +196,7 @@ for (const backend of backends()) {
           requirePushedAuthorizationRequests: false,
           dpopBoundAccessTokens: false,
           requireMfa: false,
+          identityProviders: null,
           tokenExchangeTargets: [],
           secretHash: null,
           createdAt: now,

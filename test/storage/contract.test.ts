@@ -9,6 +9,8 @@ import type {
   DeviceAuthorization,
   Grant,
   GrantType,
+  FederatedLink,
+  IdentityProvider,
   Passkey,
   MailLink,
   PushedAuthorizationRequest,
@@ -52,6 +54,7 @@ function makeClient(overrides: Partial<Client> = {}): Client {
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
     requireMfa: false,
+    identityProviders: null,
     tokenExchangeTargets: [],
     createdAt: NOW,
     updatedAt: NOW,
@@ -2036,6 +2039,214 @@ for (const backend of contractBackends) {
       });
     });
 
+    describe('identity providers and federated links (migrations 0022, 0023; decision 39)', () => {
+      function makeProvider(overrides: Partial<IdentityProvider> = {}): IdentityProvider {
+        const id = `idp-${randomUUID().slice(0, 8)}`;
+        return {
+          id,
+          name: `Provider ${id}`,
+          kind: 'oidc',
+          issuer: `https://${id}.example`,
+          authorizationEndpoint: `https://${id}.example/authorize`,
+          tokenEndpoint: `https://${id}.example/token`,
+          userinfoEndpoint: null,
+          clientId: 'gatehouse',
+          clientAuth: 'client_secret_basic',
+          clientSecretSealed: 'sealed-secret',
+          privateKeySealed: null,
+          publicJwk: null,
+          scopes: ['openid', 'email', 'profile'],
+          claimMapping: {
+            subject: 'sub',
+            username: 'preferred_username',
+            email: 'email',
+            emailVerified: 'email_verified',
+            name: 'name',
+          },
+          linkByVerifiedEmail: false,
+          trustUpstreamAssurance: false,
+          requiredAcr: null,
+          logoUri: null,
+          createdAt: NOW,
+          updatedAt: NOW,
+          ...overrides,
+        };
+      }
+      const oidcMapping = () => ({
+        subject: 'sub',
+        username: 'preferred_username',
+        email: 'email',
+        emailVerified: 'email_verified',
+        name: 'name',
+      });
+      function makeLink(user: User, provider: IdentityProvider, overrides: Partial<FederatedLink> = {}) {
+        return {
+          id: randomUUID(),
+          userId: user.id,
+          providerId: provider.id,
+          issuer: provider.issuer ?? `urn:gatehouse:idp:${provider.id}`,
+          subject: randomToken('sub-', 9),
+          label: 'alice@upstream.example',
+          createdAt: NOW,
+          lastUsedAt: null,
+          ...overrides,
+        } satisfies FederatedLink;
+      }
+
+      it('stores a provider once per id, reads every field back, replaces it (never its creation time), deletes it', async () => {
+        const oidc = makeProvider({
+          userinfoEndpoint: 'https://idp.example/userinfo',
+          linkByVerifiedEmail: true,
+          trustUpstreamAssurance: true,
+          requiredAcr: 'urn:acme:mfa',
+          logoUri: 'https://idp.example/logo.png',
+        });
+        const oauth2 = makeProvider({
+          kind: 'oauth2',
+          issuer: null,
+          userinfoEndpoint: 'https://api.github.example/user',
+          clientAuth: 'private_key_jwt',
+          clientSecretSealed: null,
+          privateKeySealed: 'sealed-key',
+          publicJwk: { kty: 'EC', crv: 'P-256', x: 'x', y: 'y', kid: 'k1', alg: 'ES256' },
+          scopes: [],
+          claimMapping: { ...oidcMapping(), subject: 'id', username: 'login' },
+        });
+        assert.equal(await storage.identityProviders.insert(oidc), true);
+        assert.equal(await storage.identityProviders.insert(oauth2), true);
+        assert.deepEqual(await other.identityProviders.get(oidc.id), oidc);
+        assert.deepEqual(await other.identityProviders.get(oauth2.id), oauth2);
+        // A second provider of the same id stores nothing.
+        assert.equal(await other.identityProviders.insert({ ...oidc, name: 'Impostor' }), false);
+        assert.equal((await storage.identityProviders.get(oidc.id))?.name, oidc.name);
+
+        const changed: IdentityProvider = {
+          ...oidc,
+          name: 'Renamed',
+          scopes: ['openid'],
+          clientAuth: 'none',
+          clientSecretSealed: null,
+          requiredAcr: null,
+          createdAt: NOW + 999,
+          updatedAt: NOW + 60,
+        };
+        assert.equal(await other.identityProviders.update(changed), true);
+        assert.deepEqual(await storage.identityProviders.get(oidc.id), { ...changed, createdAt: NOW });
+        assert.equal(await storage.identityProviders.update(makeProvider()), false);
+
+        assert.equal(await other.identityProviders.delete(oidc.id), true);
+        assert.equal(await storage.identityProviders.delete(oidc.id), false);
+        assert.equal(await storage.identityProviders.get(oidc.id), undefined);
+        assert.equal(await storage.identityProviders.get('no-such-provider'), undefined);
+      });
+
+      it('lists in name order, a page at a time, with the total', async () => {
+        const before = (await storage.identityProviders.list(1000, 0)).total;
+        const prefix = `zz-list-${randomUUID().slice(0, 8)}`;
+        const [b, c, a] = ['b', 'c', 'a'].map((letter) => makeProvider({ name: `${prefix}-${letter}` }));
+        for (const provider of [b, c, a] as IdentityProvider[]) {
+          assert.equal(await storage.identityProviders.insert(provider), true);
+        }
+        const first = await other.identityProviders.list(2, before);
+        assert.equal(first.total, before + 3);
+        assert.deepEqual(
+          first.items.map((provider) => provider.name),
+          [`${prefix}-a`, `${prefix}-b`],
+        );
+        const second = await other.identityProviders.list(2, before + 2);
+        assert.deepEqual(
+          second.items.map((provider) => provider.id),
+          [c?.id],
+        );
+      });
+
+      it('links an upstream person once, to one user; lists a user’s oldest first; deletes only the owner’s', async () => {
+        const provider = makeProvider();
+        const [alice, bob] = [makeUser(), makeUser()];
+        assert.equal(await storage.identityProviders.insert(provider), true);
+        assert.equal(await storage.users.insert(alice), true);
+        assert.equal(await storage.users.insert(bob), true);
+        const later = makeLink(alice, provider, { createdAt: NOW + 10, label: null });
+        const first = makeLink(alice, provider, { createdAt: NOW + 5 });
+        assert.equal(await storage.federatedLinks.insert(later), true);
+        assert.equal(await other.federatedLinks.insert(first), true);
+        // (issuer, subject) names one upstream person: linked to bob too, it is refused and nothing changes.
+        assert.equal(
+          await other.federatedLinks.insert(makeLink(bob, provider, { subject: first.subject })),
+          false,
+        );
+        // Racing links of one upstream person: one wins.
+        const subject = randomToken('race-', 9);
+        const results = await race((on) =>
+          on.federatedLinks.insert(makeLink(bob, provider, { subject, id: randomUUID() })),
+        );
+        assert.equal(results.filter(Boolean).length, 1);
+        assert.deepEqual(await other.federatedLinks.find(first.issuer, first.subject), first);
+        assert.equal(await storage.federatedLinks.find(first.issuer, 'nobody'), undefined);
+        assert.equal(await storage.federatedLinks.find('https://other.example', first.subject), undefined);
+        assert.deepEqual(await other.federatedLinks.listByUser(alice.id), [first, later]);
+        assert.equal((await storage.federatedLinks.listByUser(bob.id)).length, 1);
+        assert.equal(await storage.federatedLinks.countByProvider(provider.id), 3);
+
+        await other.federatedLinks.recordUse(first.id, NOW + 100);
+        assert.equal((await storage.federatedLinks.find(first.issuer, first.subject))?.lastUsedAt, NOW + 100);
+
+        assert.equal(await storage.federatedLinks.delete(bob.id, first.id), false, 'not bob’s to delete');
+        assert.equal(await other.federatedLinks.delete(alice.id, first.id), true);
+        assert.equal(await storage.federatedLinks.delete(alice.id, first.id), false);
+        assert.deepEqual(await storage.federatedLinks.listByUser(alice.id), [later]);
+        assert.equal(await storage.federatedLinks.countByProvider(provider.id), 2);
+      });
+
+      it('deleting a provider deletes the links through it; deleting a user, theirs', async () => {
+        const [kept, doomed] = [makeProvider(), makeProvider()];
+        const [alice, bob] = [makeUser(), makeUser()];
+        for (const provider of [kept, doomed])
+          assert.equal(await storage.identityProviders.insert(provider), true);
+        for (const user of [alice, bob]) assert.equal(await storage.users.insert(user), true);
+        const aliceKept = makeLink(alice, kept);
+        const aliceDoomed = makeLink(alice, doomed);
+        const bobKept = makeLink(bob, kept);
+        for (const link of [aliceKept, aliceDoomed, bobKept]) {
+          assert.equal(await storage.federatedLinks.insert(link), true);
+        }
+        assert.equal(await other.identityProviders.delete(doomed.id), true);
+        assert.deepEqual(await storage.federatedLinks.listByUser(alice.id), [aliceKept]);
+        assert.equal(await storage.federatedLinks.find(aliceDoomed.issuer, aliceDoomed.subject), undefined);
+        assert.equal(await storage.federatedLinks.countByProvider(doomed.id), 0);
+
+        assert.equal(await other.users.delete(alice.id), true);
+        assert.deepEqual(await storage.federatedLinks.listByUser(alice.id), []);
+        assert.equal(await storage.federatedLinks.find(aliceKept.issuer, aliceKept.subject), undefined);
+        assert.deepEqual(await storage.federatedLinks.listByUser(bob.id), [bobKept]);
+      });
+
+      it('keeps a client’s identity_providers (every one, some, none) and finds the clients naming one', async () => {
+        const tag = `idp-${randomUUID().slice(0, 8)}`;
+        const every = makeClient({ identityProviders: null });
+        const some = makeClient({ identityProviders: [tag, 'other'] });
+        const none = makeClient({ identityProviders: [] });
+        const prefixed = makeClient({ identityProviders: [`${tag}-longer`] });
+        for (const client of [every, some, none, prefixed]) await storage.clients.insert(client);
+        for (const client of [every, some, none, prefixed]) {
+          assert.deepEqual(await other.clients.get(client.id), client);
+        }
+        const naming = await other.clients.list({ identityProvider: tag, limit: 10, offset: 0 });
+        assert.deepEqual(
+          naming.items.map((client) => client.id),
+          [some.id],
+        );
+        assert.equal(naming.total, 1);
+        assert.equal(await other.clients.update({ ...some, identityProviders: ['other'] }, 'keep'), true);
+        assert.equal((await storage.clients.list({ identityProvider: tag, limit: 10, offset: 0 })).total, 0);
+      });
+
+      sqlIt('reads a client written before migration 0023 as offering every provider', async () => {
+        const id = await insertOldClient();
+        assert.equal((await other.clients.get(id))?.identityProviders, null);
+      });
+    });
+
     describe('throttle', () => {
       it('counts hits inside a window, peeks without counting, and resets', async () => {
         const key = `t:${randomUUID()}`;
@@ -2086,6 +2297,11 @@ for (const backend of contractBackends) {
         assert.equal(await storage.resources.delete('a\u0000b'), false);
         assert.equal(await storage.clients.delete('a\u0000b'), false);
         assert.equal(await storage.users.delete('a\u0000b'), false);
+        assert.equal(await storage.identityProviders.get('a\u0000b'), undefined);
+        assert.equal(await storage.identityProviders.delete('a\u0000b'), false);
+        assert.equal(await storage.federatedLinks.find('a\u0000b', 'c\u0000d'), undefined);
+        assert.deepEqual(await storage.federatedLinks.listByUser('a\u0000b'), []);
+        assert.equal(await storage.federatedLinks.delete('a\u0000b', 'c\u0000d'), false);
       } finally {
         await store.cleanup();
       }
@@ -2116,6 +2332,7 @@ function confidentialClient(name: string) {
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
     requireMfa: false,
+    identityProviders: null,
     tokenExchangeTargets: [],
     createdAt: 1,
     updatedAt: 1,

@@ -199,6 +199,7 @@ for (const backend of backends()) {
         requirePushedAuthorizationRequests: false,
         dpopBoundAccessTokens: false,
         requireMfa: false,
+        identityProviders: null,
         tokenExchangeTargets: [],
         createdAt: now,
         updatedAt: now,

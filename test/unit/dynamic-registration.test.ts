@@ -871,6 +871,23 @@ describe('client management with the registration access token (RFC 7592)', () =
     });
   });
 
+  it('identity_providers is the operator’s: not taken at registration, kept through an RFC 7592 update (decision 39)', async () => {
+    await withEngine('open', async (t) => {
+      const created = await registered(t, { ...minimal, identity_providers: ['acme'] });
+      const stored = await t.storage.clients.get(created.client_id);
+      assert.equal(stored?.identityProviders, null, 'a self-registered client offers every provider');
+      assert.ok(stored);
+      // The operator chooses (the provider need not exist for this store-level set-up).
+      await t.storage.clients.update({ ...stored, identityProviders: [] }, 'keep');
+      await t.engine.registration.update(created.client_id, created.registration_access_token, {
+        ...minimal,
+        client_id: created.client_id,
+        identity_providers: null,
+      });
+      assert.deepEqual((await t.storage.clients.get(created.client_id))?.identityProviders, []);
+    });
+  });
+
   it('an open client is held to the open list it registered under', async () => {
     await withEngine('open', async (t) => {
       const created = await registered(t, { ...minimal, scope: 'openid' });

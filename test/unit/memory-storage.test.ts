@@ -31,6 +31,7 @@ const client: Client = {
   requirePushedAuthorizationRequests: false,
   dpopBoundAccessTokens: false,
   requireMfa: false,
+  identityProviders: null,
   tokenExchangeTargets: [],
   createdAt: NOW,
   updatedAt: NOW,

@@ -32,6 +32,7 @@ function describe(view: ClientView & { client_secret?: string }): string {
     ...(view.token_exchange_targets.length > 0
       ? [`exchange_to:   ${view.token_exchange_targets.join(' ')}`]
       : []),
+    `identity_providers: ${view.identity_providers === null ? '(every one)' : view.identity_providers.join(', ') || '(none)'}`,
   ];
   return lines.join('\n') + '\n';
 }
@@ -91,6 +92,25 @@ function requireMfa(values: { 'require-mfa'?: boolean; 'no-require-mfa'?: boolea
   if (values['require-mfa']) return true;
   if (values['no-require-mfa']) return false;
   return undefined;
+}
+
+/**
+ * Decision 39: --identity-providers a,b offers those (in that order; '' none), --all-identity-providers
+ * every one (null); undefined when neither is given.
+ */
+function identityProviders(values: {
+  'identity-providers'?: string;
+  'all-identity-providers'?: boolean;
+}): string[] | null | undefined {
+  const list = values['identity-providers'];
+  if (list !== undefined && values['all-identity-providers']) {
+    throw new UsageError('give --identity-providers or --all-identity-providers, not both');
+  }
+  if (values['all-identity-providers']) return null;
+  return list
+    ?.split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
 }
 
 /** Each action's own options and how many arguments it takes. */
@@ -174,6 +194,7 @@ export async function runClientsCommand(argv: string[], cli: Cli): Promise<void>
           dpop_bound_access_tokens: requireDpop(values),
           require_mfa: requireMfa(values),
           token_exchange_targets: urisOf(values['exchange-target']),
+          identity_providers: identityProviders(values),
         });
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
@@ -220,14 +241,15 @@ export async function runClientsCommand(argv: string[], cli: Cli): Promise<void>
           dpop_bound_access_tokens: requireDpop(values),
           require_mfa: requireMfa(values),
           token_exchange_targets: urisOf(values['exchange-target']),
+          identity_providers: identityProviders(values),
         };
         if (Object.values(changes).every((value) => value === undefined)) {
           throw new UsageError(
             'clients update needs something to change: --name, --redirect-uri, --grant-types, --scopes, ' +
               '--token-type, --post-logout-redirect-uri, --id-token-signed-response-alg, --require-par, ' +
               '--no-require-par, --require-dpop, --no-require-dpop, --require-mfa, --no-require-mfa, ' +
-              '--auth-method, --jwks-uri, --jwks-file ' +
-              'or --exchange-target',
+              '--auth-method, --jwks-uri, --jwks-file, --exchange-target, --identity-providers ' +
+              'or --all-identity-providers',
           );
         }
         const { client, secret } = await engine.clients.update(await existing(), changes);

@@ -3,7 +3,7 @@ import type { User } from '../../core/model.js';
 import { viewUserSummary, type UserSummary } from '../../core/sign-in/account-security.js';
 import { validatePassword, viewUser } from '../../core/users/user-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, readPassword } from '../args.js';
-import { printJson, type Cli } from '../context.js';
+import { notFound, printJson, type Cli } from '../context.js';
 import { USERS_HELP } from '../help.js';
 
 const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
@@ -17,6 +17,8 @@ const ACTIONS: Record<string, { options: string[]; positionals: number }> = {
   },
   'set-password': { options: ['username', 'password-stdin'], positionals: 1 },
   'reset-mfa': { options: ['username'], positionals: 1 },
+  links: { options: ['username'], positionals: 1 },
+  unlink: { options: ['username'], positionals: 2 },
 };
 
 /** The user a command names: USER_ID, or --username NAME. */
@@ -70,14 +72,21 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
     cli.io.stdout.write(USERS_HELP);
     return;
   }
-  const id = positionals[0];
+  // unlink: `users unlink USER_ID LINK_ID`, or `users unlink --username NAME LINK_ID`.
+  const [id, linkId] =
+    action === 'unlink' && values.username !== undefined && positionals.length < 2
+      ? [undefined, positionals[0]]
+      : [positionals[0], positionals[1]];
+  if (action === 'unlink' && linkId === undefined) {
+    throw new UsageError('users unlink needs a LINK_ID (gatehouse users links USER shows them)');
+  }
   // update: `users update USER_ID --username NEW`, or `users update --username NAME --new-username NEW`.
   const renameTo =
     action === 'update' && id !== undefined
       ? (values['new-username'] ?? values.username)
       : values['new-username'];
   const selector = action === 'update' && id !== undefined ? undefined : values.username;
-  if (['delete', 'update', 'set-password', 'reset-mfa', 'show'].includes(action)) {
+  if (['delete', 'update', 'set-password', 'reset-mfa', 'show', 'links', 'unlink'].includes(action)) {
     if ((id === undefined) === (selector === undefined)) {
       throw new UsageError(`users ${action} needs a USER_ID or --username NAME (one of them)`);
     }
@@ -193,6 +202,39 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
         } else {
           out.write(
             `Removed the second factors of ${user.username}: ${removed.totp ? 'the authenticator app' : 'no authenticator app'} and ${removed.recoveryCodes} recovery code(s).\n`,
+          );
+        }
+        return;
+      }
+      case 'links': {
+        // Decision 39: the user's links to upstream identity providers, as an operator sees them.
+        const user = await target(engine, id, selector);
+        const links = await engine.identityProviders.links(user.id);
+        if (json) printJson(context, links);
+        else if (links.length === 0) out.write(`${user.username} has no linked accounts.\n`);
+        else {
+          out.write(`Linked accounts of ${user.username} (id ${user.id}):\n`);
+          for (const link of links) {
+            const used = link.last_used_at === null ? 'never used' : `last used ${link.last_used_at}`;
+            out.write(
+              `  ${link.id}  ${link.provider_name} (${link.provider_id})  subject ${link.subject}` +
+                `${link.label === null ? '' : `  ${link.label}`}  linked ${link.created_at}, ${used}\n`,
+            );
+          }
+        }
+        return;
+      }
+      case 'unlink': {
+        const user = await target(engine, id, selector);
+        const link = (await engine.identityProviders.links(user.id)).find((each) => each.id === linkId);
+        if (link === undefined || !(await engine.identityProviders.removeLink(user.id, link.id))) {
+          throw notFound(`link ${linkId} of user ${user.username} (gatehouse users links shows them)`);
+        }
+        if (json) printJson(context, { user: user.id, unlinked: link.id });
+        else {
+          out.write(
+            `Removed the link of ${user.username} to ${link.provider_name} (subject ${link.subject}): ` +
+              'they no longer sign in through that account.\n',
           );
         }
         return;

@@ -14,7 +14,7 @@ import {
   type PublicJwkSet,
   type TokenType,
 } from '../model.js';
-import type { ClientFilter, ClientStore, ScopeStore } from '../ports.js';
+import type { ClientFilter, ClientStore, IdentityProviderStore, ScopeStore } from '../ports.js';
 import {
   DEFAULT_ID_TOKEN_SIGNING_ALGORITHM,
   ID_TOKEN_SIGNING_ALGORITHMS,
@@ -59,6 +59,11 @@ export interface ClientInput {
    * exchanges a token (docs/decisions.md, decision 23); none when absent.
    */
   token_exchange_targets?: string[];
+  /**
+   * The upstream identity providers its sign-in page offers, by id, in this order; null or absent offers
+   * every one (decision 39), an empty list none. Each must exist.
+   */
+  identity_providers?: string[] | null;
 }
 
 /** A client as shown to operators: never the secret hash. */
@@ -81,6 +86,8 @@ export interface ClientView {
   dpop_bound_access_tokens: boolean;
   require_mfa: boolean;
   token_exchange_targets: string[];
+  /** The identity providers its sign-in page offers; null: every one (decision 39). */
+  identity_providers: string[] | null;
   created_at: string;
   updated_at: string;
 }
@@ -104,6 +111,7 @@ export function viewClient(client: Client): ClientView {
     dpop_bound_access_tokens: client.dpopBoundAccessTokens,
     require_mfa: client.requireMfa,
     token_exchange_targets: client.tokenExchangeTargets,
+    identity_providers: client.identityProviders,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
   };
@@ -214,6 +222,7 @@ export function validateClientInput(input: ClientInput): ClientSettings {
       `only a client with the grant type ${TOKEN_EXCHANGE_GRANT} exchanges tokens`,
     );
   }
+  const identityProviders = identityProviderIds(input.identity_providers);
   return {
     name,
     redirectUris,
@@ -230,7 +239,30 @@ export function validateClientInput(input: ClientInput): ClientSettings {
     dpopBoundAccessTokens: dpopBound,
     requireMfa,
     tokenExchangeTargets,
+    identityProviders,
   };
+}
+
+/** A provider id's form (core/sign-in/identity-providers.ts IDENTITY_PROVIDER_ID); whether it exists is the registry's to check. */
+const PROVIDER_ID = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
+
+/** Decision 39: the providers a client offers, by id, without repeats; null offers every one. */
+function identityProviderIds(value: unknown): string[] | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value) || value.length > 50) {
+    throw new ValidationError(
+      'identity_providers',
+      'must be a list of at most 50 identity provider ids, or null',
+    );
+  }
+  const ids: string[] = [];
+  for (const id of value as unknown[]) {
+    if (typeof id !== 'string' || !PROVIDER_ID.test(id)) {
+      throw new ValidationError('identity_providers', `${JSON.stringify(id)} is not an identity provider id`);
+    }
+    if (!ids.includes(id)) ids.push(id);
+  }
+  return ids;
 }
 
 /**
@@ -355,7 +387,11 @@ export function newClientSecret(): { secret: string; hash: string } {
 }
 
 /** What the client registry reads and writes. */
-export type ClientStorage = { readonly clients: ClientStore; readonly scopes: ScopeStore };
+export type ClientStorage = {
+  readonly clients: ClientStore;
+  readonly scopes: ScopeStore;
+  readonly identityProviders: IdentityProviderStore;
+};
 
 /**
  * 128 random bits, base64url. Drawn again when the first character is "-": an id like "-Kx…" would be
@@ -417,6 +453,7 @@ export class ClientRegistry {
   /** A new client: an operator's, unless `origin` says it registered itself (RFC 7591). */
   async create(input: ClientInput, origin: ClientOrigin = OPERATOR): Promise<ClientWithSecret> {
     const fields = validateClientInput(input);
+    await this.checkIdentityProviders(fields.identityProviders);
     const now = this.clock.now();
     const credentials = usesSecret(fields.tokenEndpointAuthMethod) ? newClientSecret() : undefined;
     const client: Client = {
@@ -442,6 +479,7 @@ export class ClientRegistry {
    */
   async replace(client: Client, input: ClientInput): Promise<ClientWithSecret> {
     const fields = validateClientInput(input);
+    await this.checkIdentityProviders(fields.identityProviders);
     const now = this.clock.now();
     const secretKept = usesSecret(fields.tokenEndpointAuthMethod);
     const fresh = secretKept && client.secretHash === null ? newClientSecret() : undefined;
@@ -502,7 +540,22 @@ export class ClientRegistry {
         ((changes.grant_types ?? client.grantTypes).includes(TOKEN_EXCHANGE_GRANT)
           ? client.tokenExchangeTargets
           : []),
+      // null is a value here (every provider): only a field left out keeps the list.
+      identity_providers:
+        changes.identity_providers !== undefined ? changes.identity_providers : client.identityProviders,
     });
+  }
+
+  /** Each provider a client names exists (decision 39); a ValidationError names the first that does not. */
+  private async checkIdentityProviders(ids: readonly string[] | null): Promise<void> {
+    for (const id of ids ?? []) {
+      if ((await this.storage.identityProviders.get(id)) === undefined) {
+        throw new ValidationError(
+          'identity_providers',
+          `no identity provider with id "${id}" (gatehouse idps list shows them)`,
+        );
+      }
+    }
   }
 
   /** A new secret for a confidential client, returned once; the old one stops working at once. */

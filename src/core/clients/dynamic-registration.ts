@@ -503,7 +503,10 @@ export class DynamicRegistration {
       { scopes, mayRequireMfa: client.registration === 'token' },
       this.rules(),
     );
-    const updated: ClientWithSecret = await asRegistrationError(() => this.clients.replace(client, input));
+    // Decision 39: which identity providers the client offers is the operator's choice, kept as it is.
+    const updated: ClientWithSecret = await asRegistrationError(() =>
+      this.clients.replace(client, { ...input, identity_providers: client.identityProviders }),
+    );
     return clientInformation(updated.client, this.options.clientConfigurationUri, {
       secret: updated.secret,
     });

@@ -44,6 +44,24 @@ export const passkeySummary: SignInMethodSummarySource = async (user, storage) =
   return { method: 'passkey', description: `${passkeys.length} ${noun} (${names})`, count: passkeys.length };
 };
 
+/**
+ * The user's links to upstream identity providers (decision 39): each provider's name and the upstream
+ * account's label (its user name or email when linked), or its subject; none of them is a secret.
+ */
+export const federatedSummary: SignInMethodSummarySource = async (user, storage) => {
+  const links = await storage.federatedLinks.listByUser(user.id);
+  if (links.length === 0) return undefined;
+  const names = new Map<string, string>();
+  for (const providerId of new Set(links.map((link) => link.providerId))) {
+    names.set(providerId, (await storage.identityProviders.get(providerId))?.name ?? providerId);
+  }
+  const accounts = links
+    .map((link) => `${names.get(link.providerId) ?? link.providerId}: ${link.label ?? link.subject}`)
+    .join(', ');
+  const noun = links.length === 1 ? 'linked account' : 'linked accounts';
+  return { method: 'federated', description: `${links.length} ${noun} (${accounts})`, count: links.length };
+};
+
 /** The authenticator app (decision 34), once a code confirmed it. */
 export const authenticatorAppSummary: SignInMethodSummarySource = async (user, storage) => {
   const totp = await storage.secondFactors.getTotp(user.id);
@@ -60,6 +78,7 @@ export const recoveryCodesSummary: SignInMethodSummarySource = async (user, stor
 export const SIGN_IN_METHOD_SUMMARIES: readonly SignInMethodSummarySource[] = [
   passwordSummary,
   passkeySummary,
+  federatedSummary,
   authenticatorAppSummary,
   recoveryCodesSummary,
 ];

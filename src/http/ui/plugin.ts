@@ -19,6 +19,7 @@ import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js'
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
 import { registerDeviceRoutes } from './routes/device-routes.js';
 import { registerHomeRoutes } from './routes/home-routes.js';
+import { registerUpstreamPlaceholderRoutes } from './routes/upstream-placeholder-routes.js';
 import { registerLogoutRoutes } from './routes/logout-routes.js';
 import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
@@ -122,5 +123,7 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
     registerHomeRoutes(app, ui);
+    // INTEGRATION: delete with upstream-placeholder-routes.ts when the broker's routes are merged.
+    registerUpstreamPlaceholderRoutes(app, ui);
   };
 }

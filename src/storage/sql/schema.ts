@@ -31,6 +31,8 @@ export interface ClientsTable {
   token_exchange_targets: string;
   /** Decision 34; 0 or 1, like is_public. */
   require_mfa: number;
+  /** Decision 39: JSON array of the identity provider ids its sign-in page offers; null offers every one. */
+  identity_providers: string | null;
 }
 
 export interface InitialAccessTokensTable {

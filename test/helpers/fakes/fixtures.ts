@@ -47,6 +47,7 @@ export async function addClient(
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
     requireMfa: false,
+    identityProviders: null,
     tokenExchangeTargets: [],
     createdAt: now,
     updatedAt: now,

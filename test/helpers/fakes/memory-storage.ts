@@ -115,11 +115,14 @@ function clients(t: Tables): ClientStore {
       const client = t.clients.get(id);
       return client && copy(client);
     },
-    async list({ name, grantType, registration, limit, offset }) {
+    async list({ name, grantType, registration, identityProvider, limit, offset }) {
       const matching = [...t.clients.values()]
         .filter((c) => name === undefined || c.name === name)
         .filter((c) => grantType === undefined || (c.grantTypes as string[]).includes(grantType))
         .filter((c) => registration === undefined || c.registration === registration)
+        .filter(
+          (c) => identityProvider === undefined || (c.identityProviders ?? []).includes(identityProvider),
+        )
         .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
       return { items: matching.slice(offset, offset + limit).map(copy), total: matching.length };
     },

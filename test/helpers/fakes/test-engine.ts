@@ -8,6 +8,7 @@ import type { IdTokenIssuer } from '../../../src/core/tokens/id-token.js';
 import type { UserInfoService } from '../../../src/core/oidc/userinfo.js';
 import type { UserRegistry } from '../../../src/core/users/user-registry.js';
 import type { JwksFetcher, Mailer, Storage } from '../../../src/core/ports.js';
+import type { UpstreamProviders } from '../../../src/core/sign-in/upstream.js';
 import type { TokenEndpoint, TokenEndpointRequest } from '../../../src/core/token-endpoint/token-endpoint.js';
 import type { TokenIssuer, TokenResponse } from '../../../src/core/tokens/token-issuer.js';
 import type { TokenServices } from '../../../src/core/tokens/token-services.js';
@@ -29,6 +30,8 @@ export type TestEngineOverrides = ConfigInput & {
   jwksFetcher?: JwksFetcher;
   /** Receives the recovery and verification mails (decision 35); none by default (sending fails). */
   mailer?: Mailer;
+  /** Upstream identity providers' discovery and flow (decision 39); none by default (each fails). */
+  upstreamProviders?: UpstreamProviders;
 };
 
 /** The engine as the server wires it, on in-memory stores and a manual clock. */
@@ -68,6 +71,7 @@ export async function testEngine(overrides: TestEngineOverrides = {}): Promise<T
     storage = memoryStorage(),
     jwksFetcher,
     mailer,
+    upstreamProviders,
     ...input
   } = overrides;
   // An empty environment: production defaults, whatever the machine running the tests has set.
@@ -81,7 +85,14 @@ export async function testEngine(overrides: TestEngineOverrides = {}): Promise<T
     algorithm: config.signingAlgorithm,
     now: clock.now(),
   });
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher, mailer });
+  const engine = createEngine({
+    storage,
+    clock,
+    policy: enginePolicy(config),
+    jwksFetcher,
+    mailer,
+    upstreamProviders,
+  });
   await engine.prepare();
   return {
     engine,

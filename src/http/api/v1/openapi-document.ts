@@ -38,7 +38,7 @@ export function openApiOptions(options: {
   // Route URLs already carry the base path; the server URL is the issuer without it.
   const server = basePath !== '' && issuer.endsWith(basePath) ? issuer.slice(0, -basePath.length) : issuer;
   const scopes = {
-    admin: 'Manage Gatehouse: clients, users, grants, scopes, resources and keys',
+    admin: 'Manage Gatehouse: clients, users, grants, scopes, resources, keys and identity providers',
     profile: 'Read the signed-in user’s own record',
   };
   return {
@@ -49,6 +49,11 @@ export function openApiOptions(options: {
       tags: [
         { name: 'users', description: 'Resource owners; `/v1/users/me` is the token’s own user' },
         { name: 'clients', description: 'Registered OAuth clients' },
+        {
+          name: 'identity-providers',
+          description:
+            'Upstream identity providers people may sign in through (“Continue with NAME”); users’ links to them are under /v1/users/{id}/identity-links',
+        },
         { name: 'scopes', description: 'The scope registry and the descriptions the consent page shows' },
         {
           name: 'resources',

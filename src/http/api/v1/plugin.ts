@@ -9,6 +9,7 @@ import { Problem, problemErrorHandler, sendProblem } from './problem.js';
 import type { ApiContext } from './context.js';
 import { typeboxValidatorCompiler } from './schema-validation.js';
 import { registerClientRoutes } from './routes/clients.js';
+import { registerIdentityProviderRoutes } from './routes/identity-providers.js';
 import { registerMeRoutes } from './routes/me.js';
 import { openApiOptions } from './openapi-document.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
@@ -136,6 +137,7 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
     registerMeRoutes(api, context);
     registerClientRoutes(api, context);
     registerUserRoutes(api, context);
+    registerIdentityProviderRoutes(api, context);
     registerScopeRoutes(api, context);
     registerResourceRoutes(api, context);
     registerSigningKeyRoutes(api, context);

@@ -5,6 +5,16 @@ import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/tokens/id-token.js';
 import { RESOURCE_NAME_MAX_LENGTH, RESOURCE_SCOPES_MAX } from '../../../core/scopes/resource-registry.js';
 import { MAX_RESOURCE_URI_LENGTH } from '../../../core/scopes/resources.js';
 import { EMAIL_MAX_LENGTH, NAME_MAX_LENGTH } from '../../../core/users/user-registry.js';
+import {
+  CLAIM_NAME_MAX_LENGTH,
+  IDENTITY_PROVIDER_ID,
+  IDENTITY_PROVIDER_NAME_MAX_LENGTH,
+  UPSTREAM_CLIENT_AUTH_METHODS,
+  UPSTREAM_CLIENT_ID_MAX_LENGTH,
+  UPSTREAM_CLIENT_SECRET_MAX_LENGTH,
+  UPSTREAM_SCOPES_MAX,
+  UPSTREAM_URL_MAX_LENGTH,
+} from '../../../core/sign-in/identity-providers.js';
 
 /** Every object schema here refuses properties it does not name (additionalProperties: false). */
 const strict = { additionalProperties: false } as const;
@@ -137,6 +147,10 @@ export const Client = Type.Object(
       description:
         'RFC 8693 §2.1: the resources this client may name as `resource` or `audience` in a token exchange',
     }),
+    identity_providers: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description:
+        'The upstream identity providers its sign-in page offers, by id, in this order; null: every one (decision 39)',
+    }),
     created_at: Timestamp,
     updated_at: Timestamp,
   },
@@ -154,6 +168,12 @@ export const ClientWithSecret = Type.Object(
   },
   strict,
 );
+const ProviderId = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  pattern: IDENTITY_PROVIDER_ID.source,
+  description: 'An identity provider’s id (/v1/identity-providers)',
+});
 const clientFields = {
   name: Type.String({
     minLength: 1,
@@ -194,6 +214,10 @@ const clientFields = {
         'RFC 8693 §2.1: the registered resources this client may name as `resource` or `audience` when it exchanges a token; only with the token-exchange grant type. Without any, an exchanged token keeps the subject token’s own audience. Default none',
     },
   ),
+  identity_providers: Type.Union([Type.Array(ProviderId, { maxItems: 50 }), Type.Null()], {
+    description:
+      'The upstream identity providers its sign-in page offers, by id, in this order (each must exist); an empty list offers none, null every one, the default (decision 39). Not set by dynamic registration',
+  }),
 };
 const clientInputFields = {
   name: clientFields.name,
@@ -211,6 +235,7 @@ const clientInputFields = {
   dpop_bound_access_tokens: Type.Optional(clientFields.dpop_bound_access_tokens),
   require_mfa: Type.Optional(clientFields.require_mfa),
   token_exchange_targets: Type.Optional(clientFields.token_exchange_targets),
+  identity_providers: Type.Optional(clientFields.identity_providers),
 };
 export const ClientCreate = Type.Object(clientInputFields, {
   ...strict,
@@ -506,6 +531,208 @@ export const SigningKey = Type.Object(
 export const SigningKeyList = Type.Object({ items: Type.Array(SigningKey) }, strict);
 export const KidParams = Type.Object({ kid: Type.String({ minLength: 1, maxLength: 200 }) }, strict);
 
+// ---- identity providers (decision 39)
+const UpstreamUrl = (description: string) =>
+  Type.String({ minLength: 1, maxLength: UPSTREAM_URL_MAX_LENGTH, description });
+const NullableUpstreamUrl = (description: string) => Type.Union([UpstreamUrl(description), Type.Null()]);
+const ClaimName = (description: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: CLAIM_NAME_MAX_LENGTH,
+    pattern: '^[\\x21-\\x7e]+$',
+    description: `${description}: a claim name, a dotted path reaching into objects`,
+  });
+const claimFields = {
+  subject: ClaimName(
+    'The member that names the person for good: `sub` for an OpenID Provider (the default there), required for a plain OAuth 2.0 provider (GitHub: `id`)',
+  ),
+  username: ClaimName('The user name (default `preferred_username`)'),
+  email: ClaimName('The email address (default `email`)'),
+  email_verified: ClaimName(
+    'Whether the provider verified the address, a boolean; only `true` counts (default `email_verified`)',
+  ),
+  name: ClaimName('The full name (default `name`)'),
+};
+const UpstreamClientAuthName = Type.Union(
+  UPSTREAM_CLIENT_AUTH_METHODS.map((name) => Type.Literal(name)),
+  {
+    description:
+      'How Gatehouse authenticates at the provider’s token endpoint: with the client secret (Basic, the default with a secret, or in the form), with a JWT signed by a key Gatehouse makes and keeps (`private_key_jwt`), or none (a public client, PKCE alone)',
+  },
+);
+export const IdentityProvider = Type.Object(
+  {
+    id: Type.String({ description: 'In the redirect URI and in `idp_hint`' }),
+    name: Type.String({ description: 'The sign-in page’s button says "Continue with NAME"' }),
+    kind: Type.Union([Type.Literal('oidc'), Type.Literal('oauth2')], {
+      description: '`oidc`: an OpenID Provider, found by discovery; `oauth2`: a plain OAuth 2.0 provider',
+    }),
+    issuer: Type.Union([Type.String(), Type.Null()]),
+    authorization_endpoint: Type.Union([Type.String(), Type.Null()], {
+      description: 'As discovery found it at creation (oidc), or as given (oauth2)',
+    }),
+    token_endpoint: Type.Union([Type.String(), Type.Null()]),
+    userinfo_endpoint: Type.Union([Type.String(), Type.Null()]),
+    client_id: Type.String(),
+    client_auth: UpstreamClientAuthName,
+    client_secret_set: Type.Boolean({
+      description: 'A client secret is kept, sealed under the server secret; it is never returned',
+    }),
+    public_jwk: Type.Union([Type.Record(Type.String(), Type.String()), Type.Null()], {
+      description:
+        'For private_key_jwt: the public key (RFC 7517, with kid and alg ES256) to register at the provider; the private key never leaves Gatehouse',
+    }),
+    scopes: Type.Array(Type.String()),
+    claim_mapping: Type.Object(
+      {
+        subject: Type.String(),
+        username: Type.String(),
+        email: Type.String(),
+        email_verified: Type.String(),
+        name: Type.String(),
+      },
+      strict,
+    ),
+    link_by_verified_email: Type.Boolean(),
+    trust_upstream_assurance: Type.Boolean(),
+    required_acr: Type.Union([Type.String(), Type.Null()]),
+    logo_uri: Type.Union([Type.String(), Type.Null()]),
+    redirect_uri: Type.String({
+      description:
+        'Where the provider sends the browser back: register it there (`<issuer>/sign-in/callback/<id>`)',
+    }),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  },
+  strict,
+);
+const providerFields = {
+  name: Type.String({
+    minLength: 1,
+    maxLength: IDENTITY_PROVIDER_NAME_MAX_LENGTH,
+    description: 'Shown on its button; no control or bidirectional formatting characters',
+  }),
+  issuer: NullableUpstreamUrl(
+    'An OpenID Provider’s issuer (https, no query or fragment): its metadata is discovered and checked when it is set, and a failed discovery answers 400 naming `issuer` and why. null (with the three endpoints) makes a plain OAuth 2.0 provider',
+  ),
+  authorization_endpoint: NullableUpstreamUrl('A plain OAuth 2.0 provider’s authorization endpoint (https)'),
+  token_endpoint: NullableUpstreamUrl('A plain OAuth 2.0 provider’s token endpoint (https)'),
+  userinfo_endpoint: NullableUpstreamUrl(
+    'A plain OAuth 2.0 provider’s userinfo endpoint (https), where the person is read through `claim_mapping`',
+  ),
+  client_id: Type.String({
+    minLength: 1,
+    maxLength: UPSTREAM_CLIENT_ID_MAX_LENGTH,
+    description: 'The client id the provider issued to Gatehouse',
+  }),
+  client_auth: UpstreamClientAuthName,
+  client_secret: Type.String({
+    minLength: 1,
+    maxLength: UPSTREAM_CLIENT_SECRET_MAX_LENGTH,
+    writeOnly: true,
+    description:
+      'Write-only: the client secret the provider issued, sealed under the server secret and never returned. Left out on a change, the one kept stays',
+  }),
+  scopes: Type.Array(ScopeName, {
+    maxItems: UPSTREAM_SCOPES_MAX,
+    description:
+      'Asked of the provider; an OpenID Provider’s default `openid email profile`, and openid is required there',
+  }),
+  claim_mapping: Type.Partial(Type.Object(claimFields, strict), {
+    ...strict,
+    description:
+      'Where the person’s claims are read (ID token and userinfo); a change is merged into the mapping',
+  }),
+  link_by_verified_email: Type.Boolean({
+    description:
+      'A first sign-in joins the local user with that email address when the provider says it is verified (never an unverified one); default false',
+  }),
+  trust_upstream_assurance: Type.Boolean({
+    description: 'The provider’s `amr` and `acr` count toward this server’s; default false',
+  }),
+  required_acr: Type.Union(
+    [Type.String({ minLength: 1, maxLength: 200, pattern: '^[\\x21-\\x7e]+$' }), Type.Null()],
+    { description: 'An `acr` asked of the provider (acr_values); a sign-in without it is refused' },
+  ),
+  logo_uri: NullableUpstreamUrl('An https image shown on its button'),
+};
+const providerInputFields = {
+  name: providerFields.name,
+  issuer: Type.Optional(providerFields.issuer),
+  authorization_endpoint: Type.Optional(providerFields.authorization_endpoint),
+  token_endpoint: Type.Optional(providerFields.token_endpoint),
+  userinfo_endpoint: Type.Optional(providerFields.userinfo_endpoint),
+  client_id: providerFields.client_id,
+  client_auth: Type.Optional(providerFields.client_auth),
+  client_secret: Type.Optional(providerFields.client_secret),
+  scopes: Type.Optional(providerFields.scopes),
+  claim_mapping: Type.Optional(providerFields.claim_mapping),
+  link_by_verified_email: Type.Optional(providerFields.link_by_verified_email),
+  trust_upstream_assurance: Type.Optional(providerFields.trust_upstream_assurance),
+  required_acr: Type.Optional(providerFields.required_acr),
+  logo_uri: Type.Optional(providerFields.logo_uri),
+};
+export const IdentityProviderCreate = Type.Object(
+  {
+    id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        pattern: IDENTITY_PROVIDER_ID.source,
+        description:
+          'Lower-case letters, digits and hyphens; made from the name when left out. It is in the redirect URI, so it never changes; one taken answers 409',
+      }),
+    ),
+    ...providerInputFields,
+  },
+  {
+    ...strict,
+    description: 'An OpenID Provider (`issuer`) or a plain OAuth 2.0 provider (the three endpoints)',
+  },
+);
+// RFC 9110 §9.3.4: the complete provider; a field left out takes its default, but the write-only
+// client secret left out is kept (as a user's password on PUT /v1/users/{id}).
+export const IdentityProviderReplace = Type.Object(providerInputFields, {
+  ...strict,
+  description:
+    'The complete provider, in the shape of POST without `id`; a field left out takes the default it would take at creation, except the write-only client_secret, which is kept',
+});
+export const IdentityProviderPatch = Type.Partial(Type.Object(providerFields, strict), {
+  ...strict,
+  minProperties: 1,
+  description: 'Only the fields to change',
+});
+export const IdentityProviderQuery = Type.Object(
+  { limit: Type.Optional(Pagination.limit), offset: Type.Optional(Pagination.offset) },
+  strict,
+);
+export const IdentityProviderList = page(IdentityProvider);
+export const FederatedLink = Type.Object(
+  {
+    id: Type.String(),
+    provider_id: Type.String(),
+    provider_name: Type.String(),
+    issuer: Type.String({
+      description: 'The upstream issuer, or `urn:gatehouse:idp:<provider id>` for a plain OAuth 2.0 provider',
+    }),
+    subject: Type.String({ description: 'The upstream person’s subject: (issuer, subject) is linked once' }),
+    label: Type.Union([Type.String(), Type.Null()], {
+      description: 'The upstream user name or email when it was linked',
+    }),
+    created_at: Timestamp,
+    last_used_at: NullableTimestamp,
+  },
+  strict,
+);
+export const FederatedLinkList = Type.Object({ items: Type.Array(FederatedLink) }, strict);
+export const ItemLinkParams = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 200 }),
+    linkId: Type.String({ minLength: 1, maxLength: 200 }),
+  },
+  strict,
+);
+
 function page<T extends TSchema>(item: T) {
   return Type.Object(
     {
@@ -519,6 +746,10 @@ function page<T extends TSchema>(item: T) {
 }
 
 export type ClientCreateBody = Static<typeof ClientCreate>;
+export type IdentityProviderCreateBody = Static<typeof IdentityProviderCreate>;
+export type IdentityProviderReplaceBody = Static<typeof IdentityProviderReplace>;
+export type IdentityProviderPatchBody = Static<typeof IdentityProviderPatch>;
+export type IdentityProviderQueryString = Static<typeof IdentityProviderQuery>;
 export type ClientReplaceBody = Static<typeof ClientReplace>;
 export type ClientPatchBody = Static<typeof ClientPatch>;
 export type ClientQueryString = Static<typeof ClientQuery>;

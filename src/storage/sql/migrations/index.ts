@@ -21,6 +21,7 @@ import * as secondFactors from './0018-second-factors.js';
 import * as mailLinks from './0019-mail-links.js';
 import * as accountSecurity from './0020-account-security.js';
 import * as tokenAssurance from './0021-token-assurance.js';
+import * as clientIdentityProviders from './0023-client-identity-providers.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0020-account-security': accountSecurity,
   '0021-token-assurance': tokenAssurance,
   '0022-identity-providers': identityProviders,
+  '0023-client-identity-providers': clientIdentityProviders,
 };
 
 export const migrationProvider: MigrationProvider = {

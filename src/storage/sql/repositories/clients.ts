@@ -92,6 +92,11 @@ export function createClientRepository(
         query = query.where('grant_types', 'like', `%"${filter.grantType}"%`);
       }
       if (filter.registration !== undefined) query = query.where('registration', '=', filter.registration);
+      if (filter.identityProvider !== undefined) {
+        // A JSON array of provider ids ([a-z0-9-], no quote nor LIKE wildcard but "-"): a quoted match
+        // is that id and no longer one.
+        query = query.where('identity_providers', 'like', `%"${filter.identityProvider}"%`);
+      }
       const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
       const rows = await query
         .selectAll()

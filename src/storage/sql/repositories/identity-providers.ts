@@ -7,6 +7,7 @@ import type {
 } from '../../../core/model.js';
 import type { FederatedLinkStore, IdentityProviderStore } from '../../../core/ports.js';
 import type { Database, FederatedLinksTable, IdentityProvidersTable } from '../schema.js';
+import { isLookupKey } from './lookup-key.js';
 
 const providerFromRow = (row: IdentityProvidersTable): IdentityProvider => ({
   id: row.id,
@@ -77,6 +78,7 @@ export function createIdentityProviderRepository(db: Kysely<Database>): Identity
       return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
     },
     async get(id) {
+      if (!isLookupKey(id)) return undefined;
       const row = await db
         .selectFrom('identity_providers')
         .selectAll()
@@ -114,6 +116,7 @@ export function createIdentityProviderRepository(db: Kysely<Database>): Identity
       return (result.numUpdatedRows ?? 0n) > 0n;
     },
     async delete(id) {
+      if (!isLookupKey(id)) return false;
       // The links go by the foreign key's cascade, in the same statement.
       const result = await db.deleteFrom('identity_providers').where('id', '=', id).executeTakeFirst();
       return (result.numDeletedRows ?? 0n) > 0n;
@@ -142,6 +145,7 @@ export function createFederatedLinkRepository(db: Kysely<Database>): FederatedLi
       return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
     },
     async find(issuer, subject) {
+      if (!isLookupKey(issuer) || !isLookupKey(subject)) return undefined;
       const row = await db
         .selectFrom('federated_links')
         .selectAll()
@@ -151,6 +155,7 @@ export function createFederatedLinkRepository(db: Kysely<Database>): FederatedLi
       return row && linkFromRow(row);
     },
     async listByUser(userId) {
+      if (!isLookupKey(userId)) return [];
       const rows = await db
         .selectFrom('federated_links')
         .selectAll()
@@ -172,6 +177,7 @@ export function createFederatedLinkRepository(db: Kysely<Database>): FederatedLi
       await db.updateTable('federated_links').set({ last_used_at: at }).where('id', '=', id).execute();
     },
     async delete(userId, id) {
+      if (!isLookupKey(userId) || !isLookupKey(id)) return false;
       const result = await db
         .deleteFrom('federated_links')
         .where('id', '=', id)

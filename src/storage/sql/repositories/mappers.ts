@@ -66,6 +66,8 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   dpopBoundAccessTokens: row.dpop_bound_access_tokens === 1,
   tokenExchangeTargets: JSON.parse(row.token_exchange_targets) as string[],
   requireMfa: row.require_mfa === 1,
+  identityProviders:
+    row.identity_providers === null ? null : (JSON.parse(row.identity_providers) as string[]),
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -94,6 +96,7 @@ export const clientToRow = (client: Client): ClientsTable => ({
   dpop_bound_access_tokens: client.dpopBoundAccessTokens ? 1 : 0,
   token_exchange_targets: JSON.stringify(client.tokenExchangeTargets),
   require_mfa: client.requireMfa ? 1 : 0,
+  identity_providers: client.identityProviders === null ? null : JSON.stringify(client.identityProviders),
 });
 
 export const initialAccessTokenFromRow = (row: InitialAccessTokensTable): InitialAccessToken => ({

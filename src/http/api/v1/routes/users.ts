@@ -7,9 +7,11 @@ import type { ApiContext } from '../context.js';
 import { locationOf } from '../context.js';
 import { notFound } from '../problem.js';
 import {
+  FederatedLinkList,
   GrantList,
   IdParams,
   ItemGrantParams,
+  ItemLinkParams,
   Problem as ProblemSchema,
   UserWithMethods as UserSchema,
   UserCreate,
@@ -29,7 +31,7 @@ const errors = { '4xx': ProblemSchema };
 
 /** /v1/users: resource owners (scope admin). Passwords are write-only. */
 export function registerUserRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { users, grants, account } = context.engine;
+  const { users, grants, account, identityProviders } = context.engine;
   /** Decision 37: every answer carries the user's ways of signing in and sessions, never a secret. */
   const viewUser = async (user: User) => viewUserSummary(await account.summary(user));
   const admin = context.requireToken({ scopes: ['admin'] });
@@ -201,6 +203,48 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     async function revokeUserGrant(request, reply) {
       await existing(request.params.id);
       await revokeGrantOf(context, { userId: request.params.id }, request.params.grantId);
+      return reply.code(204).send();
+    },
+  );
+
+  api.get<{ Params: { id: string } }>(
+    '/users/:id/identity-links',
+    {
+      schema: {
+        summary: "List a user's links to upstream identity providers",
+        description:
+          'Each link joins the user to one upstream person, (issuer, subject), through a provider of ' +
+          '/v1/identity-providers (decision 39).',
+        tags,
+        params: IdParams,
+        response: { 200: FederatedLinkList, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function userIdentityLinks(request) {
+      const user = await existing(request.params.id);
+      return { items: await identityProviders.links(user.id) };
+    },
+  );
+
+  api.delete<{ Params: { id: string; linkId: string } }>(
+    '/users/:id/identity-links/:linkId',
+    {
+      schema: {
+        summary: "Remove one of a user's links to an upstream identity provider",
+        description:
+          'The user no longer signs in through that upstream account; their other ways of signing in stay.',
+        tags,
+        params: ItemLinkParams,
+        response: { 204: Type.Null({ description: 'Removed' }), ...errors },
+      },
+      preValidation: admin,
+    },
+    async function removeUserIdentityLink(request, reply) {
+      const user = await existing(request.params.id);
+      if (!(await identityProviders.removeLink(user.id, request.params.linkId))) {
+        throw notFound('identity link', 'linkId');
+      }
       return reply.code(204).send();
     },
   );
