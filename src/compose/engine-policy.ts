@@ -73,6 +73,7 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       recoveryCodeKey: keys.recoveryCodeKey,
       issuerName: config.productName,
     },
+    upstreamRedirectUri: (id) => endpointUrl(config.issuer, ENDPOINTS.signInCallback, { id }),
     keyRing: {
       keyEncryptionKey: keys.keyEncryptionKey,
       algorithm: config.signingAlgorithm,

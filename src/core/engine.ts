@@ -3,6 +3,7 @@ import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
 import { AccountSecurity } from './sign-in/account-security.js';
+import { Federation } from './sign-in/federation.js';
 import { UpstreamError, type UpstreamProviders } from './sign-in/upstream.js';
 import { BrowserSessions } from './sign-in/browser-sessions.js';
 import { PasswordAuthenticator } from './sign-in/password-authenticator.js';
@@ -95,6 +96,11 @@ export interface EnginePolicy {
   mail: AccountMailPolicy;
   /** Second factors after a password and who must use one (docs/decisions.md, decision 34). */
   secondFactors: SecondFactorPolicy;
+  /**
+   * The redirect URI of an upstream identity provider (decision 40): the endpoint table's
+   * `/sign-in/callback/<id>` under the issuer, what the operator registers at the upstream.
+   */
+  upstreamRedirectUri: (providerId: string) => string;
   keyRing: {
     /** Seals the signing keys' private halves in the store. */
     keyEncryptionKey: Buffer;
@@ -214,6 +220,11 @@ export interface Engine {
    * factor, each attempt run by the same SignInService as the password.
    */
   readonly passkeys: Passkeys;
+  /**
+   * Sign-in through upstream identity providers (docs/decisions.md, decision 40): the upstream flow
+   * through the UpstreamProviders port, the linking rules, and the security page's linked accounts.
+   */
+  readonly federation: Federation;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
   /**
@@ -392,6 +403,13 @@ export function createEngine(deps: EngineDependencies): Engine {
       if (user === undefined) return { outcome: 'wrong-credentials' };
       return signIns.attempt(secondFactors.totpSetUp, { user, code }, { address });
     },
+    federation: new Federation({
+      storage,
+      clock,
+      signIns,
+      upstream: deps.upstreamProviders ?? noUpstreamProviders,
+      redirectUri: policy.upstreamRedirectUri,
+    }),
     passkeys: new Passkeys({
       passkeys: storage.passkeys,
       challenges: storage.webAuthnChallenges,
