@@ -226,7 +226,11 @@ export class Federation {
   ): Promise<SignInResult> {
     const link = await this.deps.storage.federatedLinks.find(identity.issuer, identity.subject);
     if (link === undefined || link.userId !== user.id) return { outcome: 'wrong-credentials' };
-    const result = await this.deps.signIns.attempt(this.authenticator, { kind: 'user', user, link }, { address });
+    const result = await this.deps.signIns.attempt(
+      this.authenticator,
+      { kind: 'user', user, link },
+      { address },
+    );
     if (result.outcome !== 'signed-in') return result;
     return { ...result, authentication: federatedAuthentication(result.authentication, provider, identity) };
   }
@@ -354,6 +358,8 @@ export class Federation {
     if (resolution.kind === 'user') {
       const user = await users.get(resolution.user.id);
       if (user === undefined) return { outcome: 'refused' };
+      // SignInService refuses a disabled user after this: nothing is recorded as used or linked for one.
+      if (user.disabled) return { outcome: 'verified', user };
       if (resolution.link !== undefined) await federatedLinks.recordUse(resolution.link.id, now);
       if (resolution.newLink !== undefined) {
         const link = { ...resolution.newLink, lastUsedAt: now };
