@@ -200,6 +200,7 @@ const LINKING_ROWS: Row[] = [
           subject: 'a-1',
           label: 'al',
           candidates: [alice.id],
+          reason: 'email',
         },
       });
       assert.equal(await w.storage.federatedLinks.find('https://corp.example', 'a-1'), undefined);
@@ -251,6 +252,7 @@ const LINKING_ROWS: Row[] = [
         subject: 'b-1',
         label: 'bob',
         candidates: [bob.id],
+        reason: 'username',
       });
       assert.equal(await w.userCount(), 1);
     },

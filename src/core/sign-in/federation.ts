@@ -36,6 +36,8 @@ export interface PendingLink {
   label: string | null;
   /** The local users it may be (ids), oldest first. */
   candidates: string[];
+  /** What they share with the upstream person: an address, or (only) the user name. */
+  reason: 'email' | 'username';
 }
 
 /** What a federated sign-in came to (decision 40). */
@@ -344,6 +346,7 @@ export class Federation {
         subject: identity.subject,
         label: linkLabel(identity),
         candidates,
+        reason: byAddress.length > 0 ? 'email' : 'username',
       };
     }
     // (e) Nobody here: a new user.
