@@ -8,6 +8,7 @@ import { DEFAULT_PURGE_PACING, Purger, PurgeScheduler, type PurgePolicy } from '
 import type { GatehouseMetrics } from '../http/metrics.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import type { GatehouseStore } from '../core/ports.js';
+import type { UpstreamProviders } from '../core/sign-in/upstream.js';
 import { openStore, storeOpensFromOtherProcesses, type StoreOpenOptions } from '../storage/open-store.js';
 import type { PurgeProcess } from './purge-process.js';
 import { migrateVerified, openExistingVerified, StoreStateError } from './secret-check.js';
@@ -65,8 +66,8 @@ export interface GatehouseOptions {
    */
   purgeProcess?: boolean;
   /**
-   * Certificates (PEM) trusted for jwks_uri fetches beside the system's roots: tests give the CA of
-   * their own HTTPS key server. Operators use NODE_EXTRA_CA_CERTS.
+   * Certificates (PEM) trusted for jwks_uri fetches and upstream identity providers beside the system's
+   * roots: tests give the CA of their own HTTPS servers. Operators use NODE_EXTRA_CA_CERTS.
    */
   outboundCa?: string;
 }
@@ -93,6 +94,7 @@ export async function createGatehouse(
     { createMetrics },
     { clusterMetrics, localMetrics },
     { createJwksFetcher },
+    { OpenIdUpstreamProviders, DEFAULT_UPSTREAM_FETCH_POLICY },
     { createLogMailer },
     { startPurgeProcess },
     { loadTls },
@@ -101,6 +103,7 @@ export async function createGatehouse(
     import('../http/metrics.js'),
     import('./cluster-metrics.js'),
     import('../outbound/jwks-fetcher.js'),
+    import('../outbound/upstream-client.js'),
     import('../outbound/log-mailer.js'),
     import('./purge-process.js'),
     import('./dev-certificate.js'),
@@ -119,7 +122,20 @@ export async function createGatehouse(
           url: config.smtpUrl,
           from: config.mailFrom,
         });
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config), jwksFetcher, mailer });
+  // Decision 38: upstream identity providers through openid-client, under the outbound limits.
+  const upstreamProviders = new OpenIdUpstreamProviders({
+    identityProviderKey: deriveServerKeys(config.secret).identityProviderKey,
+    policy: { ...DEFAULT_UPSTREAM_FETCH_POLICY, ca: options.outboundCa },
+    clock,
+  });
+  const engine = createEngine({
+    storage,
+    clock,
+    policy: enginePolicy(config),
+    jwksFetcher,
+    mailer,
+    upstreamProviders,
+  });
   await engine.prepare();
 
   const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
@@ -271,7 +287,7 @@ export interface OpenEngine {
  */
 export async function openEngine(
   config: GatehouseConfig,
-  options: { clock?: Clock } = {},
+  options: { clock?: Clock; outboundCa?: string } = {},
 ): Promise<OpenEngine> {
   const clock = options.clock ?? systemClock;
   const storage = openStorage(config);
@@ -281,13 +297,35 @@ export async function openEngine(
     await storage.close();
     throw error;
   }
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config) });
+  // `idps create --issuer` discovers the provider; openid-client is loaded only by a command that does.
+  const upstreamProviders = lazyUpstreamProviders(async () => {
+    const { OpenIdUpstreamProviders, DEFAULT_UPSTREAM_FETCH_POLICY } =
+      await import('../outbound/upstream-client.js');
+    return new OpenIdUpstreamProviders({
+      identityProviderKey: deriveServerKeys(config.secret).identityProviderKey,
+      policy: { ...DEFAULT_UPSTREAM_FETCH_POLICY, ca: options.outboundCa },
+      clock,
+    });
+  });
+  const engine = createEngine({ storage, clock, policy: enginePolicy(config), upstreamProviders });
   return {
     engine,
     async close() {
       await engine.close();
       await storage.close();
     },
+  };
+}
+
+/** An upstream client made at its first use (a command line's cold start pays only for what it uses). */
+function lazyUpstreamProviders(make: () => Promise<UpstreamProviders>): UpstreamProviders {
+  let made: Promise<UpstreamProviders> | undefined;
+  const get = () => (made ??= make());
+  return {
+    discover: async (issuer) => (await get()).discover(issuer),
+    begin: async (provider, redirectUri, request) => (await get()).begin(provider, redirectUri, request),
+    finish: async (provider, redirectUri, callbackUrl, expected) =>
+      (await get()).finish(provider, redirectUri, callbackUrl, expected),
   };
 }
 

@@ -6,7 +6,11 @@ import { loadTls } from '../../src/compose/dev-certificate.js';
 /** The development certificate of this test process, made once by the server's own loadTls. */
 let made: Promise<{ key: string; cert: string }> | undefined;
 
-function certificate(): Promise<{ key: string; cert: string }> {
+/**
+ * This test process's development certificate (localhost, 127.0.0.1, ::1), the same for every server
+ * a test starts with it: one `ca` trusts them all.
+ */
+export function testCertificate(): Promise<{ key: string; cert: string }> {
   made ??= (async () => {
     const dir = mkdtempSync(join(tmpdir(), 'gatehouse-test-tls-'));
     try {
@@ -27,7 +31,7 @@ function certificate(): Promise<{ key: string; cert: string }> {
 export async function seedDevCertificate(dataDir: string): Promise<void> {
   const dir = join(dataDir, 'tls');
   if (existsSync(join(dir, 'cert.pem')) || existsSync(join(dir, 'key.pem'))) return;
-  const { key, cert } = await certificate();
+  const { key, cert } = await testCertificate();
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'key.pem'), key, { mode: 0o600, flag: 'wx' });
   writeFileSync(join(dir, 'cert.pem'), cert, { flag: 'wx' });

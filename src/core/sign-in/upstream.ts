@@ -38,6 +38,11 @@ export interface UpstreamAuthorization {
   /** Null for a plain OAuth 2.0 provider (no ID token). */
   nonce: string | null;
   codeVerifier: string;
+  /**
+   * The `max_age` sent, when one was (OpenID Connect Core §3.1.2.1): the ID token's `auth_time` is then
+   * checked against it. Kept with the rest, so an upstream that ignored it is caught.
+   */
+  maxAge?: number;
 }
 
 /**
