@@ -42,6 +42,8 @@ interface Stored {
   x: string;
   u: UpstreamPurpose;
   i?: string;
+  /** The max_age sent upstream, which the ID token's auth_time is checked against. */
+  m?: number;
   e: number;
 }
 
@@ -61,6 +63,7 @@ export function setUpstreamState(
     x: state.next,
     u: state.purpose,
     ...(state.userId !== undefined ? { i: state.userId } : {}),
+    ...(state.maxAge !== undefined ? { m: state.maxAge } : {}),
     e: state.expiresAt,
   };
   reply.setCookie(UPSTREAM_STATE_COOKIE, seal(key, Buffer.from(JSON.stringify(stored)), context(browserId)), {
@@ -96,6 +99,7 @@ export function upstreamState(
     next: stored.x,
     purpose: stored.u,
     ...(stored.i !== undefined ? { userId: stored.i } : {}),
+    ...(typeof stored.m === 'number' ? { maxAge: stored.m } : {}),
     expiresAt: stored.e,
   };
 }

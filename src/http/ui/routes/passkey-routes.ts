@@ -268,11 +268,13 @@ export function registerPasskeyRoutes(
     if (browser === 'signed-out') return reply.redirect(`${base}/sign-in?next=/account/security`, 303);
     if (browser === 'not-recent') return askToSignInAgain(ui, reply);
     // Decision 40: a user with no password (made by an upstream sign-in) keeps one way in at least.
-    if ((await ui.engine.federation.waysIn(browser.user)) <= 1) {
+    const id = field(request.body, 'id') ?? '';
+    const own = (await ui.engine.passkeys.list(browser.user.id)).some((passkey) => passkey.id === id);
+    if (own && (await ui.engine.federation.waysIn(browser.user)) <= 1) {
       setNotice(reply, 'This passkey is your only way to sign in: link an account or set a password first.');
       return reply.redirect(`${base}/account/security`, 303);
     }
-    const removed = await ui.engine.passkeys.remove(browser.user.id, field(request.body, 'id') ?? '');
+    const removed = await ui.engine.passkeys.remove(browser.user.id, id);
     setNotice(reply, removed ? 'Passkey removed' : 'That passkey was already removed.');
     return reply.redirect(`${base}/account/security`, 303);
   });
