@@ -386,8 +386,17 @@ export function registerFederationRoutes(app: FastifyInstance, ui: UiContext, st
   });
 }
 
+/**
+ * The security page's one-time notice. Lax, not Strict as elsewhere: the callback is reached from the
+ * upstream's site, and Chromium does not send a Strict cookie on a redirect chain a cross-site
+ * navigation started, so the page it redirects to would not show it.
+ */
 function setNotice(reply: FastifyReply, notice: string): void {
-  reply.setCookie(SECURITY_NOTICE_COOKIE, notice.slice(0, 120), { ...SECURITY_NOTICE_OPTIONS, maxAge: 60 });
+  reply.setCookie(SECURITY_NOTICE_COOKIE, notice.slice(0, 120), {
+    ...SECURITY_NOTICE_OPTIONS,
+    sameSite: 'lax',
+    maxAge: 60,
+  });
 }
 
 /**
