@@ -20,6 +20,7 @@ import {
   type TestBrowser,
 } from '../helpers/browser-pages.js';
 import { testProvider } from '../helpers/federation.js';
+import { appCode } from '../helpers/totp.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { freePort } from '../helpers/spawned-server.js';
 import { LOGIN_FORM, startOidcProvider, type OidcProvider } from '../helpers/upstream-providers.js';
@@ -398,7 +399,7 @@ describe(
           await never.context.close();
         });
 
-        it('the security page lists links, links another, and refuses to remove the last way in', async () => {
+        it('the security page lists links, links another, refuses to remove the last way in; a linked provider confirms it is you', async () => {
           const person = opAccount({ email: `${fresh('solo')}@op.example` });
           const { context, page } = await clientContext(chrome);
           await page.goto(`${issuer}/sign-in?next=/account/security`);
@@ -441,6 +442,60 @@ describe(
             left.map((link) => link.providerId),
             [GH.id],
           );
+
+          // "Confirm it's you" offers the linked provider (and only it), which confirms it at the upstream
+          // (prompt=login, max_age=0): the same session, its sign-in now the second Gatehouse's.
+          const before = (await signedInAs(context))!.authentication;
+          assert.deepEqual(before.amr, ['fed']);
+          // The second Gatehouse's clock in step with this one's: its auth_time is checked against max_age=0.
+          upstreamGatehouse.clock.advance(server.clock.now() - upstreamGatehouse.clock.now());
+          await page.goto(`${issuer}/sign-in?reauth=1&next=/account/security`);
+          await page.getByRole('heading', { name: "Confirm it's you" }).waitFor();
+          assert.equal(
+            await page.getByRole('link', { name: `Continue with ${OP.name}`, exact: true }).count(),
+            0,
+          );
+          await continueWith(page, GH.name);
+          assert.equal((await atGatehouseB(page, bUser.username)).status(), 303);
+          await section.getByRole('heading', { name: GH.name, exact: true }).waitFor();
+          const after = (await signedInAs(context))!.authentication;
+          assert.equal(after.sid, before.sid, 'the same session');
+          assert.deepEqual(after.amr, ['fed', 'pwd']);
+          await context.close();
+        });
+
+        it('a user with an authenticator app gives its code after the upstream sign-in: fed, otp, mfa', async () => {
+          const person = opAccount();
+          const first = await clientContext(chrome);
+          await first.page.goto(`${issuer}/sign-in?next=/account/security`);
+          await continueWith(first.page, OP.name);
+          await atOp(first.page, person);
+          await first.page.getByRole('heading', { name: 'Linked accounts' }).waitFor();
+          await first.context.close();
+          const user = (await storage().users.getByUsername(person.username))!;
+          const { engine } = server.gatehouse;
+          const setUp = await engine.secondFactors.beginTotp(user);
+          assert.ok(setUp);
+          const confirmed = await engine.confirmTotpSetUp({
+            userId: user.id,
+            code: appCode(setUp.secret, server.clock.now()),
+            address: '203.0.113.9',
+          });
+          assert.equal(confirmed.outcome, 'signed-in');
+
+          const { context, page } = await clientContext(chrome);
+          await page.goto(`${issuer}/sign-in?next=/account/security`);
+          await continueWith(page, OP.name);
+          await atOp(page, person);
+          await page.getByRole('heading', { name: 'Enter a code' }).waitFor();
+          assert.equal(await signedInAs(context), undefined, 'not signed in before the code');
+          server.clock.advance(30);
+          await page.getByLabel('Code', { exact: true }).fill(appCode(setUp.secret, server.clock.now()));
+          await page.getByRole('button', { name: 'Verify' }).click();
+          await page.getByRole('heading', { name: 'Linked accounts' }).waitFor();
+          const signedIn = await signedInAs(context);
+          assert.equal(signedIn?.user.id, user.id);
+          assert.deepEqual(signedIn?.authentication.amr, ['fed', 'otp', 'mfa']);
           await context.close();
         });
 
