@@ -74,7 +74,7 @@ export async function linkedAccountsSection(
                 html`<li>
                   <a
                     class="button"
-                    href="${base}/sign-in/upstream/${encodeURIComponent(provider.id)}?link=1&csrf_token=${encodeURIComponent(browser.csrfToken)}"
+                    href="${base}/sign-in/upstream/${encodeURIComponent(provider.id)}?link=1&amp;csrf_token=${encodeURIComponent(browser.csrfToken)}"
                     >Link ${provider.name}</a
                   >
                 </li>`,
