@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
 import type { IdentityProvider, SessionAuthentication, User } from '../../../core/model.js';
-import { assurance } from '../../../core/sign-in/assurance.js';
+import { assurance, unsatisfied } from '../../../core/sign-in/assurance.js';
 import {
   UpstreamError,
   type UpstreamIdentity,
@@ -270,7 +270,8 @@ export function registerFederationRoutes(app: FastifyInstance, ui: UiContext, st
    * Ends a federated sign-in (decision 40): a federated sign-in is a first factor, like the password
    * (decision 34), unless a trusted upstream reported two kinds of factor: a user with an
    * authenticator app, or who must use a second factor (policy, the client's require_mfa), takes the
-   * second-factor step (set up first when they have none), which records the federated sign-in first.
+   * second-factor step (set up first when they have none), which records the federated sign-in first;
+   * so does a user with a passkey when the application asks for a stronger `acr` than was reached.
    */
   async function finishSignIn(
     request: FastifyRequest,
@@ -280,12 +281,26 @@ export function registerFederationRoutes(app: FastifyInstance, ui: UiContext, st
     stored: UpstreamState,
   ): Promise<FastifyReply> {
     const reauth = stored.purpose === 'reauth';
-    const enough = assurance([authentication]).amr.includes('mfa');
-    const client = reauth
-      ? undefined
-      : ((await pendingAuthorization(ui, stored.next))?.client ??
-        (await deviceClientOfNext(ui, ui.browsers.browserId(request), stored.next)));
-    const step = enough ? 'complete' : await ui.engine.secondFactors.afterPassword(user, client);
+    const reached = assurance([authentication]);
+    const authorization = reauth ? undefined : await pendingAuthorization(ui, stored.next);
+    const client =
+      authorization?.client ??
+      (reauth ? undefined : await deviceClientOfNext(ui, ui.browsers.browserId(request), stored.next));
+    let step = reached.amr.includes('mfa')
+      ? 'complete'
+      : await ui.engine.secondFactors.afterPassword(user, client);
+    // The application asks for a stronger sign-in than the upstream's (acr_values, decision 36): a
+    // user with a passkey gives it as the second step, which reaches it (decision 33).
+    const now = ui.engine.clock.now();
+    const requirement = authorization && { ...authorization.authenticationRequirement, maxAge: null };
+    if (
+      step === 'complete' &&
+      requirement !== undefined &&
+      unsatisfied({ authTime: now, acr: reached.acr }, requirement, now) === 'acr' &&
+      (await ui.engine.passkeys.list(user.id)).length > 0
+    ) {
+      step = 'verify';
+    }
     const completed = { userId: user.id, authentication, next: stored.next };
     if (reauth && step !== 'verify') return completeReauthentication(ui, request, reply, completed);
     if (step !== 'complete') {
