@@ -12,6 +12,7 @@ export const RS_JWT_PEER = fileURLToPath(new URL('../rs-jwt-peer.js', import.met
 export const RS_DPOP_PEER = fileURLToPath(new URL('../rs-dpop-peer.js', import.meta.url));
 export const OAUTH2_SERVER_PEER = fileURLToPath(new URL('../peers/oauth2-server.js', import.meta.url));
 export const OIDC_PROVIDER_PEER = fileURLToPath(new URL('../peers/oidc-provider.js', import.meta.url));
+export const OIDC_UPSTREAM_PEER = fileURLToPath(new URL('../peers/oidc-upstream.js', import.meta.url));
 export const SIGN_COST = fileURLToPath(new URL('../sign-cost.js', import.meta.url));
 
 let tasksetChecked: boolean | undefined;

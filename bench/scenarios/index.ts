@@ -11,7 +11,7 @@ import { introspectScenario } from './introspect.js';
 import { leakScenario } from './leak.js';
 import { peersScenario } from './peers.js';
 import { clientCredentialsDpopScenario, rsDpopScenario } from './dpop.js';
-import { federatedSignInScenario } from './federated-sign-in.js';
+import { federatedScenario } from './federated.js';
 import { passkeyScenario } from './passkey.js';
 import { passwordFloodScenario, passwordScenario } from './password.js';
 import { purgePostgresScenario, purgeScenario } from './purge.js';
@@ -36,8 +36,8 @@ export const SCENARIOS: Scenario[] = [
   passwordFloodScenario,
   // Issue 28: sign-ins through the pages, beside the password grant above.
   totpSignInScenario,
-  // Issue 29: a sign-in through an upstream provider, beside the password and passkey sign-ins.
-  federatedSignInScenario,
+  // Issue 29: a sign-in through an upstream provider, Gatehouse's own CPU (the upstream excluded).
+  federatedScenario,
   workersScenario,
   codeFlowScenario,
   codeFlowOpenIdScenario,

@@ -206,6 +206,11 @@ export const ENDPOINTS = {
     path: '/sign-in/callback/:id',
     methods: { GET: bucket('signIn') },
   },
+  signInPendingLinkCancel: {
+    // Decision 40: "Don't link" on the sign-in page of a pending link: clears this browser's cookie.
+    path: '/sign-in/pending-link/cancel',
+    methods: { POST: unlimited("clears the browser's own pending-link cookie (CSRF-checked)") },
+  },
   signInContinuation: {
     // OpenID Connect Core §3.1.2.1, prompt=select_account: continue as the account signed in.
     path: '/sign-in/continue',
@@ -279,6 +284,11 @@ export const ENDPOINTS = {
   accountPasskeyRemoval: {
     path: '/account/security/passkeys/remove',
     methods: { POST: unlimited('the signed-in user’s own passkey, after a recent sign-in (CSRF-checked)') },
+  },
+  // Decision 40: the security page's linked accounts ("Link NAME" is the sign-in's start, with link=1).
+  accountLinkedAccountRemoval: {
+    path: '/account/security/linked-accounts/remove',
+    methods: { POST: unlimited('the signed-in user’s own link, after a recent sign-in (CSRF-checked)') },
   },
   // Decision 35: recovery and email verification by mail.
   forgotPassword: {

@@ -3,6 +3,7 @@ import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
 import { DeviceAuthorizationService, type DeviceAuthorizationPolicy } from './device/device-authorization.js';
 import { AccountSecurity } from './sign-in/account-security.js';
+import { Federation } from './sign-in/federation.js';
 import { UpstreamError, type UpstreamProviders } from './sign-in/upstream.js';
 import { IdentityProviderRegistry, type IdentityProviderPolicy } from './sign-in/identity-providers.js';
 import { BrowserSessions } from './sign-in/browser-sessions.js';
@@ -222,6 +223,11 @@ export interface Engine {
    * factor, each attempt run by the same SignInService as the password.
    */
   readonly passkeys: Passkeys;
+  /**
+   * Sign-in through upstream identity providers (docs/decisions.md, decision 40): the upstream flow
+   * through the UpstreamProviders port, the linking rules, and the security page's linked accounts.
+   */
+  readonly federation: Federation;
   /** Readies a migrated store: the built-in scopes, and the first signing key when there is none. */
   prepare(): Promise<void>;
   /**
@@ -406,6 +412,13 @@ export function createEngine(deps: EngineDependencies): Engine {
       if (user === undefined) return { outcome: 'wrong-credentials' };
       return signIns.attempt(secondFactors.totpSetUp, { user, code }, { address });
     },
+    federation: new Federation({
+      storage,
+      clock,
+      signIns,
+      upstream: deps.upstreamProviders ?? noUpstreamProviders,
+      redirectUri: policy.identityProviders.redirectUri,
+    }),
     passkeys: new Passkeys({
       passkeys: storage.passkeys,
       challenges: storage.webAuthnChallenges,

@@ -406,7 +406,7 @@ describe('the authorization step sign-in: its methods, and max_age against the r
         assert.equal(next.step, row.step);
         if (next.step === 'sign-in') {
           assert.equal(next.reason, 'max-age');
-          assert.deepEqual(next.methods, ['password', 'passkey', 'synced-passkey']);
+          assert.deepEqual(next.methods, ['password', 'passkey', 'synced-passkey', 'federated']);
         }
       } finally {
         await engine.close();
@@ -414,7 +414,7 @@ describe('the authorization step sign-in: its methods, and max_age against the r
     });
   }
 
-  it('a signed-out browser is asked for a first-factor method: the password or a passkey', async () => {
+  it('a signed-out browser is asked for a first-factor method: the password, a passkey or an upstream provider', async () => {
     const engine = await testEngine();
     try {
       await addClient(engine, { id: 'rp', scopes: ['openid'] });
@@ -434,7 +434,7 @@ describe('the authorization step sign-in: its methods, and max_age against the r
       assert.deepEqual(next, {
         step: 'sign-in',
         reason: 'signed-out',
-        methods: ['password', 'passkey', 'synced-passkey'],
+        methods: ['password', 'passkey', 'synced-passkey', 'federated'],
       });
     } finally {
       await engine.close();

@@ -68,6 +68,12 @@ export interface AuthorizationRequest {
   authenticationRequirement: AuthenticationRequirement;
   /** Core §3.1.2.1 `login_hint`: fills in the user name on the sign-in page. */
   loginHint: string | undefined;
+  /**
+   * The upstream identity provider to sign in through at once, skipping the sign-in page (decision
+   * 40): `idp_hint=<id>`, or a `login_hint` of the form `idp:<id>`. A hint: one that names no provider
+   * offered is ignored.
+   */
+  idpHint?: string;
   /** Core §3.1.2.1 `id_token_hint`, verified as an ID token of this server. */
   idTokenHint: IdTokenHint | undefined;
   /**

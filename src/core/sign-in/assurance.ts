@@ -1,5 +1,5 @@
 import type { BrowserSession, SessionAuthentication } from '../model.js';
-import { AUTHENTICATION_METHODS, PASSWORD, type AmrValue, type FactorKind } from './methods.js';
+import { AUTHENTICATION_METHODS, FEDERATED, PASSWORD, type AmrValue, type FactorKind } from './methods.js';
 
 /**
  * The `acr` values (OpenID Connect Core §2) of docs/decisions.md, decision 30, weakest first. Today
@@ -48,10 +48,83 @@ export function sessionAuthentications(session: BrowserSession): readonly Sessio
 }
 
 /**
+ * RFC 8176 §2's registered `amr` values an upstream may send, each with the kinds of factor it proves
+ * (decision 40): knowing (`pwd`, `pin`, `kba`), having (a code, a key, a card), being (biometrics; and
+ * `user`, which this server reports of a passkey's user verification, as PASSKEY counts it). `mfa` is
+ * two kinds at least. Location, risk and the rest prove no factor of their own but are passed on.
+ * Values outside the registry are dropped: nothing here knows what they prove.
+ */
+const UPSTREAM_AMR: ReadonlyMap<string, readonly FactorKind[]> = new Map<string, readonly FactorKind[]>([
+  ['pwd', ['knowledge']],
+  ['pin', ['knowledge']],
+  ['kba', ['knowledge']],
+  ['otp', ['possession']],
+  ['sms', ['possession']],
+  ['tel', ['possession']],
+  ['hwk', ['possession']],
+  ['swk', ['possession']],
+  ['sc', ['possession']],
+  ['pop', ['possession']],
+  ['user', ['inherence']],
+  ['fpt', ['inherence']],
+  ['face', ['inherence']],
+  ['iris', ['inherence']],
+  ['retina', ['inherence']],
+  ['vbm', ['inherence']],
+  ['mfa', ['knowledge', 'possession']],
+  ['geo', []],
+  ['rba', []],
+  ['wia', []],
+  ['mca', []],
+]);
+
+/**
+ * The upstream `acr` values that say a phishing-resistant sign-in (OpenID Extended Authentication
+ * Profile ACR Values 1.0: `phr`, and `phrh`, phishing-resistant and hardware-protected).
+ */
+const UPSTREAM_PHISHING_RESISTANT_ACR: ReadonlySet<string> = new Set([ACR_PHISHING_RESISTANT, 'phrh']);
+
+/** What a trusted upstream's `amr` and `acr` (SessionAuthentication.upstream) are worth here (decision 40). */
+export interface UpstreamAssurance {
+  /** Its registered `amr` values, in the order sent, without `mfa` (derived here, as for every sign-in). */
+  amr: AmrValue[];
+  factors: Set<FactorKind>;
+  phishingResistant: boolean;
+}
+
+/**
+ * Reads a trusted upstream's `amr` and `acr` (decision 40): its registered `amr` values and the kinds
+ * of factor they prove; an upstream `acr` of `phr`/`phrh` is phishing-resistant (and, as this server
+ * ranks it, above multi-factor); this server's own multi-factor `acr`, which an upstream Gatehouse
+ * sends, is two kinds of factor.
+ */
+export function upstreamAssurance(upstream: { amr?: readonly string[]; acr?: string }): UpstreamAssurance {
+  const amr: AmrValue[] = [];
+  const factors = new Set<FactorKind>();
+  for (const value of upstream.amr ?? []) {
+    const kinds = UPSTREAM_AMR.get(value);
+    if (kinds === undefined) continue;
+    for (const kind of kinds) factors.add(kind);
+    if (value !== 'mfa' && !amr.includes(value as AmrValue)) amr.push(value as AmrValue);
+  }
+  if (upstream.acr === ACR_MULTI_FACTOR) {
+    factors.add('knowledge');
+    factors.add('possession');
+  }
+  const phishingResistant = upstream.acr !== undefined && UPSTREAM_PHISHING_RESISTANT_ACR.has(upstream.acr);
+  return { amr, factors, phishingResistant };
+}
+
+/**
  * Derives `auth_time`, `amr` and `acr` from a session's record (decision 30). A method this server no
  * longer knows proves nothing but still dates the session. `mfa` and the multi-factor `acr` need two
  * kinds of factor (a password and a one-time code), not two methods of one kind; any phishing-resistant
  * method (a passkey) gives the phishing-resistant `acr`.
+ *
+ * A federated sign-in (decision 40) reports `fed`, and counts as one factor unless it carries what a
+ * trusted upstream said (`upstream`, stored only for a provider with trustUpstreamAssurance): then its
+ * registered `amr` values are reported after `fed`, the kinds of factor they prove stand for the
+ * federated sign-in's own (when they prove any), and an upstream `phr` makes it phishing-resistant.
  */
 export function assurance(
   record: readonly SessionAuthentication[],
@@ -64,12 +137,22 @@ export function assurance(
   const amr = new Set<AmrValue>();
   const factors = new Set<FactorKind>();
   let phishingResistant = false;
-  for (const { method: name } of record) {
-    const method = methods.get(name);
+  for (const entry of record) {
+    const method = methods.get(entry.method);
     if (method === undefined) continue;
     for (const value of method.amr) amr.add(value);
-    for (const factor of method.factors) factors.add(factor);
-    phishingResistant ||= method.phishingResistant;
+    const upstream =
+      entry.method === FEDERATED.name && entry.upstream !== undefined
+        ? upstreamAssurance(entry.upstream)
+        : undefined;
+    if (upstream === undefined) {
+      for (const factor of method.factors) factors.add(factor);
+      phishingResistant ||= method.phishingResistant;
+      continue;
+    }
+    for (const value of upstream.amr) amr.add(value);
+    for (const factor of upstream.factors.size > 0 ? upstream.factors : method.factors) factors.add(factor);
+    phishingResistant ||= method.phishingResistant || upstream.phishingResistant;
   }
   const multiFactor = factors.size > 1;
   if (multiFactor) amr.add('mfa');

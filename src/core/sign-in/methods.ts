@@ -12,7 +12,30 @@
  * register (§2 allows unregistered values) but Entra ID and others send: a sign-in federated through
  * another identity provider (decision 40).
  */
-export type AmrValue = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'pin' | 'mfa' | 'fed';
+export type AmrValue = 'pwd' | 'otp' | 'hwk' | 'swk' | 'user' | 'pin' | 'mfa' | 'fed' | UpstreamAmrValue;
+
+/**
+ * The rest of RFC 8176 §2's registered values, which this server never reports of its own sign-ins
+ * but passes on from a trusted upstream provider's `amr` (decision 40): biometrics (`face`, `fpt`,
+ * `iris`, `retina`, `vbm`), `kba` knowledge-based, `sms`/`tel` a code by message or call, `sc` a smart
+ * card, `pop` a proof of possession of a key, `geo`/`rba`/`wia`/`mca` location, risk, Windows
+ * integrated and multiple-channel authentication.
+ */
+export type UpstreamAmrValue =
+  | 'face'
+  | 'fpt'
+  | 'geo'
+  | 'iris'
+  | 'kba'
+  | 'mca'
+  | 'pop'
+  | 'rba'
+  | 'retina'
+  | 'sc'
+  | 'sms'
+  | 'tel'
+  | 'vbm'
+  | 'wia';
 
 /** Something the person knows, has, or is: two different kinds make a multi-factor sign-in. */
 export type FactorKind = 'knowledge' | 'possession' | 'inherence';

@@ -26,8 +26,13 @@ export async function hashPassword(password: string): Promise<string> {
   ])) as string;
 }
 
+/**
+ * Whether `password` is the one `storedHash` was made from. No hash (an unknown user name) and an empty
+ * one (a user who has no password: created by a sign-in through an upstream provider, decision 40) are
+ * never matched, at the cost of a real verification, so neither is told apart by its timing.
+ */
 export async function verifyPassword(storedHash: string | undefined, password: string): Promise<boolean> {
-  if (storedHash === undefined) {
+  if (storedHash === undefined || storedHash === '') {
     decoyHash ??= hashPassword('gatehouse-decoy-password');
     const decoy = await decoyHash;
     await threads.run('verify', [decoy, password]).catch(() => false);

@@ -18,6 +18,20 @@ export function sourceFor(uri: string): string | undefined {
   return /^[a-z][a-z0-9+.-]*:$/.test(url.protocol) ? url.protocol : undefined;
 }
 
+// Image sources beyond our own and the product logo's, per reply: the logos of the upstream identity
+// providers a sign-in page offers (decision 40), each an operator's https URL.
+const imageSources = new WeakMap<FastifyReply, Set<string>>();
+
+/** Lets this reply's page show an image from `uri`'s origin (an https URL; anything else is ignored). */
+export function allowImageSource(reply: FastifyReply, uri: string): void {
+  if (!/^https:\/\//.test(uri)) return;
+  const source = sourceFor(uri);
+  if (source === undefined) return;
+  const set = imageSources.get(reply) ?? new Set<string>();
+  set.add(source);
+  imageSources.set(reply, set);
+}
+
 export function allowFormTarget(reply: FastifyReply, redirectUri: string): void {
   const source = sourceFor(redirectUri);
   if (source === undefined) return;
@@ -33,6 +47,8 @@ export function allowFormTarget(reply: FastifyReply, redirectUri: string): void 
  */
 export function contentSecurityPolicy(reply: FastifyReply, logoUrl: string | undefined): string {
   const targets = formTargets.get(reply);
+  const images = imageSources.get(reply);
+  if (images !== undefined) return buildPolicy(logoUrl, [...(targets ?? [])], [...images]);
   if (targets === undefined) {
     // Every page without a form to a client (and every redirect) gets the same policy: build it once.
     let policy = policyWithoutTargets.get(logoUrl);
@@ -47,10 +63,15 @@ export function contentSecurityPolicy(reply: FastifyReply, logoUrl: string | und
 
 const policyWithoutTargets = new Map<string | undefined, string>();
 
-function buildPolicy(logoUrl: string | undefined, formTargetSources: string[]): string {
+function buildPolicy(
+  logoUrl: string | undefined,
+  formTargetSources: string[],
+  imageSourcesOfPage: string[] = [],
+): string {
   const images = ["'self'", 'data:'];
   const logo = logoUrl && /^https?:\/\//.test(logoUrl) ? sourceFor(logoUrl) : undefined;
   if (logo !== undefined) images.push(logo);
+  for (const source of imageSourcesOfPage) if (!images.includes(source)) images.push(source);
   return [
     "default-src 'none'",
     "script-src 'self'",

@@ -18,8 +18,8 @@ import { registerAccountSecurityRoutes } from './routes/account-security-routes.
 import { registerAssetRoutes, type StaticAsset } from './routes/asset-routes.js';
 import { registerAuthorizeRoutes } from './routes/authorize-routes.js';
 import { registerDeviceRoutes } from './routes/device-routes.js';
+import { registerFederationRoutes } from './routes/federation-routes.js';
 import { registerHomeRoutes } from './routes/home-routes.js';
-import { registerUpstreamPlaceholderRoutes } from './routes/upstream-placeholder-routes.js';
 import { registerLogoutRoutes } from './routes/logout-routes.js';
 import { registerPlaygroundRoutes } from './routes/playground-routes.js';
 import { registerSessionRoutes } from './routes/session-routes.js';
@@ -113,6 +113,8 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerAssetRoutes(app, assets);
     registerAuthorizeRoutes(app, ui);
     registerSessionRoutes(app, ui);
+    // Decision 40: the upstream flow's cookie is sealed under its own subkey.
+    registerFederationRoutes(app, ui, deriveKey(deps.cookieSecret, 'upstream-state'));
     registerDeviceRoutes(app, ui);
     registerAccountRoutes(app, ui);
     registerSecurityRoutes(app, ui);
@@ -123,7 +125,5 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
     registerHomeRoutes(app, ui);
-    // INTEGRATION: delete with upstream-placeholder-routes.ts when the broker's routes are merged.
-    registerUpstreamPlaceholderRoutes(app, ui);
   };
 }

@@ -1,7 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionAuthentication } from '../../core/model.js';
 import type { SignInDevice } from '../../core/sign-in/browser-sessions.js';
+import { completePendingLink } from './federation/pending-link.js';
 import { deviceTargetAfterSignIn } from './routes/device-routes.js';
+import { SECURITY_NOTICE_COOKIE, SECURITY_NOTICE_OPTIONS } from './routes/security-routes.js';
 import type { UiContext } from './ui-context.js';
 
 const AUTHORIZE = '/authorize?';
@@ -30,6 +32,23 @@ export async function completeSignIn(
 ): Promise<FastifyReply> {
   const { next } = signIn;
   const oldBrowserId = ui.browsers.browserId(request);
+  // Decision 40: an upstream account waiting for this person to prove who they are is linked now,
+  // when this sign-in proved one of its candidates with a password or a passkey.
+  const linked = await completePendingLink(
+    ui,
+    request,
+    reply,
+    oldBrowserId,
+    signIn.userId,
+    signIn.authentication,
+  );
+  if (linked !== undefined) {
+    const provider = await ui.engine.federation.provider(linked);
+    reply.setCookie(SECURITY_NOTICE_COOKIE, `${provider?.name ?? 'Account'} linked`, {
+      ...SECURITY_NOTICE_OPTIONS,
+      maxAge: 60,
+    });
+  }
   await ui.engine.browserSessions.end(oldBrowserId);
   const browserId = await ui.engine.browserSessions.start(
     signIn.userId,

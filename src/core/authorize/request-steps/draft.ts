@@ -257,5 +257,23 @@ export function authorizationRequest(draft: RequestDraft): AuthorizationRequest 
     query: draft.carriedQuery ?? draft.params.toString(),
     pushedRequest: draft.pushedRequest,
     dpopJkt: draft.dpopJkt,
+    ...idpHintOf(draft.params, oidc.loginHint),
   };
+}
+
+/** A provider id is a slug (model.ts IdentityProvider.id); anything else names none. */
+const PROVIDER_ID = /^[a-z0-9][a-z0-9-]{0,62}$/;
+
+/**
+ * Decision 40: `idp_hint=<id>` (the name Keycloak's and others' brokers give it) picks the upstream
+ * provider to sign in through; so does a `login_hint` of the form `idp:<id>`, for clients that can
+ * send only the standard hint. Either is only a hint: the sign-in page is shown when it names none.
+ */
+function idpHintOf(
+  params: URLSearchParams,
+  loginHint: string | undefined,
+): Pick<AuthorizationRequest, 'idpHint'> {
+  const hint =
+    single(params, 'idp_hint').value ?? (loginHint?.startsWith('idp:') ? loginHint.slice(4) : undefined);
+  return hint !== undefined && PROVIDER_ID.test(hint) ? { idpHint: hint } : {};
 }

@@ -66,6 +66,13 @@ button.danger:hover { background: #fdecea; }
 button.link { border: 0; background: none; padding: 0; min-height: 0; color: var(--accent);
   font-weight: 400; text-decoration: underline; }
 .actions button { flex: 1 1 8rem; }
+/* Decision 40: "Continue with NAME", a link that looks like the buttons beside it. */
+a.button { display: flex; align-items: center; justify-content: center; gap: .5rem; font-weight: 600;
+  padding: .625rem 1.25rem; border-radius: 8px; border: 1px solid #8c959f; background: var(--card);
+  color: var(--ink); min-height: 2.75rem; text-decoration: none; box-sizing: border-box; }
+a.button:hover { background: #eef1f4; }
+a.button img { width: 1.25rem; height: 1.25rem; flex: none; }
+.providers { list-style: none; margin: 1rem 0 0; padding: 0; display: grid; gap: .5rem; }
 
 .error { color: var(--danger); background: #fdecea; border: 1px solid #f3b8b4; padding: .625rem .75rem;
   border-radius: 8px; }

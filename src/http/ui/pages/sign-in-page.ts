@@ -26,11 +26,28 @@ export interface SignInPageInput {
    * to their own (decision 37's re-authentication by another method, decision 33).
    */
   reauthPasskey?: boolean;
+  /**
+   * Upstream identity providers (decision 40): "Continue with NAME", one per provider offered (with
+   * `reauth`: the ones the signed-in user has linked, which confirm it is them too).
+   */
+  providers?: readonly ProviderButton[];
+  /**
+   * An upstream account waiting to be linked (decision 40, case d): signing in links it, which the
+   * page says, with "Don't link it".
+   */
+  pendingLink?: { providerName: string; label: string | null; reason: 'email' | 'username' };
   /** prompt=select_account: the user signed in, who may continue as themselves (POST /sign-in/continue). */
   continueAs?: string;
   error?: string;
   /** The field the error is about: marked aria-invalid, described by the error and focused. */
   invalidField?: 'username' | 'password';
+}
+
+/** One provider's button: its id (the start route's), its name, and its logo (an https URL) if any. */
+export interface ProviderButton {
+  id: string;
+  name: string;
+  logoUri: string | null;
 }
 
 export function signInPage(frame: PageFrame, input: SignInPageInput): string {
@@ -75,6 +92,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
             : ''
     }
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
+    ${input.pendingLink !== undefined ? pendingLinkNotice(frame, input, input.pendingLink) : ''}
     ${
       passkeyFirst
         ? html`${passkeySignIn(frame, input, { why: true })}
@@ -126,6 +144,7 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
       </div>
     </form>
     ${input.reauth === true ? (input.reauthPasskey === true ? passkeyReauthentication(frame, input) : '') : passkeyFirst ? '' : passkeySignIn(frame, input)}
+    ${input.pendingLink === undefined ? providerButtons(frame, input) : ''}
     ${input.reauth === true ? '' : html`<p><a href="${frame.basePath}/forgot-password">Forgot password?</a></p>`}`;
   return layout(frame, {
     title: input.reauth === true ? "Confirm it's you" : 'Sign in',
@@ -200,4 +219,53 @@ function strongerSignIn(acr: string | undefined): string {
     return 'sign in with your password and a second factor (a code from your authenticator app, or a passkey).';
   }
   return 'sign in again.';
+}
+
+/**
+ * "Continue with NAME" (decision 40): links, not forms, to the upstream flow's start, which redirects
+ * to the provider (a form's redirect to another origin would need that origin in form-action). They
+ * carry `next`, and `reauth=1` when a signed-in person confirms it is them.
+ */
+function providerButtons(frame: PageFrame, input: SignInPageInput) {
+  const providers = input.providers ?? [];
+  if (providers.length === 0) return '';
+  const query = `?next=${encodeURIComponent(input.next)}${input.reauth === true ? '&reauth=1' : ''}`;
+  return html`<h2 class="or">${input.reauth === true ? 'Or confirm with' : 'Or continue with'}</h2>
+    <ul class="providers">
+      ${providers.map(
+        (provider) =>
+          html`<li>
+            <a
+              class="button"
+              href="${frame.basePath}/sign-in/upstream/${encodeURIComponent(provider.id)}${query}"
+              >${
+                provider.logoUri !== null && /^https:\/\//.test(provider.logoUri)
+                  ? html`<img src="${provider.logoUri}" alt="" width="20" height="20" />`
+                  : ''
+              }<span>Continue with ${provider.name}</span></a
+            >
+          </li>`,
+      )}
+    </ul>`;
+}
+
+/** What signing in now also does (decision 40, case d), and the way out of it. */
+function pendingLinkNotice(
+  frame: PageFrame,
+  input: SignInPageInput,
+  pending: NonNullable<SignInPageInput['pendingLink']>,
+) {
+  return html`<div class="caution" id="pending-link">
+    <p>
+      An account with this ${pending.reason === 'email' ? 'email' : 'user name'} already exists. Sign in to it
+      to link your ${pending.providerName}
+      account${pending.label !== null ? html` <strong>${pending.label}</strong>` : ''} to it; from then on,
+      ${pending.providerName} signs you in.
+    </p>
+    <form method="post" action="${frame.basePath}/sign-in/pending-link/cancel">
+      <input type="hidden" name="csrf_token" value="${input.csrfToken}" />
+      <input type="hidden" name="next" value="${input.next}" />
+      <p><button type="submit" class="link">Don't link it</button></p>
+    </form>
+  </div>`;
 }

@@ -38,6 +38,13 @@ export function registerAccountSecurityRoutes(app: FastifyInstance, ui: UiContex
   app.post(ENDPOINTS.accountPassword.path, async function changePassword(request, reply) {
     const browser = await signedInForm(request, reply);
     if (!('user' in browser)) return browser;
+    // Decision 40: a user with no password has none to check; the section offers "Set a password".
+    if (browser.user.passwordHash === '') {
+      return sendSecurityPage(ui, request, reply, browser, {
+        status: 409,
+        replace: passwordSection(ui, browser),
+      });
+    }
     const result = await ui.engine.account.changePassword({
       user: browser.user,
       browserId: browser.browserId,

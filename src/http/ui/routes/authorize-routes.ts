@@ -9,7 +9,8 @@ import { allowFormTarget } from '../content-security-policy.js';
 import { consentLines, readConsentForm, type ConsentRedisplay } from '../consent-form.js';
 import { consentPage } from '../pages/consent-page.js';
 import { formPostPage } from '../pages/form-post-page.js';
-import { signInPage, type SignInPageInput } from '../pages/sign-in-page.js';
+import type { SignInPageInput } from '../pages/sign-in-page.js';
+import { offeredProviders, sendSignInPage } from '../sign-in-form.js';
 import {
   field,
   formAsQuery,
@@ -81,25 +82,37 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
 
   /** The sign-in page, carrying the authorization request back to /authorize, validated again there. */
   function signInToResume(
+    request: FastifyRequest,
     reply: FastifyReply,
-    csrfToken: string,
+    browser: BrowserContext,
     authorization: AuthorizationRequest,
     status: number,
     options: Pick<SignInPageInput, 'error' | 'again' | 'strongerAcr' | 'continueAs' | 'username'> = {},
-  ): FastifyReply {
-    allowFormTarget(reply, authorization.redirectUri);
-    const username = options.username ?? authorization.loginHint;
-    return sendPage(
-      reply,
-      status,
-      signInPage(frameFor(ui), {
-        csrfToken,
-        next: `/authorize?${authorization.query}`,
-        clientName: authorization.client.name,
-        ...options,
-        ...(username !== undefined ? { username } : {}),
-      }),
-    );
+  ): Promise<FastifyReply> {
+    // A login_hint naming a provider (idp:<id>) is no user name to fill in.
+    const hint = authorization.loginHint?.startsWith('idp:') ? undefined : authorization.loginHint;
+    const username = options.username ?? hint;
+    return sendSignInPage(ui, request, reply, status, browser, {
+      csrfToken: browser.csrfToken,
+      next: `/authorize?${authorization.query}`,
+      authorization,
+      ...options,
+      ...(username !== undefined ? { username } : {}),
+    });
+  }
+
+  /**
+   * Decision 40: the provider an `idp_hint` (or `login_hint=idp:<id>`) names, when it is one offered
+   * to the client: the sign-in goes straight to it, skipping the sign-in page.
+   */
+  async function hintedProvider(authorization: AuthorizationRequest): Promise<string | undefined> {
+    if (authorization.idpHint === undefined) return undefined;
+    const provider = await ui.engine.federation.provider(authorization.idpHint);
+    if (provider === undefined) return undefined;
+    // Decision 39: only a provider the client offers (all of them unless it chose).
+    return offeredProviders([provider], authorization.client.identityProviders ?? null).length > 0
+      ? provider.id
+      : undefined;
   }
 
   /**
@@ -171,17 +184,26 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     switch (next.step) {
       case 'respond':
         return answer(reply, next.response, authorization.client.name);
-      case 'sign-in':
+      case 'sign-in': {
+        const hinted = await hintedProvider(authorization);
+        if (hinted !== undefined) {
+          const next = encodeURIComponent(`/authorize?${authorization.query}`);
+          return reply.redirect(
+            `${ui.config.basePath}/sign-in/upstream/${encodeURIComponent(hinted)}?next=${next}`,
+            303,
+          );
+        }
         // Sign in first; the form carries the request back here, where it is validated again.
-        return signInToResume(reply, browser.csrfToken, authorization, 200, {
+        return signInToResume(request, reply, browser, authorization, 200, {
           ...(next.reason !== 'signed-out' ? { again: next.reason } : {}),
           ...(next.acr !== undefined ? { strongerAcr: next.acr } : {}),
           ...(next.reason !== 'signed-out' && authorization.loginHint === undefined && browser.user
             ? { username: browser.user.username }
             : {}),
         });
+      }
       case 'select-account':
-        return signInToResume(reply, browser.csrfToken, authorization, 200, {
+        return signInToResume(request, reply, browser, authorization, 200, {
           ...(browser.user ? { continueAs: browser.user.username } : {}),
         });
       case 'consent':
@@ -214,7 +236,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     const session = signedIn(browser, authorization);
     if (browser.user === undefined || session === undefined) {
       // The session ended while the page was open: sign in again, then the request resumes.
-      return signInToResume(reply, browser.csrfToken, authorization, 401, {
+      return signInToResume(request, reply, browser, authorization, 401, {
         error: 'Your session has ended. Please sign in again.',
       });
     }

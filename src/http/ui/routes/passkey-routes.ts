@@ -3,18 +3,14 @@ import { ENDPOINTS } from '../../../config/endpoints.js';
 import type { SessionAuthentication } from '../../../core/model.js';
 import type { SignInResult } from '../../../core/sign-in/sign-in-service.js';
 import type { SignedInContext } from '../browser-context.js';
-import { allowFormTarget } from '../content-security-policy.js';
-import { signInPage } from '../pages/sign-in-page.js';
+import { sendSignInPage } from '../sign-in-form.js';
 import { askToSignInAgain, signedInRecently } from '../security/recent-sign-in.js';
 import { completeReauthentication, completeSignIn } from '../sign-in-completion.js';
 import {
   accountDisabled,
   field,
   forbiddenForm,
-  frameFor,
-  pendingAuthorization,
   safeNext,
-  sendPage,
   type UiContext,
   tooManySignIns,
 } from '../ui-context.js';
@@ -95,18 +91,11 @@ export function registerPasskeyRoutes(
     if (result.outcome === 'throttled') return tooManySignIns(ui, reply, result.retryAfter);
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     const browser = await ui.browsers.load(request, reply);
-    const pending = await pendingAuthorization(ui, next);
-    if (pending !== undefined) allowFormTarget(reply, pending.redirectUri);
-    return sendPage(
-      reply,
-      401,
-      signInPage(frameFor(ui), {
-        csrfToken: browser.csrfToken,
-        next,
-        error: 'That passkey could not sign you in. Try again, or use your password.',
-        ...(pending ? { clientName: pending.client.name } : {}),
-      }),
-    );
+    return sendSignInPage(ui, request, reply, 401, browser, {
+      csrfToken: browser.csrfToken,
+      next,
+      error: 'That passkey could not sign you in. Try again, or use your password.',
+    });
   }
 
   app.post(ENDPOINTS.passkeySignInOptions.path, async function passkeySignInOptions(request, reply) {
@@ -204,18 +193,14 @@ export function registerPasskeyRoutes(
       address: request.ip,
     });
     if (result.outcome === 'wrong-credentials') {
-      return sendPage(
-        reply,
-        401,
-        signInPage(frameFor(ui, browser), {
-          csrfToken: browser.csrfToken,
-          next,
-          reauth: true,
-          reauthPasskey: true,
-          username: user.username,
-          error: 'That passkey could not confirm it is you. Try again, or use your password.',
-        }),
-      );
+      return sendSignInPage(ui, request, reply, 401, browser, {
+        csrfToken: browser.csrfToken,
+        next,
+        reauth: true,
+        reauthOf: user,
+        username: user.username,
+        error: 'That passkey could not confirm it is you. Try again, or use your password.',
+      });
     }
     if (result.outcome !== 'signed-in') return refused(request, reply, result, next);
     return completeReauthentication(ui, request, reply, {
@@ -282,7 +267,14 @@ export function registerPasskeyRoutes(
     const browser = await recentlySignedIn(request, reply);
     if (browser === 'signed-out') return reply.redirect(`${base}/sign-in?next=/account/security`, 303);
     if (browser === 'not-recent') return askToSignInAgain(ui, reply);
-    const removed = await ui.engine.passkeys.remove(browser.user.id, field(request.body, 'id') ?? '');
+    // Decision 40: a user with no password (made by an upstream sign-in) keeps one way in at least.
+    const id = field(request.body, 'id') ?? '';
+    const own = (await ui.engine.passkeys.list(browser.user.id)).some((passkey) => passkey.id === id);
+    if (own && (await ui.engine.federation.waysIn(browser.user)) <= 1) {
+      setNotice(reply, 'This passkey is your only way to sign in: link an account or set a password first.');
+      return reply.redirect(`${base}/account/security`, 303);
+    }
+    const removed = await ui.engine.passkeys.remove(browser.user.id, id);
     setNotice(reply, removed ? 'Passkey removed' : 'That passkey was already removed.');
     return reply.redirect(`${base}/account/security`, 303);
   });

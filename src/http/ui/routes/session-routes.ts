@@ -1,8 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
 import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
-import { allowFormTarget } from '../content-security-policy.js';
-import { signInPage } from '../pages/sign-in-page.js';
+import { sendSignInPage } from '../sign-in-form.js';
 import { completeReauthentication, completeSignIn } from '../sign-in-completion.js';
 import { deviceClientOfNext } from './device-routes.js';
 import { setPendingSignIn } from '../second-factor/pending-sign-in.js';
@@ -10,10 +9,8 @@ import {
   accountDisabled,
   field,
   forbiddenForm,
-  frameFor,
   pendingAuthorization,
   safeNext,
-  sendPage,
   type UiContext,
   tooManySignIns,
 } from '../ui-context.js';
@@ -32,30 +29,17 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
       // Decision 37: a signed-in person asked to confirm who they are (askToSignInAgain) sees the form
       // again, their own user name fixed; anyone else signed in goes on.
       if (query.reauth !== '1') return reply.redirect(base + next, 303);
-      return sendPage(
-        reply,
-        200,
-        signInPage(frameFor(ui, browser), {
-          csrfToken: browser.csrfToken,
-          next,
-          reauth: true,
-          // Decision 37: a passkey of theirs confirms it too (POST /sign-in/passkey/reauthentication).
-          reauthPasskey: (await ui.engine.passkeys.list(browser.user.id)).length > 0,
-          username: browser.user.username,
-        }),
-      );
-    }
-    const pending = await pendingAuthorization(ui, next);
-    if (pending !== undefined) allowFormTarget(reply, pending.redirectUri);
-    return sendPage(
-      reply,
-      200,
-      signInPage(frameFor(ui), {
+      // Decision 37: a passkey of theirs confirms it too (POST /sign-in/passkey/reauthentication), and
+      // decision 40: so does an upstream account linked to them.
+      return sendSignInPage(ui, request, reply, 200, browser, {
         csrfToken: browser.csrfToken,
         next,
-        ...(pending ? { clientName: pending.client.name } : {}),
-      }),
-    );
+        reauth: true,
+        reauthOf: browser.user,
+        username: browser.user.username,
+      });
+    }
+    return sendSignInPage(ui, request, reply, 200, browser, { csrfToken: browser.csrfToken, next });
   });
 
   app.post(ENDPOINTS.signIn.path, async function signInSubmit(request, reply) {
@@ -75,36 +59,16 @@ export function registerSessionRoutes(app: FastifyInstance, ui: UiContext): void
     if (result.outcome === 'disabled') return accountDisabled(ui, reply);
     if (result.outcome === 'wrong-credentials') {
       const browser = await ui.browsers.load(request, reply);
-      if (reauthOf !== undefined) {
-        return sendPage(
-          reply,
-          401,
-          signInPage(frameFor(ui, browser), {
-            csrfToken: browser.csrfToken,
-            next,
-            reauth: true,
-            reauthPasskey: (await ui.engine.passkeys.list(reauthOf.id)).length > 0,
-            username,
-            error: 'Wrong password.',
-            invalidField: 'password',
-          }),
-        );
-      }
-      const pending = await pendingAuthorization(ui, next);
-      if (pending !== undefined) allowFormTarget(reply, pending.redirectUri);
       // Seed §5.10: a wrong user name or password is a 401.
-      return sendPage(
-        reply,
-        401,
-        signInPage(frameFor(ui), {
-          csrfToken: browser.csrfToken,
-          next,
-          username,
-          error: 'Wrong user name or password.',
-          invalidField: 'password',
-          ...(pending ? { clientName: pending.client.name } : {}),
-        }),
-      );
+      return sendSignInPage(ui, request, reply, 401, browser, {
+        csrfToken: browser.csrfToken,
+        next,
+        username,
+        invalidField: 'password',
+        ...(reauthOf !== undefined
+          ? { reauth: true, reauthOf, error: 'Wrong password.' }
+          : { error: 'Wrong user name or password.' }),
+      });
     }
     const completed = { userId: result.user.id, authentication: result.authentication, next };
     // Decision 34: a user with a second factor, or who must have one (the policy, or the client the

@@ -18,7 +18,7 @@ const OPTIONS = { path: '/', secure: true, httpOnly: true, sameSite: 'lax', sign
 
 export interface PendingSignIn {
   userId: string;
-  /** What the session records before the second factor: the password, when. */
+  /** What the session records before the second factor: the password (or a federated sign-in), when. */
   first: SessionAuthentication;
   next: string;
   /** Whether the user must set an authenticator app up (they have no second factor). */
@@ -37,6 +37,9 @@ interface Stored {
   n: string;
   s: 0 | 1;
   r?: 1;
+  /** A federated first step (decision 40): its provider, and a trusted upstream's amr and acr. */
+  p?: string;
+  a?: { amr?: string[]; acr?: string };
   /** SHA-256 of the browser id it was made in. */
   b: string;
   e: number;
@@ -55,6 +58,8 @@ export function setPendingSignIn(
     n: pending.next,
     s: pending.setUp ? 1 : 0,
     ...(pending.reauth === true ? { r: 1 as const } : {}),
+    ...(pending.first.provider !== undefined ? { p: pending.first.provider } : {}),
+    ...(pending.first.upstream !== undefined ? { a: pending.first.upstream } : {}),
     b: sha256(browserId),
     e: ui.engine.clock.now() + PENDING_SIGN_IN_SECONDS,
   };
@@ -80,7 +85,12 @@ export function pendingSignIn(ui: UiContext, request: FastifyRequest): PendingSi
   if (stored.e < ui.engine.clock.now() || stored.b !== sha256(browserId)) return undefined;
   return {
     userId: stored.u,
-    first: { method: stored.m, at: stored.t },
+    first: {
+      method: stored.m,
+      at: stored.t,
+      ...(stored.p !== undefined ? { provider: stored.p } : {}),
+      ...(stored.a !== undefined ? { upstream: stored.a } : {}),
+    },
     next: stored.n,
     setUp: stored.s === 1,
     ...(stored.r === 1 ? { reauth: true } : {}),

@@ -22,6 +22,7 @@ export function passwordSection(
   browser: SignedInContext,
   error?: PasswordFormError,
 ): SecuritySection {
+  if (browser.user.passwordHash === '') return setPasswordSection(ui, browser);
   // WCAG 3.3.1: the field in error says so, points at the message, and has the focus.
   const invalid = (field: PasswordFormError['field']) =>
     error?.field === field ? html` aria-invalid="true" aria-describedby="password-error" autofocus` : '';
@@ -63,3 +64,32 @@ export function passwordSection(
 
 export const passwordSectionSource: SecuritySectionSource = (ui, browser) =>
   Promise.resolve(passwordSection(ui, browser));
+
+/**
+ * "Password" of a user who has none (created by a sign-in through an upstream provider, decision 40):
+ * no "Change password" (there is nothing to check), but "Set a password" through the mailed reset link
+ * of decision 35, which also proves the address; without an address, an administrator sets one.
+ */
+function setPasswordSection(ui: UiContext, browser: SignedInContext): SecuritySection {
+  const { email } = browser.user;
+  return {
+    id: PASSWORD_SECTION_ID,
+    heading: 'Password',
+    body:
+      email === null
+        ? html`<p>You have no password: you sign in through a linked account or a passkey.</p>
+            <p class="muted">To sign in with a password too, ask an administrator to set one.</p>`
+        : html`<p>You have no password: you sign in through a linked account or a passkey.</p>
+            <form method="post" action="${ui.config.basePath}/forgot-password" class="stack">
+              <input type="hidden" name="csrf_token" value="${browser.csrfToken}" />
+              <input type="hidden" name="email" value="${email}" />
+              <p class="hint" id="set-password-hint">
+                We mail a link to <strong>${email}</strong> to set one. Setting it signs you out everywhere,
+                and apps you allowed ask again.
+              </p>
+              <div class="actions">
+                <button type="submit" aria-describedby="set-password-hint">Set a password</button>
+              </div>
+            </form>`,
+  };
+}

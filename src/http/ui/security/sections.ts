@@ -2,6 +2,7 @@ import type { SignedInContext } from '../browser-context.js';
 import type { SecuritySection } from '../pages/security-page.js';
 import type { UiContext } from '../ui-context.js';
 import { passkeysSection } from './passkeys-section.js';
+import { linkedAccountsSectionSource } from './linked-accounts-section.js';
 import { emailSection } from './email-section.js';
 import { authenticatorAppSection, recoveryCodesSection } from './second-factor-sections.js';
 import { passwordSectionSource } from './password-section.js';
@@ -22,6 +23,8 @@ export type SecuritySectionSource = (
  */
 export const SECURITY_SECTIONS: readonly SecuritySectionSource[] = [
   passkeysSection,
+  // Decision 40: upstream accounts that sign the user in.
+  linkedAccountsSectionSource,
   authenticatorAppSection,
   recoveryCodesSection,
   // Decision 37: the password, then where the user is signed in.
