@@ -59,11 +59,11 @@ function targetArgs(target: CliTarget): string[] {
 }
 
 /** Runs one `gatehouse` command to completion and parses its `--json` output. */
-export function runCli<T>(target: CliTarget, args: string[], stdin?: string): T {
+export function runCli<T>(target: CliTarget, args: string[], stdin?: string, env?: NodeJS.ProcessEnv): T {
   const result = spawnSync(process.execPath, [GATEHOUSE_MAIN, ...args, ...targetArgs(target), '--json'], {
     input: stdin ?? '',
     encoding: 'utf8',
-    env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn' },
+    env: { ...process.env, GATEHOUSE_LOG_LEVEL: 'warn', ...env },
   });
   if (result.status !== 0) {
     throw new Error(`gatehouse ${args[0]} ${args[1] ?? ''} failed (${result.status}): ${result.stderr}`);

@@ -5,6 +5,20 @@ export const FORM = 'application/x-www-form-urlencoded';
 
 export const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 
+/** The cookies a response sets, as name=value, merged over `jar` (a browser's cookies of one site). */
+export function withCookies(jar: Map<string, string>, exchange: Exchange): Map<string, string> {
+  for (const line of exchange.setCookie) {
+    const pair = line.split(';', 1)[0]!;
+    const eq = pair.indexOf('=');
+    jar.set(pair.slice(0, eq), pair.slice(eq + 1));
+  }
+  return jar;
+}
+
+/** A jar's cookies as a Cookie header. */
+export const cookieHeader = (jar: Map<string, string>) =>
+  [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
+
 /** The browser cookie (`__Host-gatehouse`, name=value) an answer sets, else the one the browser had. */
 export function cookieOf(exchange: Exchange, previous: string | undefined): string | undefined {
   const first = exchange.setCookie.find((cookie) => cookie.startsWith('__Host-gatehouse='));

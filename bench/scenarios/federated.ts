@@ -1,12 +1,7 @@
 import { join } from 'node:path';
-import { deriveServerKeys } from '../../src/compose/engine-policy.js';
-import { openStorage } from '../../src/compose/gatehouse.js';
-import { loadConfig } from '../../src/config.js';
-import { seal } from '../../src/core/keys/sealed-box.js';
-import { sealContext } from '../../src/core/sign-in/upstream.js';
-import { systemClock } from '../../src/shared/clock.js';
-import { FlowClient, runFlowLoad, type Exchange, type FlowOutcome } from '../lib/flow-load.js';
-import { freePort, OIDC_UPSTREAM_PEER, ServerProcess } from '../lib/processes.js';
+import { FlowClient, runFlowLoad, type FlowOutcome } from '../lib/flow-load.js';
+import { cookieHeader, withCookies } from '../lib/sign-in-pages.js';
+import { freePort, OIDC_UPSTREAM_PEER, runCli, ServerProcess } from '../lib/processes.js';
 import { RATE_LIMITS_COUNTED } from '../lib/rate-limits.js';
 import type { Check, Scenario } from '../lib/types.js';
 
@@ -15,61 +10,23 @@ const CLIENT_ID = 'gatehouse-bench';
 const CLIENT_SECRET = 'bench-upstream-client-secret-0123456789';
 const NEXT = '/account/apps';
 
-/** The cookies a response sets, as name=value, merged over `jar`. */
-function withCookies(jar: Map<string, string>, exchange: Exchange): Map<string, string> {
-  for (const line of exchange.setCookie) {
-    const pair = line.split(';', 1)[0]!;
-    const eq = pair.indexOf('=');
-    jar.set(pair.slice(0, eq), pair.slice(eq + 1));
-  }
-  return jar;
-}
-const cookieHeader = (jar: Map<string, string>) =>
-  [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
-
-/** Stores the upstream as an identity provider of the bench's store, its secret sealed as the registry does. */
-async function registerProvider(dataDir: string, issuer: string): Promise<void> {
-  const config = loadConfig({ dataDir });
-  const storage = openStorage(config);
-  try {
-    const now = systemClock.now();
-    await storage.identityProviders.delete(PROVIDER_ID);
-    const inserted = await storage.identityProviders.insert({
-      id: PROVIDER_ID,
-      name: 'Bench upstream',
-      kind: 'oidc',
-      issuer,
-      authorizationEndpoint: null,
-      tokenEndpoint: null,
-      userinfoEndpoint: null,
-      clientId: CLIENT_ID,
-      clientAuth: 'client_secret_basic',
-      clientSecretSealed: seal(
-        deriveServerKeys(config.secret).identityProviderKey,
-        Buffer.from(CLIENT_SECRET),
-        sealContext.clientSecret(PROVIDER_ID),
-      ),
-      privateKeySealed: null,
-      publicJwk: null,
-      scopes: ['openid', 'email', 'profile'],
-      claimMapping: {
-        subject: 'sub',
-        username: 'preferred_username',
-        email: 'email',
-        emailVerified: 'email_verified',
-        name: 'name',
-      },
-      linkByVerifiedEmail: false,
-      trustUpstreamAssurance: false,
-      requiredAcr: null,
-      logoUri: null,
-      createdAt: now,
-      updatedAt: now,
-    });
-    if (!inserted) throw new Error('the bench upstream provider could not be stored');
-  } finally {
-    await storage.close();
-  }
+/**
+ * Registers the upstream as an operator does (decision 39): `gatehouse idps create --issuer`, which
+ * discovers it, trusting the bench's certificate through NODE_EXTRA_CA_CERTS as the server does.
+ */
+function registerProvider(dataDir: string, issuer: string, certFile: string): void {
+  const env = { NODE_EXTRA_CA_CERTS: certFile };
+  const args = [
+    '--id',
+    PROVIDER_ID,
+    '--name',
+    'Bench upstream',
+    '--issuer',
+    issuer,
+    '--client-id',
+    CLIENT_ID,
+  ];
+  runCli({ dataDir }, ['idps', 'create', ...args, '--client-secret-stdin'], `${CLIENT_SECRET}\n`, env);
 }
 
 /**
@@ -158,7 +115,7 @@ export const federatedScenario: Scenario = {
     const gatehouse = new FlowClient(server.url, context.ca, workers);
     const upstream = new FlowClient(upstreamServer.url, context.ca, workers);
     try {
-      await registerProvider(context.dataDir, upstreamOrigin);
+      registerProvider(context.dataDir, upstreamOrigin, certFile);
       // One browser per connection, each keeping its session at the upstream across its sign-ins.
       const jars = Array.from({ length: workers }, () => new Map<string, string>());
       const measured = await context.measureCustom(server, (seconds) =>

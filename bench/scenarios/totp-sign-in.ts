@@ -7,6 +7,7 @@ import { totpCode, totpStep } from '../../src/core/sign-in/totp.js';
 import { hashPassword } from '../../src/core/users/passwords.js';
 import { systemClock } from '../../src/shared/clock.js';
 import { FlowClient, runFlowLoad, type Exchange, type FlowOutcome } from '../lib/flow-load.js';
+import { cookieHeader, withCookies } from '../lib/sign-in-pages.js';
 import type { Check, Measured, Scenario } from '../lib/types.js';
 
 /**
@@ -24,18 +25,6 @@ const NEXT = '/account/apps';
 const APP_USERS = 1500;
 
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
-
-/** The cookies a response sets, as name=value, merged over `jar`. */
-function withCookies(jar: Map<string, string>, exchange: Exchange): Map<string, string> {
-  for (const line of exchange.setCookie) {
-    const pair = line.split(';', 1)[0]!;
-    const eq = pair.indexOf('=');
-    jar.set(pair.slice(0, eq), pair.slice(eq + 1));
-  }
-  return jar;
-}
-const cookieHeader = (jar: Map<string, string>) =>
-  [...jar].map(([name, value]) => `${name}=${value}`).join('; ');
 
 function csrf(page: Exchange): string {
   const match = /name="csrf_token" value="([^"]*)"/.exec(page.body);

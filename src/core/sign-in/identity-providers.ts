@@ -135,13 +135,7 @@ export function viewIdentityProvider(
     client_secret_set: provider.clientSecretSealed !== null,
     public_jwk: provider.publicJwk,
     scopes: provider.scopes,
-    claim_mapping: {
-      subject: mapping.subject,
-      username: mapping.username,
-      email: mapping.email,
-      email_verified: mapping.emailVerified,
-      name: mapping.name,
-    },
+    claim_mapping: claimMappingView(mapping),
     link_by_verified_email: provider.linkByVerifiedEmail,
     trust_upstream_assurance: provider.trustUpstreamAssurance,
     required_acr: provider.requiredAcr,
@@ -497,13 +491,7 @@ function inputOf(provider: IdentityProvider): IdentityProviderInput {
     client_id: provider.clientId,
     client_auth: provider.clientAuth,
     scopes: provider.scopes,
-    claim_mapping: {
-      subject: mapping.subject,
-      username: mapping.username,
-      email: mapping.email,
-      email_verified: mapping.emailVerified,
-      name: mapping.name,
-    },
+    claim_mapping: claimMappingView(mapping),
     link_by_verified_email: provider.linkByVerifiedEmail,
     trust_upstream_assurance: provider.trustUpstreamAssurance,
     required_acr: provider.requiredAcr,
@@ -851,5 +839,16 @@ async function newKeyPair(
   return {
     privateKeySealed: seal(sealingKey, der, sealContext.privateKey(providerId)),
     publicJwk: { ...jwk, kid, alg: 'ES256', use: 'sig' },
+  };
+}
+
+/** A claim mapping as the API and the command line name its fields. */
+function claimMappingView(mapping: UpstreamClaimMapping) {
+  return {
+    subject: mapping.subject,
+    username: mapping.username,
+    email: mapping.email,
+    email_verified: mapping.emailVerified,
+    name: mapping.name,
   };
 }
