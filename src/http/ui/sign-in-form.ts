@@ -15,7 +15,9 @@ export function offeredProviders<P extends Pick<IdentityProvider, 'id'>>(
   all: readonly P[],
   allowed: readonly string[] | null,
 ): P[] {
-  return allowed === null ? [...all] : all.filter((provider) => allowed.includes(provider.id));
+  // A client's choice is shown in its own order (decision 39); every provider, in name order, otherwise.
+  if (allowed === null) return [...all];
+  return allowed.flatMap((id) => all.filter((provider) => provider.id === id));
 }
 
 /** What a sign-in page is rendered with, beyond what sendSignInPage finds itself. */
