@@ -54,6 +54,8 @@ const CORE_ROOMS: Readonly<Record<string, readonly string[]>> = {
   users: ['ground'],
   scopes: ['ground'],
   'sign-in': ['ground', 'keys', 'users'],
+  // Upstream identity providers and the broker's rules (decisions 38-40): a way of signing in, above it.
+  federation: ['ground', 'keys', 'users', 'sign-in'],
   tokens: ['ground', 'keys', 'grants', 'scopes'],
   clients: ['ground', 'tokens', 'scopes'],
   authorize: ['ground', 'grants', 'scopes', 'sign-in', 'tokens', 'clients'],
@@ -69,6 +71,7 @@ const CORE_ROOMS: Readonly<Record<string, readonly string[]>> = {
     'users',
     'scopes',
     'sign-in',
+    'federation',
     'tokens',
     'clients',
     'authorize',

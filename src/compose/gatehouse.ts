@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
 import { createEngine, type Engine } from '../core/engine.js';
-import type { UpstreamProviders } from '../core/sign-in/upstream.js';
+import type { UpstreamProviders } from '../core/federation/upstream.js';
 import { deriveServerKeys, enginePolicy } from './engine-policy.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
 import { DEFAULT_PURGE_PACING, Purger, PurgeScheduler, type PurgePolicy } from '../core/ops/purge.js';

@@ -13,7 +13,7 @@ import {
   type UpstreamIdentity,
   type UpstreamProviders,
   type UpstreamRequest,
-} from '../core/sign-in/upstream.js';
+} from '../core/federation/upstream.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 
 /** What a call to an upstream provider may do (docs/decisions.md, decision 38). */

@@ -5,7 +5,7 @@ import type { BrowserContext, Page, Response } from 'playwright-core';
 import { deriveServerKeys } from '../../src/compose/engine-policy.js';
 import { seal } from '../../src/core/keys/sealed-box.js';
 import type { Client, IdentityProvider } from '../../src/core/model.js';
-import { sealContext } from '../../src/core/sign-in/upstream.js';
+import { sealContext } from '../../src/core/federation/upstream.js';
 import { BROWSER_COOKIE } from '../../src/http/ui/browser-context.js';
 import { UPSTREAM_STATE_SECONDS } from '../../src/http/ui/federation/upstream-state.js';
 import { backends, type Backend } from '../helpers/backends.js';

@@ -2,7 +2,7 @@ import { deriveServerKeys } from '../../src/compose/engine-policy.js';
 import { seal } from '../../src/core/keys/sealed-box.js';
 import type { IdentityProvider } from '../../src/core/model.js';
 import type { Storage } from '../../src/core/ports.js';
-import { sealContext, type UpstreamIdentity } from '../../src/core/sign-in/upstream.js';
+import { sealContext, type UpstreamIdentity } from '../../src/core/federation/upstream.js';
 
 /** The claim mapping of an OpenID Provider: the standard claims (OpenID Connect Core §5.1). */
 export const OIDC_MAPPING: IdentityProvider['claimMapping'] = {

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { IdentityProvider } from '../../src/core/model.js';
 import { seal } from '../../src/core/keys/sealed-box.js';
-import { sealContext, UpstreamError, type UpstreamFailureKind } from '../../src/core/sign-in/upstream.js';
+import { sealContext, UpstreamError, type UpstreamFailureKind } from '../../src/core/federation/upstream.js';
 import { OpenIdUpstreamProviders, type UpstreamFetchPolicy } from '../../src/outbound/upstream-client.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { testCertificate } from '../helpers/dev-certificate.js';

@@ -8,7 +8,7 @@ import {
   assurance,
   type Assurance,
 } from '../../src/core/sign-in/assurance.js';
-import { federatedAuthentication } from '../../src/core/sign-in/federation.js';
+import { federatedAuthentication } from '../../src/core/federation/federation.js';
 
 const AT = 1_800_000_000;
 const fed = (upstream?: SessionAuthentication['upstream']): SessionAuthentication => ({

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { IdentityProvider, User } from '../../src/core/model.js';
 import type { Storage } from '../../src/core/ports.js';
-import { Federation, type FederatedSignIn } from '../../src/core/sign-in/federation.js';
+import { Federation, type FederatedSignIn } from '../../src/core/federation/federation.js';
 import { PasswordAuthenticator } from '../../src/core/sign-in/password-authenticator.js';
 import { SignInService } from '../../src/core/sign-in/sign-in-service.js';
 import {
@@ -11,7 +11,7 @@ import {
   type UpstreamIdentity,
   type UpstreamProviders,
   type UpstreamRequest,
-} from '../../src/core/sign-in/upstream.js';
+} from '../../src/core/federation/upstream.js';
 import { ManualClock } from '../../src/shared/clock.js';
 import { addUser, PASSWORD } from '../helpers/fakes/fixtures.js';
 import { memoryStorage } from '../helpers/fakes/memory-storage.js';

@@ -2,7 +2,7 @@ import type {
   ClaimMappingInput,
   IdentityProviderInput,
   IdentityProviderView,
-} from '../../core/sign-in/identity-providers.js';
+} from '../../core/federation/identity-providers.js';
 import { UsageError, isHelpFlag, parseCommandArgs, readSecret } from '../args.js';
 import { COMMANDS } from '../command-table.js';
 import { notFound, printJson, type Cli } from '../context.js';

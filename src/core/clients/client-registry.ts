@@ -243,7 +243,7 @@ export function validateClientInput(input: ClientInput): ClientSettings {
   };
 }
 
-/** A provider id's form (core/sign-in/identity-providers.ts IDENTITY_PROVIDER_ID); whether it exists is the registry's to check. */
+/** A provider id's form (core/federation/identity-providers.ts IDENTITY_PROVIDER_ID); whether it exists is the registry's to check. */
 const PROVIDER_ID = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 
 /** Decision 39: the providers a client offers, by id, without repeats; null offers every one. */

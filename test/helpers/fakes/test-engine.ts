@@ -8,7 +8,7 @@ import type { IdTokenIssuer } from '../../../src/core/tokens/id-token.js';
 import type { UserInfoService } from '../../../src/core/oidc/userinfo.js';
 import type { UserRegistry } from '../../../src/core/users/user-registry.js';
 import type { JwksFetcher, Mailer, Storage } from '../../../src/core/ports.js';
-import type { UpstreamProviders } from '../../../src/core/sign-in/upstream.js';
+import type { UpstreamProviders } from '../../../src/core/federation/upstream.js';
 import type { TokenEndpoint, TokenEndpointRequest } from '../../../src/core/token-endpoint/token-endpoint.js';
 import type { TokenIssuer, TokenResponse } from '../../../src/core/tokens/token-issuer.js';
 import type { TokenServices } from '../../../src/core/tokens/token-services.js';

@@ -14,7 +14,7 @@ import {
   UPSTREAM_CLIENT_SECRET_MAX_LENGTH,
   UPSTREAM_SCOPES_MAX,
   UPSTREAM_URL_MAX_LENGTH,
-} from '../../../core/sign-in/identity-providers.js';
+} from '../../../core/federation/identity-providers.js';
 
 /** Every object schema here refuses properties it does not name (additionalProperties: false). */
 const strict = { additionalProperties: false } as const;

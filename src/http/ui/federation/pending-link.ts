@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionAuthentication } from '../../../core/model.js';
-import type { PendingLink } from '../../../core/sign-in/federation.js';
+import type { PendingLink } from '../../../core/federation/federation.js';
 import { PASSKEY, PASSWORD, SYNCED_PASSKEY } from '../../../core/sign-in/methods.js';
 import { sha256 } from '../../../shared/crypto.js';
 import type { UiContext } from '../ui-context.js';

@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { open, seal } from '../../../core/keys/sealed-box.js';
-import type { UpstreamAuthorization } from '../../../core/sign-in/upstream.js';
+import type { UpstreamAuthorization } from '../../../core/federation/upstream.js';
 import { sha256 } from '../../../shared/crypto.js';
 
 /**

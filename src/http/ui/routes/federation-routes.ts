@@ -6,7 +6,7 @@ import {
   UpstreamError,
   type UpstreamIdentity,
   type UpstreamRequest,
-} from '../../../core/sign-in/upstream.js';
+} from '../../../core/federation/upstream.js';
 import type { SignedInContext } from '../browser-context.js';
 import { clearPendingLink, setPendingLink } from '../federation/pending-link.js';
 import {

@@ -5,9 +5,9 @@ import type { FederatedLink, IdentityProvider, SessionAuthentication, User } fro
 import type { Storage } from '../ports.js';
 import { validateEmail, validateName, validateUsername } from '../users/user-registry.js';
 import { ValidationError } from '../validation.js';
-import type { Authenticator, AuthenticatorResult } from './authenticator.js';
-import { FEDERATED } from './methods.js';
-import type { SignInResult, SignInService } from './sign-in-service.js';
+import type { Authenticator, AuthenticatorResult } from '../sign-in/authenticator.js';
+import { FEDERATED } from '../sign-in/methods.js';
+import type { SignInResult, SignInService } from '../sign-in/sign-in-service.js';
 import {
   UpstreamError,
   type UpstreamAuthorization,
