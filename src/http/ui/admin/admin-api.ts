@@ -88,7 +88,8 @@ export function problemOf(answer: ApiAnswer): ApiProblem | undefined {
  * fields by their JSON names; the page shows it as a sentence next to the field it names.
  */
 export function plainWords(problem: ApiProblem): string {
-  const text = problem.detail.trim();
+  // The field is named by the form itself (the message sits next to it): drop a leading `redirect_uris: `.
+  const text = problem.detail.trim().replace(/^[a-z][a-z0-9_.]*: /, '');
   const sentence = text.charAt(0).toUpperCase() + text.slice(1);
   return /[.!?]$/.test(sentence) ? sentence : `${sentence}.`;
 }

@@ -136,7 +136,8 @@ input[type=search] { padding: .625rem .75rem; font: inherit; color: inherit; bac
   border: 1px solid #8c959f; border-radius: 8px; }
 a.button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }
 a.button.danger { color: var(--danger); border-color: var(--danger); }
-.table-wrap { overflow-x: auto; }
+.table-wrap { overflow-x: auto; max-width: 100%; position: relative; }
+td code { word-break: break-all; }
 table { width: 100%; border-collapse: collapse; font-size: .9375rem; }
 th, td { text-align: left; padding: .5rem .625rem; border-bottom: 1px solid var(--line); vertical-align: top; }
 th { color: var(--muted); font-weight: 600; }
