@@ -361,6 +361,19 @@ export const ENDPOINTS = {
     path: '/playground/callback',
     methods: { GET: unlimited('a page; its requests go to the endpoints above') },
   },
+  adminConsole: {
+    // Decision 42: the console's pages and forms; every action is a /v1 request made with the signed-in
+    // administrator's own token, and /v1 checks it. The callback redeems a code at /token in process,
+    // where the token bucket counts it.
+    path: '/admin',
+    subtree: true,
+    methods: {
+      GET: unlimited('pages for a signed-in administrator; each reads through /v1, which checks the token'),
+      POST: unlimited(
+        'CSRF-checked forms of a signed-in administrator; each is a /v1 request, which checks the token',
+      ),
+    },
+  },
   home: {
     path: '/',
     methods: { GET: unlimited('a page that reads nothing') },

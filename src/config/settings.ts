@@ -65,6 +65,7 @@ export interface GatehouseConfig {
   passwordFailureWindowSeconds: number;
   allowPublicPasswordGrant: boolean;
   requireMfa: MfaPolicy;
+  adminRequireMfa: boolean;
   retiredKeyRetentionSeconds: number;
   keyRefreshIntervalSeconds: number;
   logLevel: string;
@@ -471,6 +472,13 @@ export const SETTINGS: SettingsTable = {
     variables: ['GATEHOUSE_REQUIRE_MFA'],
     type: oneOf(MFA_POLICIES),
     default: 'off',
+  },
+  adminRequireMfa: {
+    description:
+      'the admin console at `/admin` signs administrators in only with a second factor (its built-in client requires one); without it, an administrator with none sees a standing prompt to add one ([decision 42](decisions.md))',
+    variables: ['GATEHOUSE_ADMIN_REQUIRE_MFA'],
+    type: boolean,
+    default: false,
   },
   retiredKeyRetentionSeconds: {
     description: 'how long a retired signing key stays in `/jwks`, seconds',

@@ -194,9 +194,21 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: config.basePath },
   );
-  await app.register(browserUi({ config, engine, cookieSecret: deps.cookieSecret }), {
-    prefix: config.basePath,
-  });
+  await app.register(
+    browserUi({
+      config,
+      engine,
+      cookieSecret: deps.cookieSecret,
+      // Decision 42: the admin console calls /token and /v1 as requests through this very application.
+      callApi: async (request) => {
+        const response = await app.inject(request);
+        return { statusCode: response.statusCode, body: response.body };
+      },
+    }),
+    {
+      prefix: config.basePath,
+    },
+  );
 
   app.setNotFoundHandler(function notFound(_request, reply) {
     reply.code(404).send({ error: 'not_found', error_description: 'no such endpoint' });

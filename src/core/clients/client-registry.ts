@@ -451,14 +451,26 @@ export class ClientRegistry {
   }
 
   /** A new client: an operator's, unless `origin` says it registered itself (RFC 7591). */
-  async create(input: ClientInput, origin: ClientOrigin = OPERATOR): Promise<ClientWithSecret> {
+  create(input: ClientInput, origin: ClientOrigin = OPERATOR): Promise<ClientWithSecret> {
+    return this.insertNew(newClientId(), input, origin);
+  }
+
+  /**
+   * An operator's client with an id of Gatehouse's choosing: the admin console's built-in client
+   * (console-client.ts, decision 42), which every process must find by its id.
+   */
+  createWithId(id: string, input: ClientInput): Promise<ClientWithSecret> {
+    return this.insertNew(id, input, OPERATOR);
+  }
+
+  private async insertNew(id: string, input: ClientInput, origin: ClientOrigin): Promise<ClientWithSecret> {
     const fields = validateClientInput(input);
     await this.checkIdentityProviders(fields.identityProviders);
     const now = this.clock.now();
     const credentials = usesSecret(fields.tokenEndpointAuthMethod) ? newClientSecret() : undefined;
     const client: Client = {
       ...fields,
-      id: newClientId(),
+      id,
       secretHash: credentials?.hash ?? null,
       registration: origin.registration,
       registrationAccessTokenHash: origin.registrationAccessTokenHash,

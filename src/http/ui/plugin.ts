@@ -10,6 +10,8 @@ import { STYLESHEET } from './assets/stylesheet.js';
 import { BrowserContexts } from './browser-context.js';
 import { contentSecurityPolicy } from './content-security-policy.js';
 import { CsrfTokens } from './csrf.js';
+import type { InProcessCaller } from './admin/admin-api.js';
+import { registerAdminRoutes } from './routes/admin-routes.js';
 import { registerAccountRoutes } from './routes/account-routes.js';
 import { registerSecurityRoutes } from './routes/security-routes.js';
 import { registerPasskeyRoutes } from './routes/passkey-routes.js';
@@ -43,6 +45,11 @@ export interface BrowserUiDependencies {
   engine: Engine;
   /** Purpose-bound key for cookies and CSRF tokens (compose/gatehouse.ts derives it). */
   cookieSecret: Buffer;
+  /**
+   * The root application's in-process request (Fastify's inject): the admin console's way to /token
+   * and /v1 (decision 42). Without it the console is not served.
+   */
+  callApi?: InProcessCaller;
 }
 
 /**
@@ -124,6 +131,13 @@ export function browserUi(deps: BrowserUiDependencies): FastifyPluginAsync {
     registerAccountSecurityRoutes(app, ui);
     registerLogoutRoutes(app, ui);
     registerPlaygroundRoutes(app, ui);
+    if (deps.callApi !== undefined) {
+      // Decision 42: the console's cookies are sealed under their own subkey.
+      registerAdminRoutes(app, ui, {
+        key: deriveKey(deps.cookieSecret, 'admin-console'),
+        callApi: deps.callApi,
+      });
+    }
     registerHomeRoutes(app, ui);
   };
 }

@@ -123,4 +123,31 @@ input.user-code { font-size: 1.25rem; }
 .setup-key { font-family: ui-monospace, monospace; word-break: break-word; }
 .recovery-codes { list-style: none; padding: 0; display: grid; gap: .25rem .75rem;
   grid-template-columns: repeat(auto-fill, minmax(8rem, 1fr)); font-family: ui-monospace, monospace; }
+/* The admin console (decision 42): tables that scroll inside their box on a narrow screen, a search
+   beside its button, facts as a definition list. Colours are the ones above. */
+.visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+  white-space: nowrap; }
+.toolbar { display: flex; flex-wrap: wrap; gap: .75rem; align-items: flex-end; justify-content: space-between;
+  margin: 0 0 1rem; }
+form.search { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
+form.search label { font-weight: 600; }
+form.search input { width: auto; flex: 1 1 10rem; }
+input[type=search] { padding: .625rem .75rem; font: inherit; color: inherit; background: var(--card);
+  border: 1px solid #8c959f; border-radius: 8px; }
+a.button.primary { background: var(--accent); border-color: var(--accent); color: var(--accent-ink); }
+a.button.danger { color: var(--danger); border-color: var(--danger); }
+.table-wrap { overflow-x: auto; max-width: 100%; position: relative; }
+td code { word-break: break-all; }
+table { width: 100%; border-collapse: collapse; font-size: .9375rem; }
+th, td { text-align: left; padding: .5rem .625rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { color: var(--muted); font-weight: 600; }
+.pager { display: flex; flex-wrap: wrap; gap: 1rem; margin-top: 1rem; color: var(--muted); }
+.facts { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: .25rem 1rem; margin: 0 0 1.25rem; }
+.facts dt { color: var(--muted); }
+.facts dd { margin: 0; overflow-wrap: anywhere; }
+code.secret { font-size: 1rem; }
+@media (max-width: 40rem) {
+  .facts { grid-template-columns: minmax(0, 1fr); }
+  .facts dt { margin-top: .25rem; }
+}
 `;

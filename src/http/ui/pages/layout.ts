@@ -25,6 +25,11 @@ export interface PageOptions {
    * one button of that name (WCAG 2.4.6, 3.2.4).
    */
   signOutInPage?: boolean;
+  /**
+   * The header's links in place of the account's (the admin console's sections, decision 42), under
+   * their own landmark name.
+   */
+  navigation?: { label: string; links: SafeHtml };
 }
 
 const current = (isCurrent: boolean) => new SafeHtml(isCurrent ? 'aria-current="page"' : '');
@@ -53,10 +58,13 @@ export function layout(frame: PageFrame, page: PageOptions): string {
           >
           ${
             signedIn
-              ? html`<nav aria-label="Account">
-                  <a href="${base}/account/apps" ${current(page.name === 'apps')}>Connected apps</a>
-                  <a href="${base}/account/security" ${current(page.name === 'security')}>Security</a>
-                  <a href="${base}/playground" ${current(page.name === 'playground')}>Playground</a>
+              ? html`<nav aria-label="${page.navigation?.label ?? 'Account'}">
+                  ${
+                    page.navigation?.links ??
+                    html`<a href="${base}/account/apps" ${current(page.name === 'apps')}>Connected apps</a>
+                      <a href="${base}/account/security" ${current(page.name === 'security')}>Security</a>
+                      <a href="${base}/playground" ${current(page.name === 'playground')}>Playground</a>`
+                  }
                   <span class="who" title="Signed in as ${frame.username}">${frame.username}</span>
                   ${
                     page.signOutInPage === true

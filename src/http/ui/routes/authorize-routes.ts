@@ -6,6 +6,7 @@ import type { AuthorizationRequest, AuthorizationValidation } from '../../../cor
 import { responseLocation, type AuthorizationResponse } from '../../../core/authorize/response.js';
 import type { BrowserContext } from '../browser-context.js';
 import { allowFormTarget } from '../content-security-policy.js';
+import { isConsoleClient } from '../../../core/clients/console-client.js';
 import { consentLines, readConsentForm, type ConsentRedisplay } from '../consent-form.js';
 import { consentPage } from '../pages/consent-page.js';
 import { formPostPage } from '../pages/form-post-page.js';
@@ -21,6 +22,9 @@ import {
   sendPage,
   type UiContext,
 } from '../ui-context.js';
+
+/** The console's grant lasts one hour, the shortest the consent page offers: it needs no refresh token. */
+const CONSOLE_GRANT_SECONDS = 3600;
 
 /** Where the user is sent back to, as the consent page names it. */
 function returnTarget(redirectUri: string): string {
@@ -207,6 +211,15 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
           ...(browser.user ? { continueAs: browser.user.username } : {}),
         });
       case 'consent':
+        // Decision 42: the admin console is Gatehouse's own first-party client; its administrator chose
+        // to sign in to it, so no consent page is shown (`admin` reaches only administrators: decision 29).
+        if (session !== undefined && isConsoleClient(next.request.client)) {
+          const response = await ui.engine.authorization.approve(next.request, session, {
+            scope: next.request.scope,
+            lifetime: CONSOLE_GRANT_SECONDS,
+          });
+          return answer(reply, response, authorization.client.name);
+        }
         return showConsent(reply, browser, next.request);
     }
   }
