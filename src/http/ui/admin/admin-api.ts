@@ -11,6 +11,11 @@ export interface InProcessRequest {
   url: string;
   headers: Record<string, string>;
   payload?: string;
+  /**
+   * The browser's address (the console's request's `request.ip`): an in-process request would come
+   * from 127.0.0.1, and the API's rate limits and audit records must see the administrator's own.
+   */
+  remoteAddress: string;
 }
 
 export interface InProcessResponse {
@@ -40,6 +45,8 @@ export class AdminApi {
     /** `<base path>/v1`. */
     private readonly prefix: string,
     private readonly accessToken: string,
+    /** The administrator's address (InProcessRequest.remoteAddress). */
+    private readonly remoteAddress: string,
   ) {}
 
   async request(method: InProcessRequest['method'], path: string, body?: unknown): Promise<ApiAnswer> {
@@ -52,6 +59,7 @@ export class AdminApi {
       method,
       url: `${this.prefix}${path}`,
       headers,
+      remoteAddress: this.remoteAddress,
       ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
     });
     let parsed: unknown;

@@ -281,7 +281,12 @@ export function registerAdminRoutes(
       await startFlow(reply, browser, next);
       return undefined;
     }
-    const api = new AdminApi(deps.callApi, `${base}${ENDPOINTS.managementApi.path}`, session.accessToken);
+    const api = new AdminApi(
+      deps.callApi,
+      `${base}${ENDPOINTS.managementApi.path}`,
+      session.accessToken,
+      request.ip,
+    );
     // The administrator's own record, through the API like everything else: it says whether the token
     // still works (decision 29: the role is looked up at each request) and whether a second factor is set.
     const me = await api.get(`/users/${encodeURIComponent(session.userId)}`);
@@ -393,6 +398,7 @@ export function registerAdminRoutes(
       method: 'POST',
       url: `${base}${ENDPOINTS.token.path}`,
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+      remoteAddress: request.ip,
       payload: new URLSearchParams({
         grant_type: 'authorization_code',
         code: query['code'],
