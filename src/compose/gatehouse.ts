@@ -178,6 +178,7 @@ export async function createGatehouse(
     maxRowsPerSecond: config.purgeMaxRowsPerSecond,
     accessTokenTtl: config.accessTokenTtl,
     unusedOpenClientSeconds: config.dynamicRegistrationUnusedDays * 86_400,
+    auditRetentionSeconds: config.auditRetentionDays * 86_400,
   };
   const purger = new Purger(storage.purge, clock, purgePolicy, purgeObserver);
   const purgeScheduler = new PurgeScheduler(

@@ -1,3 +1,4 @@
+import { AuditLog, type AuditSink } from './audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
 import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
@@ -127,6 +128,11 @@ export interface EngineDependencies {
    * one, a sign-in through a provider fails on its failure page (the command line signs nobody in).
    */
   upstreamProviders?: UpstreamProviders;
+  /**
+   * Where each audit event goes once written (decision 41): the server's log, the command line's
+   * stderr. Without one, events are only stored.
+   */
+  auditSink?: AuditSink;
 }
 
 export type SignInInput = { username: string; password: string; address: string };
@@ -171,6 +177,8 @@ export interface Engine {
   readonly logout: RpInitiatedLogout;
   readonly connectedApps: ConnectedApps;
   readonly clients: ClientRegistry;
+  /** The audit log (decision 41): listed at /v1/audit-events and by `gatehouse audit list`. */
+  readonly audit: AuditLog;
   /**
    * Upstream identity providers as data, and users' links to them as operators see them (`gatehouse
    * idps`, /v1/identity-providers, decision 39); which providers a client's sign-in page offers.
@@ -255,6 +263,7 @@ const noMailer: Mailer = {
 
 export function createEngine(deps: EngineDependencies): Engine {
   const { storage, clock, policy } = deps;
+  const audit = new AuditLog(storage, clock, deps.auditSink);
   const assertions = new ClientAssertionVerifier({
     clock,
     usedJtis: storage.usedJtis,
@@ -373,7 +382,8 @@ export function createEngine(deps: EngineDependencies): Engine {
     account: new AccountSecurity({ storage, users, sessions: browserSessions, signIns, passwords }),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
     connectedApps: new ConnectedApps(storage, clock),
-    clients: new ClientRegistry(storage, clock),
+    clients: new ClientRegistry(storage, clock, audit),
+    audit,
     identityProviders: new IdentityProviderRegistry({
       storage,
       clock,
@@ -389,6 +399,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       scopes: policy.dynamicRegistration.scopes,
       reservedNames: policy.dynamicRegistration.reservedNames,
       allowPrivateJwksUri: policy.dynamicRegistration.allowPrivateJwksUri,
+      audit,
     }),
     initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
     users,
