@@ -328,7 +328,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     authenticate,
     { verifier: dpop, endpointUrl: policy.tokenEndpoint },
   );
-  const scopes = new ScopeRegistry(storage, clock);
+  const scopes = new ScopeRegistry(storage, clock, audit);
   const hintOptions = { keyRing, clock, issuer: policy.issuer };
   const checkIdTokenHint = (token: string) => verifyIdTokenHint(token, hintOptions);
   const signIns = new SignInService(storage.throttle, clock, {
@@ -338,7 +338,7 @@ export function createEngine(deps: EngineDependencies): Engine {
   });
   const passwords = new PasswordAuthenticator(storage.users, clock);
   const browserSessions = new BrowserSessions(storage.browserSessions, clock);
-  const users = new UserRegistry(storage, clock);
+  const users = new UserRegistry(storage, clock, audit);
   const mailer = deps.mailer ?? noMailer;
   const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail });
   const secondFactors = new SecondFactors(
@@ -405,9 +405,9 @@ export function createEngine(deps: EngineDependencies): Engine {
     users,
     accountMail,
     scopes,
-    resources: new ResourceRegistry(storage, clock, resourceTargets),
-    grants: new GrantRegistry(storage, clock),
-    signingKeys: new SigningKeyRegistry(storage.signingKeys, keyRing),
+    resources: new ResourceRegistry(storage, clock, resourceTargets, audit),
+    grants: new GrantRegistry(storage, clock, audit),
+    signingKeys: new SigningKeyRegistry(storage, keyRing, audit),
     verifyIdTokenHint: checkIdTokenHint,
     authenticateClient: authenticate,
     signIn: ({ username, password, address }) =>

@@ -225,7 +225,12 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
     },
     async function revokeClientGrant(request, reply) {
       await existing(request.params.id);
-      await revokeGrantOf(context, { clientId: request.params.id }, request.params.grantId);
+      await revokeGrantOf(
+        context,
+        { clientId: request.params.id },
+        request.params.grantId,
+        auditContextOf(request),
+      );
       return reply.code(204).send();
     },
   );
