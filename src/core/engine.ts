@@ -331,11 +331,16 @@ export function createEngine(deps: EngineDependencies): Engine {
   const scopes = new ScopeRegistry(storage, clock, audit);
   const hintOptions = { keyRing, clock, issuer: policy.issuer };
   const checkIdTokenHint = (token: string) => verifyIdTokenHint(token, hintOptions);
-  const signIns = new SignInService(storage.throttle, clock, {
-    failuresPerUsername: policy.passwordFailuresPerUsername,
-    failuresPerAddress: policy.passwordFailuresPerSource,
-    windowSeconds: policy.passwordFailureWindowSeconds,
-  });
+  const signIns = new SignInService(
+    storage.throttle,
+    clock,
+    {
+      failuresPerUsername: policy.passwordFailuresPerUsername,
+      failuresPerAddress: policy.passwordFailuresPerSource,
+      windowSeconds: policy.passwordFailureWindowSeconds,
+    },
+    audit,
+  );
   const passwords = new PasswordAuthenticator(storage.users, clock);
   const browserSessions = new BrowserSessions(storage.browserSessions, clock);
   const users = new UserRegistry(storage, clock, audit);
