@@ -644,7 +644,7 @@ export const SETTINGS: SettingsTable = {
   },
   auditRetentionDays: {
     description:
-      'days an audit event is kept before the purge deletes it; `0` keeps them all ([decision 41](decisions.md#41-the-audit-log))',
+      'days an audit event is kept before the purge deletes it; `0` keeps them all ([decision 41](decisions.md#41-the-audit-log-what-is-recorded-both-or-neither-redaction-retention-the-log-line))',
     variables: ['GATEHOUSE_AUDIT_RETENTION_DAYS'],
     type: integer(0, 36500, 'days'),
     default: 90,
