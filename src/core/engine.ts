@@ -365,6 +365,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     macTokens: macTokens(policy.macSecret, policy.macTimestampWindowSeconds, storage.macNonces, clock),
     authorization: new AuthorizationService({
       storage,
+      audit,
       issuer,
       issuerIdentifier: policy.issuer,
       clock,
@@ -386,7 +387,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     browserSessions,
     account: new AccountSecurity({ storage, users, sessions: browserSessions, signIns, passwords }),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
-    connectedApps: new ConnectedApps(storage, clock),
+    connectedApps: new ConnectedApps(storage, clock, audit),
     clients: new ClientRegistry(storage, clock, audit),
     audit,
     identityProviders: new IdentityProviderRegistry({

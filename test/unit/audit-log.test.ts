@@ -215,4 +215,33 @@ describe('what audit events never hold (decision 41)', () => {
     assert.equal(page.items.at(-1)?.detail, 'password');
     await t.close();
   });
+
+  it("records a user's revocation of a connected app, by the user, from their address", async () => {
+    const t = await testEngine();
+    const { engine } = t;
+    const user = await engine.users.create({ username: 'connected', password: 'a long password' });
+    const { client } = await engine.clients.create({
+      name: 'App',
+      redirect_uris: ['https://app.example/cb'],
+    });
+    await t.storage.grants.insert({
+      id: 'g-connected',
+      clientId: client.id,
+      userId: user.id,
+      scope: ['profile'],
+      createdAt: START,
+      expiresAt: null,
+      revokedAt: null,
+    });
+    assert.equal(await engine.connectedApps.revoke(user.id, client.id, '203.0.113.5'), 1);
+    const { items } = await engine.audit.list({ limit: 5, types: ['grant.revoked'] });
+    assert.deepEqual(
+      items.map((e) => [e.userId, e.clientId, e.actor, e.address]),
+      [[user.id, client.id, { type: 'user', id: user.id }, '203.0.113.5']],
+    );
+    // Nothing to revoke: nothing recorded.
+    assert.equal(await engine.connectedApps.revoke(user.id, client.id, '203.0.113.5'), 0);
+    assert.equal((await engine.audit.list({ limit: 5, types: ['grant.revoked'] })).items.length, 1);
+    await t.close();
+  });
 });
