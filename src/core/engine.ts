@@ -352,6 +352,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     clock,
     policy.secondFactors,
     storage.passkeys,
+    audit,
   );
   return {
     clock,

@@ -244,4 +244,25 @@ describe('what audit events never hold (decision 41)', () => {
     assert.equal((await engine.audit.list({ limit: 5, types: ['grant.revoked'] })).items.length, 1);
     await t.close();
   });
+
+  it("records an operator's reset of a user's second factors, without the codes", async () => {
+    const t = await testEngine();
+    const { engine } = t;
+    const user = await engine.users.create({ username: 'two-factor', password: 'a long password' });
+    const codes = await engine.secondFactors.generateRecoveryCodes(user.id);
+    assert.ok(codes.length > 0);
+    assert.equal((await engine.secondFactors.reset(user.id, CLI_AUDIT)).recoveryCodes, codes.length);
+    const { items } = await engine.audit.list({ limit: 5, types: ['second-factor.reset'] });
+    assert.deepEqual(
+      items.map((e) => [e.userId, e.actor]),
+      [[user.id, { type: 'cli', id: null }]],
+    );
+    assert.match(String(items[0]?.detail), new RegExp(`${codes.length} recovery code`));
+    const stored = await everyEvent(t.storage);
+    for (const code of codes) assert.ok(!stored.includes(code));
+    // Nothing left to reset: nothing recorded.
+    await engine.secondFactors.reset(user.id, CLI_AUDIT);
+    assert.equal((await engine.audit.list({ limit: 5, types: ['second-factor.reset'] })).items.length, 1);
+    await t.close();
+  });
 });

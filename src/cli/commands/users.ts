@@ -195,7 +195,7 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
         // left alone; the next sign-in is with the password alone (or sets an app up, when required).
         // PASSKEY HELPER: remove the user's passkeys here too, if a reset should take them.
         const user = await target(engine, id, selector);
-        const removed = await engine.secondFactors.reset(user.id);
+        const removed = await engine.secondFactors.reset(user.id, CLI_AUDIT);
         if (json) {
           printJson(context, {
             user: user.id,
