@@ -48,23 +48,26 @@ describe('the layers (docs/architecture.md)', () => {
  */
 const CORE_ROOMS: Readonly<Record<string, readonly string[]>> = {
   ground: [],
+  // The audit log (decision 41): every room that changes something records it here.
+  audit: ['ground'],
   ops: ['ground'],
-  keys: ['ground'],
-  grants: ['ground'],
-  users: ['ground'],
-  scopes: ['ground'],
-  'sign-in': ['ground', 'keys', 'users'],
+  keys: ['ground', 'audit'],
+  grants: ['ground', 'audit'],
+  users: ['ground', 'audit'],
+  scopes: ['ground', 'audit'],
+  'sign-in': ['ground', 'audit', 'keys', 'users'],
   // Upstream identity providers and the broker's rules (decisions 38-40): a way of signing in, above it.
-  federation: ['ground', 'keys', 'users', 'sign-in'],
+  federation: ['ground', 'audit', 'keys', 'users', 'sign-in'],
   tokens: ['ground', 'keys', 'grants', 'scopes'],
-  clients: ['ground', 'tokens', 'scopes'],
-  authorize: ['ground', 'grants', 'scopes', 'sign-in', 'tokens', 'clients'],
+  clients: ['ground', 'audit', 'tokens', 'scopes'],
+  authorize: ['ground', 'audit', 'grants', 'scopes', 'sign-in', 'tokens', 'clients'],
   oidc: ['ground', 'scopes', 'tokens', 'clients'],
   device: ['ground', 'users', 'scopes', 'sign-in', 'authorize'],
   'token-endpoint': ['ground', 'grants', 'users', 'scopes', 'tokens', 'clients', 'authorize', 'device'],
   // engine.ts builds everything below it once (createEngine).
   engine: [
     'ground',
+    'audit',
     'ops',
     'keys',
     'grants',

@@ -40,6 +40,7 @@ const RUNNERS: Record<CommandName, Runner> = {
   resources: async (argv, cli) =>
     done((await import('./commands/resources.js')).runResourcesCommand(argv, cli)),
   grants: async (argv, cli) => done((await import('./commands/grants.js')).runGrantsCommand(argv, cli)),
+  audit: async (argv, cli) => done((await import('./commands/audit.js')).runAuditCommand(argv, cli)),
   completion: async (argv, cli) => (await import('./commands/completion.js')).runCompletionCommand(argv, cli),
   version: async (_argv, cli) => {
     cli.io.stdout.write(

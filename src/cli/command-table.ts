@@ -181,6 +181,22 @@ export const COMMANDS = {
       delete: byId,
     },
   },
+  audit: {
+    actions: {
+      list: {
+        flags: {
+          type: { type: 'string', multiple: true },
+          user: { type: 'string' },
+          client: { type: 'string' },
+          since: { type: 'string' },
+          until: { type: 'string' },
+          limit: { type: 'string' },
+          cursor: { type: 'string' },
+        },
+        positionals: 0,
+      },
+    },
+  },
   grants: {
     actions: {
       list: { flags: { user: { type: 'string' }, client: { type: 'string' } }, positionals: 0 },

@@ -152,7 +152,11 @@ async function withEngine<T>(
 ): Promise<T> {
   const config = await cliConfig(cli, globalConfigInput(values), false);
   const { openEngine } = await import('../compose/gatehouse.js');
-  const opened = await openEngine(config);
+  // Decision 41: each audit event the command records, one JSON line on stderr (stdout is the
+  // command's own output, which --json makes machine-read).
+  const opened = await openEngine(config, {
+    auditSink: { emit: (event) => cli.io.stderr.write(JSON.stringify({ audit: event }) + '\n') },
+  });
   try {
     return await run({ config, engine: opened.engine, json: values.json === true, out: cli.io.stdout });
   } finally {

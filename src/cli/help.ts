@@ -14,6 +14,7 @@ Commands:
   idps create|list|show|update|delete
                              Upstream identity providers people may sign in through
   grants list|revoke         See and revoke what users have granted to clients
+  audit list                 The audit log: changes and sign-ins, newest first
   scopes create|list|delete  Manage the scope registry shown on the consent page
   resources create|list|delete
                              Manage the resource servers tokens may be issued for (RFC 8707)
@@ -270,6 +271,18 @@ export const GRANTS_HELP = `Usage:
 
 Lists the grants in force (not revoked, not expired). Revoking a grant retires its refresh tokens,
 and its access tokens fail introspection and validation from then on.
+`;
+
+export const AUDIT_HELP = `Usage:
+  gatehouse audit list [--type TYPE]... [--user USER_ID] [--client CLIENT_ID] [--since TIME]
+                       [--until TIME] [--limit N] [--cursor CURSOR] [--json]
+
+Lists audit events, newest first: every administrative change (who, what, before and after, from
+where), sign-ins and their failures, second factors, passwords, consents and revocations. --type
+takes an event type (client.updated, sign-in.failed, …), repeated or joined by commas; TIME is
+RFC 3339 (2026-01-31T12:00:00Z). At most --limit events (default 50, at most 200); when more are
+left, the last line (or "next_cursor" with --json) gives the --cursor of the next page. Events older
+than GATEHOUSE_AUDIT_RETENTION_DAYS (90) are purged.
 `;
 
 export const SCOPES_HELP = `Usage:

@@ -2,6 +2,7 @@ import cluster from 'node:cluster';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
 import { createEngine, type Engine } from '../core/engine.js';
+import type { AuditSink } from '../core/audit/audit-log.js';
 import type { UpstreamProviders } from '../core/federation/upstream.js';
 import { deriveServerKeys, enginePolicy } from './engine-policy.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
@@ -135,6 +136,8 @@ export async function createGatehouse(
     jwksFetcher,
     mailer,
     upstreamProviders,
+    // Decision 41: one log line per event, once its change committed, for a log pipeline.
+    auditSink: { emit: (event) => app.log.info({ audit: event }, 'audit event') },
   });
   await engine.prepare();
 
@@ -178,6 +181,7 @@ export async function createGatehouse(
     maxRowsPerSecond: config.purgeMaxRowsPerSecond,
     accessTokenTtl: config.accessTokenTtl,
     unusedOpenClientSeconds: config.dynamicRegistrationUnusedDays * 86_400,
+    auditRetentionSeconds: config.auditRetentionDays * 86_400,
   };
   const purger = new Purger(storage.purge, clock, purgePolicy, purgeObserver);
   const purgeScheduler = new PurgeScheduler(
@@ -287,7 +291,7 @@ export interface OpenEngine {
  */
 export async function openEngine(
   config: GatehouseConfig,
-  options: { clock?: Clock; outboundCa?: string } = {},
+  options: { clock?: Clock; outboundCa?: string; auditSink?: AuditSink } = {},
 ): Promise<OpenEngine> {
   const clock = options.clock ?? systemClock;
   const storage = openStorage(config);
@@ -307,7 +311,13 @@ export async function openEngine(
       clock,
     });
   });
-  const engine = createEngine({ storage, clock, policy: enginePolicy(config), upstreamProviders });
+  const engine = createEngine({
+    storage,
+    clock,
+    policy: enginePolicy(config),
+    upstreamProviders,
+    auditSink: options.auditSink,
+  });
   return {
     engine,
     async close() {

@@ -90,6 +90,7 @@ export interface GatehouseConfig {
   dynamicRegistrationScopes: string[];
   dynamicRegistrationRateLimit: number;
   dynamicRegistrationUnusedDays: number;
+  auditRetentionDays: number;
   smtpUrl: string | undefined;
   mailFrom: string;
 }
@@ -648,6 +649,13 @@ export const SETTINGS: SettingsTable = {
     variables: ['GATEHOUSE_DYNAMIC_REGISTRATION_UNUSED_DAYS'],
     type: integer(0, 3650, 'days'),
     default: 7,
+  },
+  auditRetentionDays: {
+    description:
+      'days an audit event is kept before the purge deletes it; `0` keeps them all ([decision 41](decisions.md#41-the-audit-log-what-is-recorded-both-or-neither-redaction-retention-the-log-line))',
+    variables: ['GATEHOUSE_AUDIT_RETENTION_DAYS'],
+    type: integer(0, 36500, 'days'),
+    default: 90,
   },
   smtpUrl: {
     description:

@@ -1,3 +1,4 @@
+import { AuditLog, type AuditSink } from './audit/audit-log.js';
 import type { Clock } from '../shared/clock.js';
 import { AuthorizationService } from './authorize/authorization-service.js';
 import { ConnectedApps } from './authorize/connected-apps.js';
@@ -127,6 +128,11 @@ export interface EngineDependencies {
    * one, a sign-in through a provider fails on its failure page (the command line signs nobody in).
    */
   upstreamProviders?: UpstreamProviders;
+  /**
+   * Where each audit event goes once written (decision 41): the server's log, the command line's
+   * stderr. Without one, events are only stored.
+   */
+  auditSink?: AuditSink;
 }
 
 export type SignInInput = { username: string; password: string; address: string };
@@ -171,6 +177,8 @@ export interface Engine {
   readonly logout: RpInitiatedLogout;
   readonly connectedApps: ConnectedApps;
   readonly clients: ClientRegistry;
+  /** The audit log (decision 41): listed at /v1/audit-events and by `gatehouse audit list`. */
+  readonly audit: AuditLog;
   /**
    * Upstream identity providers as data, and users' links to them as operators see them (`gatehouse
    * idps`, /v1/identity-providers, decision 39); which providers a client's sign-in page offers.
@@ -255,6 +263,7 @@ const noMailer: Mailer = {
 
 export function createEngine(deps: EngineDependencies): Engine {
   const { storage, clock, policy } = deps;
+  const audit = new AuditLog(storage, clock, deps.auditSink);
   const assertions = new ClientAssertionVerifier({
     clock,
     usedJtis: storage.usedJtis,
@@ -319,17 +328,22 @@ export function createEngine(deps: EngineDependencies): Engine {
     authenticate,
     { verifier: dpop, endpointUrl: policy.tokenEndpoint },
   );
-  const scopes = new ScopeRegistry(storage, clock);
+  const scopes = new ScopeRegistry(storage, clock, audit);
   const hintOptions = { keyRing, clock, issuer: policy.issuer };
   const checkIdTokenHint = (token: string) => verifyIdTokenHint(token, hintOptions);
-  const signIns = new SignInService(storage.throttle, clock, {
-    failuresPerUsername: policy.passwordFailuresPerUsername,
-    failuresPerAddress: policy.passwordFailuresPerSource,
-    windowSeconds: policy.passwordFailureWindowSeconds,
-  });
+  const signIns = new SignInService(
+    storage.throttle,
+    clock,
+    {
+      failuresPerUsername: policy.passwordFailuresPerUsername,
+      failuresPerAddress: policy.passwordFailuresPerSource,
+      windowSeconds: policy.passwordFailureWindowSeconds,
+    },
+    audit,
+  );
   const passwords = new PasswordAuthenticator(storage.users, clock);
   const browserSessions = new BrowserSessions(storage.browserSessions, clock);
-  const users = new UserRegistry(storage, clock);
+  const users = new UserRegistry(storage, clock, audit);
   const mailer = deps.mailer ?? noMailer;
   const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail });
   const secondFactors = new SecondFactors(
@@ -338,6 +352,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     clock,
     policy.secondFactors,
     storage.passkeys,
+    audit,
   );
   return {
     clock,
@@ -351,6 +366,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     macTokens: macTokens(policy.macSecret, policy.macTimestampWindowSeconds, storage.macNonces, clock),
     authorization: new AuthorizationService({
       storage,
+      audit,
       issuer,
       issuerIdentifier: policy.issuer,
       clock,
@@ -372,8 +388,9 @@ export function createEngine(deps: EngineDependencies): Engine {
     browserSessions,
     account: new AccountSecurity({ storage, users, sessions: browserSessions, signIns, passwords }),
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
-    connectedApps: new ConnectedApps(storage, clock),
-    clients: new ClientRegistry(storage, clock),
+    connectedApps: new ConnectedApps(storage, clock, audit),
+    clients: new ClientRegistry(storage, clock, audit),
+    audit,
     identityProviders: new IdentityProviderRegistry({
       storage,
       clock,
@@ -389,14 +406,15 @@ export function createEngine(deps: EngineDependencies): Engine {
       scopes: policy.dynamicRegistration.scopes,
       reservedNames: policy.dynamicRegistration.reservedNames,
       allowPrivateJwksUri: policy.dynamicRegistration.allowPrivateJwksUri,
+      audit,
     }),
     initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
     users,
     accountMail,
     scopes,
-    resources: new ResourceRegistry(storage, clock, resourceTargets),
-    grants: new GrantRegistry(storage, clock),
-    signingKeys: new SigningKeyRegistry(storage.signingKeys, keyRing),
+    resources: new ResourceRegistry(storage, clock, resourceTargets, audit),
+    grants: new GrantRegistry(storage, clock, audit),
+    signingKeys: new SigningKeyRegistry(storage, keyRing, audit),
     verifyIdTokenHint: checkIdTokenHint,
     authenticateClient: authenticate,
     signIn: ({ username, password, address }) =>

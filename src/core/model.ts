@@ -527,3 +527,47 @@ export interface MailLink {
   /** When it was followed; null while unused. */
   usedAt: number | null;
 }
+
+/**
+ * Who made a change an audit event records (docs/decisions.md, decision 41): a user (through a token
+ * issued for them), a client acting for itself (client_credentials, or an RFC 7591 registration), the
+ * operator at the command line, or nobody known (a failed sign-in by an unknown name).
+ */
+export type AuditActorType = 'user' | 'client' | 'cli';
+
+export interface AuditActor {
+  type: AuditActorType;
+  /** The user's or the client's id; null for `cli`. */
+  id: string | null;
+}
+
+/** A JSON value as an audit event keeps it (the views of core's registries, never a secret). */
+export type AuditJson = string | number | boolean | null | AuditJson[] | { [key: string]: AuditJson };
+
+/**
+ * One recorded change or sign-in (docs/decisions.md, decision 41). Immutable once written; purged
+ * after the retention. `before` and `after` are the registries' views (viewClient, viewUser, …),
+ * which never hold a secret: what an event may say is decided by what a view shows.
+ */
+export interface AuditEvent {
+  /**
+   * Time-ordered: within a second (`at`) the events of one process sort in the order they were
+   * made, and the list's cursor is (at, id).
+   */
+  id: string;
+  /** Epoch seconds. */
+  at: number;
+  /** Dotted, `<thing>.<what happened>`: `client.created`, `sign-in.failed`, … */
+  type: string;
+  actor: AuditActor | null;
+  /** The user the event is about, when one is. */
+  userId: string | null;
+  /** The client the event is about, when one is. */
+  clientId: string | null;
+  /** The address the request came from (null at the command line). */
+  address: string | null;
+  before: AuditJson | null;
+  after: AuditJson | null;
+  /** A short note (a sign-in method, why a sign-in failed), never a secret. */
+  detail: string | null;
+}

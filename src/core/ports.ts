@@ -1,4 +1,5 @@
 import type {
+  AuditEvent,
   AuthorizationCode,
   BrowserSession,
   Client,
@@ -282,6 +283,11 @@ export interface PurgeCutoffs {
    * absent keeps them all (docs/decisions.md, decision 20).
    */
   unusedOpenClientsRegisteredBefore?: number | null;
+  /**
+   * Audit events recorded before this are deleted (GATEHOUSE_AUDIT_RETENTION_DAYS; decision 41); null
+   * or absent keeps them all.
+   */
+  auditEventsBefore?: number | null;
 }
 
 /**
@@ -304,6 +310,7 @@ export const PURGE_KINDS = [
   'webauthn_challenges',
   'mail_links',
   'clients',
+  'audit_events',
 ] as const;
 
 export type PurgeKind = (typeof PURGE_KINDS)[number];
@@ -528,6 +535,33 @@ export interface WebAuthnChallengeStore {
   ): Promise<WebAuthnChallenge | undefined>;
 }
 
+/** What GET /v1/audit-events and `gatehouse audit list` ask for (decision 41). */
+export interface AuditEventFilter {
+  /** Any of these types; absent or empty: every type. */
+  types?: readonly string[];
+  /** Events about this user (the subject, not the actor). */
+  userId?: string;
+  /** Events about this client. */
+  clientId?: string;
+  /** Events at or after this (epoch seconds). */
+  since?: number;
+  /** Events before this (epoch seconds). */
+  until?: number;
+  /** Events after this one in the list's order (newest first): a previous page's last. */
+  after?: { at: number; id: string };
+  limit: number;
+}
+
+/** The audit log's records (docs/decisions.md, decision 41). */
+export interface AuditEventStore {
+  append(event: AuditEvent): Promise<void>;
+  /**
+   * The events the filter selects, newest first by (at, id), at most `limit`: one indexed range read
+   * (keyset pagination), so events appended meanwhile (all newer) never shift a later page.
+   */
+  list(filter: AuditEventFilter): Promise<AuditEvent[]>;
+}
+
 export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
@@ -553,6 +587,14 @@ export interface Storage {
   readonly secondFactors: SecondFactorStore;
   readonly identityProviders: IdentityProviderStore;
   readonly federatedLinks: FederatedLinkStore;
+  readonly auditEvents: AuditEventStore;
+  /**
+   * Runs `work` in one transaction and returns its result: every write it makes through the storage
+   * it is given is kept if it resolves and undone if it rejects (the change and its audit event, both
+   * or neither; decision 41). `work` must use that storage only: on SQLite the transaction holds the
+   * one connection, and a query through this storage would wait for it forever.
+   */
+  atomically<T>(work: (storage: Storage) => Promise<T>): Promise<T>;
   /** Round-trips to the store; throws when it is unreachable. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -121,6 +121,7 @@ for (const backend of backends()) {
         'POST /v1/signing-keys',
         'GET /v1/signing-keys/{kid}',
         'POST /v1/signing-keys/{kid}/revoke',
+        'GET /v1/audit-events',
       ];
       assert.deepEqual([...operations].sort(), [...expected].sort());
     });

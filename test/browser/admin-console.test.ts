@@ -78,10 +78,10 @@ describe('the admin console in Chromium (decision 42)', { skip: browserSkip }, (
         await page.screenshot({ path: join(SHOTS, `${backend}-${name}.png`), fullPage: true });
       }
 
-      async function administrator(): Promise<{ username: string; password: string }> {
+      async function administrator(): Promise<{ id: string; username: string; password: string }> {
         const { user, password } = await server.user();
         await server.gatehouse.engine.users.update(user, { admin: true });
-        return { username: user.username, password };
+        return { id: user.id, username: user.username, password };
       }
 
       it('an administrator signs in, creates a client whose secret works at /token, and rotates a key seen at /jwks', async () => {
@@ -197,6 +197,19 @@ describe('the admin console in Chromium (decision 42)', { skip: browserSkip }, (
           .getByRole('link', { name: 'Audit log' })
           .click();
         await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
+        // Decision 41: each change made in the console is in the log, by this administrator, from the
+        // browser's address (the console's in-process /v1 calls carry it).
+        const eventRow = (type: string, what: string) =>
+          page.getByRole('row').filter({ hasText: type }).filter({ hasText: what });
+        const by = `user ${admin.id}`;
+        assert.equal(await eventRow('client.created', clientId).filter({ hasText: by }).count(), 1);
+        assert.equal(await eventRow('signing-key.rotated', by).count(), 1);
+        assert.equal(await eventRow('signing-key.revoked', by).count(), 1);
+        assert.ok((await eventRow('client.created', '127.0.0.1').count()) === 1, 'the browser’s address');
+        await page.getByLabel('Event type').fill('client.created');
+        await page.getByRole('button', { name: 'Filter' }).click();
+        await page.getByRole('heading', { name: 'Audit log', level: 1 }).waitFor();
+        assert.equal(await page.getByRole('row').filter({ hasText: 'signing-key.' }).count(), 0);
         await shot(page, 'audit');
       });
 

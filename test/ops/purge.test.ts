@@ -24,6 +24,8 @@ const ACCESS_TTL = 3600;
 const SKEW = CLOCK_SKEW_SECONDS;
 /** How long an anonymous registration may go unused (docs/decisions.md, decision 20). */
 const UNUSED = 7 * 86_400;
+/** How long audit events are kept (docs/decisions.md, decision 41). */
+const RETENTION = 90 * 86_400;
 /** No pauses: the tests count rows and statements, not time. */
 const UNPACED: PurgePacing = { ...DEFAULT_PURGE_PACING, dutyCycle: 1 };
 
@@ -33,6 +35,7 @@ function purger(storage: SqlStorage, clock: ManualClock, batchSize = 500): Purge
     batchSize,
     accessTokenTtl: ACCESS_TTL,
     unusedOpenClientSeconds: UNUSED,
+    auditRetentionSeconds: RETENTION,
   });
 }
 
@@ -162,6 +165,31 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
     deadMailLinks.push(mailLink(`ml-dead-${i}`, now - (i % 10), i % 2 === 0 ? now - 20 : null));
   dead.mail_links = deadMailLinks.length;
   await insertChunked(storage, 'mail_links', [...mailLinks, ...deadMailLinks]);
+
+  // Audit events (decision 41) go once older than the retention; those the registries recorded above
+  // (the client and user just created) stay.
+  const auditEvent = (id: string, at: number) => ({
+    id,
+    at,
+    type: 'user.updated',
+    actor_type: 'cli',
+    actor_id: null,
+    user_id: user.id,
+    client_id: null,
+    address: null,
+    before: null,
+    after: null,
+    detail: null,
+  });
+  const liveEvents = [auditEvent('ae-live', now - RETENTION), auditEvent('ae-new', now)];
+  keep.audit_events = new Set([
+    ...(await keys(storage, 'audit_events', 'id')),
+    ...liveEvents.map((e) => e.id),
+  ]);
+  const deadEvents = [];
+  for (let i = 0; i < n; i++) deadEvents.push(auditEvent(`ae-dead-${i}`, now - RETENTION - 1 - (i % 50)));
+  dead.audit_events = deadEvents.length;
+  await insertChunked(storage, 'audit_events', [...liveEvents, ...deadEvents]);
 
   // Grants: live; expiring later; expired; revoked long ago (dead); revoked recently (access tokens may live).
   const liveGrant = 'g-live';
@@ -374,6 +402,7 @@ const KEY_COLUMNS: Record<string, string> = {
   device_authorizations: 'hash',
   webauthn_challenges: 'hash',
   mail_links: 'hash',
+  audit_events: 'id',
 };
 
 /**
@@ -541,7 +570,13 @@ for (const backend of backends()) {
       const p = new Purger(
         store.storage.purge,
         clock,
-        { ...UNPACED, batchSize: 500, accessTokenTtl: ACCESS_TTL, unusedOpenClientSeconds: UNUSED },
+        {
+          ...UNPACED,
+          batchSize: 500,
+          accessTokenTtl: ACCESS_TTL,
+          unusedOpenClientSeconds: UNUSED,
+          auditRetentionSeconds: RETENTION,
+        },
         { purged: (_table, rows) => batches.push(rows) },
       );
       const deleted = await p.runUntilClean();

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it, type TestContext } from 'node:test';
 import type {
+  AuditEvent,
   AuthorizationCode,
   Client,
   DeviceAuthorization,
@@ -18,7 +19,7 @@ import type {
   SigningKeyRecord,
   User,
 } from '../../src/core/model.js';
-import type { GatehouseStore, Storage } from '../../src/core/ports.js';
+import type { AuditEventFilter, GatehouseStore, Storage } from '../../src/core/ports.js';
 import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { backends, createTestStore, type Backend, type TestStore } from '../helpers/backends.js';
@@ -2244,6 +2245,173 @@ for (const backend of contractBackends) {
       sqlIt('reads a client written before migration 0023 as offering every provider', async () => {
         const id = await insertOldClient();
         assert.equal((await other.clients.get(id))?.identityProviders, null);
+      });
+    });
+
+    describe('audit events and atomically (migration 0024-audit-events; decision 41)', () => {
+      let sequence = 0;
+      /** An event at `at` with an id that sorts after every one made before (as newAuditEventId's do). */
+      const event = (at: number, overrides: Partial<AuditEvent> = {}): AuditEvent => ({
+        id: `${String(++sequence).padStart(10, '0')}${randomUUID().replace(/-/g, '').slice(0, 16)}`,
+        at,
+        type: 'client.updated',
+        actor: { type: 'user', id: 'u-actor' },
+        userId: null,
+        clientId: null,
+        address: '192.0.2.7',
+        before: { name: 'old', redirect_uris: ['https://a.example/cb'] },
+        after: { name: 'new', nested: { n: 1, ok: true, none: null } },
+        detail: 'a note',
+        ...overrides,
+      });
+      /** Every page of `filter`, following the keyset from each page's last event. */
+      async function pages(filter: Omit<AuditEventFilter, 'limit' | 'after'>, limit: number) {
+        const all: AuditEvent[][] = [];
+        let after: AuditEventFilter['after'];
+        for (;;) {
+          const page = await other.auditEvents.list({ ...filter, limit, ...(after ? { after } : {}) });
+          if (page.length === 0) return all;
+          all.push(page);
+          const last = page.at(-1)!;
+          after = { at: last.at, id: last.id };
+        }
+      }
+
+      it('appends and reads back every field, newest first by (at, id)', async () => {
+        const clientId = randomUUID();
+        const first = event(NOW, { clientId, actor: { type: 'cli', id: null }, address: null });
+        const second = event(NOW, { clientId, before: null, after: null, detail: null, actor: null });
+        const third = event(NOW + 1, { clientId, type: 'client.deleted' });
+        for (const e of [second, third, first]) await storage.auditEvents.append(e);
+        assert.deepEqual(await other.auditEvents.list({ clientId, limit: 10 }), [third, second, first]);
+        // An id is a primary key: the same event twice is refused.
+        await assert.rejects(storage.auditEvents.append(first));
+      });
+
+      it('filters by type, user, client and time, each alone and together', async () => {
+        const userId = randomUUID();
+        const clientId = randomUUID();
+        const base = NOW + 10_000_000;
+        const a = event(base, { userId, type: 'sign-in.succeeded' });
+        const b = event(base + 10, { userId, clientId, type: 'consent.given' });
+        const c = event(base + 20, { clientId, type: 'client.updated' });
+        const d = event(base + 30, { userId, type: 'sign-in.failed' });
+        for (const e of [a, b, c, d]) await storage.auditEvents.append(e);
+        const ids = async (filter: Omit<AuditEventFilter, 'limit'>) =>
+          (await other.auditEvents.list({ ...filter, limit: 50 })).map((e) => e.id);
+        assert.deepEqual(await ids({ userId }), [d.id, b.id, a.id]);
+        assert.deepEqual(await ids({ clientId }), [c.id, b.id]);
+        assert.deepEqual(await ids({ userId, types: ['sign-in.succeeded', 'sign-in.failed'] }), [d.id, a.id]);
+        assert.deepEqual(await ids({ userId, clientId }), [b.id]);
+        assert.deepEqual(await ids({ since: base + 10, until: base + 30 }), [c.id, b.id]);
+        assert.deepEqual(await ids({ userId, since: base + 31 }), []);
+        assert.deepEqual(await ids({ userId, types: [] }), [d.id, b.id, a.id]);
+      });
+
+      it('pages by keyset: every event once, in order, however many are appended meanwhile', async () => {
+        const userId = randomUUID();
+        const base = NOW + 20_000_000;
+        // Several to a second: the id breaks the tie.
+        const written = Array.from({ length: 23 }, (_, i) => event(base + Math.floor(i / 4), { userId }));
+        for (const e of written) await storage.auditEvents.append(e);
+        const expected = [...written].reverse().map((e) => e.id);
+        const seen: string[] = [];
+        let after: AuditEventFilter['after'];
+        for (let page = 0; page < 10; page++) {
+          const items = await other.auditEvents.list({ userId, limit: 5, ...(after ? { after } : {}) });
+          if (items.length === 0) break;
+          seen.push(...items.map((e) => e.id));
+          const last = items.at(-1)!;
+          after = { at: last.at, id: last.id };
+          // Newer events keep arriving while the reader pages back: none of them shifts a later page.
+          await race(
+            (store, i) => store.auditEvents.append(event(base + 100 + page, { userId, detail: `${i}` })),
+            3,
+          );
+        }
+        assert.deepEqual(seen, expected);
+        assert.equal((await pages({ userId }, 7)).flat().length, 23 + 3 * 5);
+      });
+
+      it('atomically keeps the writes of work that resolves, and none of work that rejects', async () => {
+        const kept = makeUser();
+        const keptEvent = event(NOW, { userId: kept.id, type: 'user.created' });
+        const answer = await storage.atomically(async (tx) => {
+          assert.equal(await tx.users.insert(kept), true);
+          await tx.auditEvents.append(keptEvent);
+          // The transaction sees its own writes.
+          assert.equal((await tx.users.get(kept.id))?.username, kept.username);
+          return 42;
+        });
+        assert.equal(answer, 42);
+        assert.equal((await other.users.get(kept.id))?.username, kept.username);
+        assert.deepEqual(await other.auditEvents.list({ userId: kept.id, limit: 5 }), [keptEvent]);
+
+        // The change fails after its event was written: neither stays.
+        const undone = makeUser();
+        await assert.rejects(
+          storage.atomically(async (tx) => {
+            await tx.auditEvents.append(event(NOW, { userId: undone.id }));
+            await tx.users.insert(undone);
+            throw new Error('the change failed');
+          }),
+          /the change failed/,
+        );
+        assert.equal(await other.users.get(undone.id), undefined);
+        assert.deepEqual(await other.auditEvents.list({ userId: undone.id, limit: 5 }), []);
+
+        // The event fails (a primary key taken: a constraint of the store's own) after the change: the
+        // change is undone.
+        const refused = makeUser();
+        await assert.rejects(
+          storage.atomically(async (tx) => {
+            await tx.users.insert(refused);
+            await tx.auditEvents.append({ ...keptEvent, userId: refused.id });
+          }),
+        );
+        assert.equal(await other.users.get(refused.id), undefined);
+        assert.deepEqual(await other.auditEvents.list({ userId: refused.id, limit: 5 }), []);
+      });
+
+      it('atomically runs the repositories that group statements of their own (a grant revoked, a client cached)', async () => {
+        const { client, grant } = await seedGrant();
+        await other.clients.get(client.id); // cached by the store that serves it
+        await storage.atomically(async (tx) => {
+          assert.equal(await tx.grants.revoke(grant.id, NOW + 5), true);
+          assert.equal(await tx.clients.update({ ...client, name: 'renamed' }, 'keep'), true);
+        });
+        assert.equal((await other.grants.get(grant.id))?.revokedAt, NOW + 5);
+        assert.equal((await storage.clients.get(client.id))?.name, 'renamed');
+        await assert.rejects(
+          storage.atomically(async (tx) => {
+            await tx.clients.update({ ...client, name: 'never' }, 'keep');
+            throw new Error('no');
+          }),
+        );
+        assert.equal((await storage.clients.get(client.id))?.name, 'renamed');
+      });
+
+      sqlIt('purges events older than the retention, and none without one', async () => {
+        const userId = randomUUID();
+        const old = event(NOW - 100, { userId });
+        const recent = event(NOW - 10, { userId });
+        await storage.auditEvents.append(old);
+        await storage.auditEvents.append(recent);
+        assert.ok(storage.purge.kinds.includes('audit_events'));
+        const cutoffs = { now: NOW, revokedAccessTokensExpiredBefore: NOW, grantsRevokedBefore: NOW };
+        assert.equal(await storage.purge.purgeBatch('audit_events', cutoffs, 1000), 0);
+        assert.equal(
+          await storage.purge.purgeBatch('audit_events', { ...cutoffs, auditEventsBefore: null }, 1000),
+          0,
+        );
+        assert.ok(
+          (await storage.purge.purgeBatch(
+            'audit_events',
+            { ...cutoffs, auditEventsBefore: NOW - 50 },
+            1000,
+          )) >= 1,
+        );
+        assert.deepEqual(await other.auditEvents.list({ userId, limit: 5 }), [recent]);
       });
     });
 

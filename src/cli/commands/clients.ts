@@ -1,3 +1,4 @@
+import { CLI_AUDIT } from '../../core/audit/audit-log.js';
 import { readFileSync } from 'node:fs';
 import { viewClient, type ClientView } from '../../core/clients/client-registry.js';
 import { CLIENT_REGISTRATIONS, DEVICE_CODE_GRANT_TYPE, TOKEN_EXCHANGE_GRANT } from '../../core/model.js';
@@ -178,24 +179,28 @@ export async function runClientsCommand(argv: string[], cli: Cli): Promise<void>
     switch (action) {
       case 'create': {
         if (values.name === undefined) throw new UsageError('clients create needs --name');
-        const { client, secret } = await engine.clients.create({
-          name: values.name,
-          redirect_uris: values['redirect-uri'],
-          grant_types: grantTypesOf(values['grant-types']),
-          scopes: scopesOf(values.scopes),
-          token_type: values['token-type'],
-          public: values.public,
-          post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
-          id_token_signed_response_alg: values['id-token-signed-response-alg'],
-          token_endpoint_auth_method: values['auth-method'],
-          jwks_uri: values['jwks-uri'],
-          jwks: jwksFromFile(values['jwks-file']),
-          require_pushed_authorization_requests: requirePar(values),
-          dpop_bound_access_tokens: requireDpop(values),
-          require_mfa: requireMfa(values),
-          token_exchange_targets: urisOf(values['exchange-target']),
-          identity_providers: identityProviders(values),
-        });
+        const { client, secret } = await engine.clients.create(
+          {
+            name: values.name,
+            redirect_uris: values['redirect-uri'],
+            grant_types: grantTypesOf(values['grant-types']),
+            scopes: scopesOf(values.scopes),
+            token_type: values['token-type'],
+            public: values.public,
+            post_logout_redirect_uris: urisOf(values['post-logout-redirect-uri']),
+            id_token_signed_response_alg: values['id-token-signed-response-alg'],
+            token_endpoint_auth_method: values['auth-method'],
+            jwks_uri: values['jwks-uri'],
+            jwks: jwksFromFile(values['jwks-file']),
+            require_pushed_authorization_requests: requirePar(values),
+            dpop_bound_access_tokens: requireDpop(values),
+            require_mfa: requireMfa(values),
+            token_exchange_targets: urisOf(values['exchange-target']),
+            identity_providers: identityProviders(values),
+          },
+          undefined,
+          CLI_AUDIT,
+        );
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
         else out.write(describe(view));
@@ -252,14 +257,14 @@ export async function runClientsCommand(argv: string[], cli: Cli): Promise<void>
               'or --all-identity-providers',
           );
         }
-        const { client, secret } = await engine.clients.update(await existing(), changes);
+        const { client, secret } = await engine.clients.update(await existing(), changes, CLI_AUDIT);
         const view = { ...viewClient(client), ...(secret ? { client_secret: secret } : {}) };
         if (json) printJson(context, view);
         else out.write(describe(view));
         return;
       }
       case 'rotate-secret': {
-        const secret = await engine.clients.rotateSecret(await existing());
+        const secret = await engine.clients.rotateSecret(await existing(), CLI_AUDIT);
         if (json) printJson(context, { client_id: id, client_secret: secret });
         else {
           out.write(
@@ -270,7 +275,7 @@ export async function runClientsCommand(argv: string[], cli: Cli): Promise<void>
         return;
       }
       case 'delete': {
-        if (!(await engine.clients.delete(id as string))) throw notFound(`client with id ${id}`);
+        if (!(await engine.clients.delete(id as string, CLI_AUDIT))) throw notFound(`client with id ${id}`);
         if (json) printJson(context, { deleted: id });
         else out.write(`Deleted client ${id} and every grant and token issued to it.\n`);
         return;

@@ -1,3 +1,4 @@
+import { CLI_AUDIT } from '../../core/audit/audit-log.js';
 import { viewGrant } from '../../core/grants/grant-registry.js';
 import type { Grant } from '../../core/model.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
@@ -60,7 +61,7 @@ export async function runGrantsCommand(argv: string[], cli: Cli): Promise<void> 
     }
     // Revoking a grant retires its refresh tokens in the same transaction; its access tokens fail
     // validation from then on (they carry the grant id).
-    if (!(await engine.grants.revokeStanding(grantId as string))) {
+    if (!(await engine.grants.revokeStanding(grantId as string, {}, CLI_AUDIT))) {
       throw notFound(`standing grant with id ${grantId}`);
     }
     if (json) printJson(context, { revoked: grantId });

@@ -1,3 +1,4 @@
+import { CLI_AUDIT } from '../../core/audit/audit-log.js';
 import { viewSigningKey } from '../../core/keys/signing-key-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
 import { printJson, type Cli } from '../context.js';
@@ -15,7 +16,7 @@ export async function runKeysCommand(argv: string[], cli: Cli): Promise<void> {
     const { engine, json, out, config } = context;
     switch (action) {
       case 'rotate': {
-        const { kid, kids } = await engine.signingKeys.rotateAll();
+        const { kid, kids } = await engine.signingKeys.rotateAll(CLI_AUDIT);
         // kid and alg: the access-token key, as before; keys: every new key (ID tokens' too).
         if (json) printJson(context, { kid, alg: config.signingAlgorithm, keys: kids });
         else {
@@ -43,7 +44,7 @@ export async function runKeysCommand(argv: string[], cli: Cli): Promise<void> {
       case 'revoke': {
         const kid = positionals[0];
         if (kid === undefined) throw new UsageError('keys revoke needs a KID (see gatehouse keys list)');
-        const revoked = await engine.signingKeys.revoke(kid);
+        const revoked = await engine.signingKeys.revoke(kid, CLI_AUDIT);
         if (revoked === undefined) throw new Error(`no signing key with kid ${kid}`);
         const seconds = config.keyRefreshIntervalSeconds;
         if (json) printJson(context, { revoked: kid, replacement: revoked.replacement ?? null });

@@ -1,3 +1,4 @@
+import { CLI_AUDIT } from '../../core/audit/audit-log.js';
 import { viewResource, type ResourceView } from '../../core/scopes/resource-registry.js';
 import { UsageError, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
 import { printJson, type Cli } from '../context.js';
@@ -58,11 +59,14 @@ export async function runResourcesCommand(argv: string[], cli: Cli): Promise<voi
     switch (action) {
       case 'create': {
         if (values.uri === undefined) throw new UsageError('resources create needs --uri');
-        const resource = await engine.resources.create({
-          uri: values.uri,
-          name: values.name,
-          scopes: values.scopes?.split(/\s+/).filter(Boolean),
-        });
+        const resource = await engine.resources.create(
+          {
+            uri: values.uri,
+            name: values.name,
+            scopes: values.scopes?.split(/\s+/).filter(Boolean),
+          },
+          CLI_AUDIT,
+        );
         const view = viewResource(resource);
         if (json) printJson(context, view);
         else out.write(describe(view));
@@ -83,7 +87,7 @@ export async function runResourcesCommand(argv: string[], cli: Cli): Promise<voi
       }
       case 'delete': {
         const resource = await engine.resources.require(uri as string);
-        await engine.resources.delete(resource.uri);
+        await engine.resources.delete(resource.uri, CLI_AUDIT);
         if (json) printJson(context, { deleted: resource.uri });
         else out.write(`Deleted resource ${resource.uri}.\n`);
         return;

@@ -1,3 +1,4 @@
+import { CLI_AUDIT } from '../../core/audit/audit-log.js';
 import { UsageError, isHelpFlag, parseCommandArgs } from '../args.js';
 import { printJson, type Cli } from '../context.js';
 import { SCOPES_HELP } from '../help.js';
@@ -32,7 +33,7 @@ export async function runScopesCommand(argv: string[], cli: Cli): Promise<void> 
     const { engine, json, out } = context;
     switch (action) {
       case 'create': {
-        const scope = await engine.scopes.describe(name as string, values.description);
+        const scope = await engine.scopes.describe(name as string, values.description, CLI_AUDIT);
         if (json) printJson(context, { name: scope.name, description: scope.description });
         else out.write(`Scope ${scope.name}: ${scope.description}\n`);
         return;
@@ -48,7 +49,7 @@ export async function runScopesCommand(argv: string[], cli: Cli): Promise<void> 
         return;
       }
       case 'delete': {
-        await engine.scopes.delete(name as string);
+        await engine.scopes.delete(name as string, CLI_AUDIT);
         if (json) printJson(context, { deleted: name });
         else out.write(`Deleted scope ${name}.\n`);
         return;

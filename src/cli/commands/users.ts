@@ -1,3 +1,4 @@
+import { CLI_AUDIT } from '../../core/audit/audit-log.js';
 import type { Engine } from '../../core/engine.js';
 import type { User } from '../../core/model.js';
 import { viewUserSummary, type UserSummary } from '../../core/sign-in/account-security.js';
@@ -128,7 +129,10 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
     const { engine, json, out } = context;
     switch (action) {
       case 'create': {
-        const user = await engine.users.create({ username: values.username, password, ...claims, admin });
+        const user = await engine.users.create(
+          { username: values.username, password, ...claims, admin },
+          CLI_AUDIT,
+        );
         if (json) printJson(context, viewUser(user));
         else {
           const role = user.admin ? ', an administrator' : '';
@@ -155,12 +159,11 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
         return;
       }
       case 'update': {
-        const user = await engine.users.update(await target(engine, id, selector), {
-          username: renameTo,
-          ...claims,
-          admin,
-          disabled,
-        });
+        const user = await engine.users.update(
+          await target(engine, id, selector),
+          { username: renameTo, ...claims, admin, disabled },
+          CLI_AUDIT,
+        );
         if (json) printJson(context, viewUser(user));
         else if (renameTo !== undefined) out.write(`User ${user.id} is now named ${user.username}.\n`);
         else if (disabled !== undefined) {
@@ -178,7 +181,7 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
         return;
       }
       case 'set-password': {
-        const user = await engine.users.update(await target(engine, id, selector), { password });
+        const user = await engine.users.update(await target(engine, id, selector), { password }, CLI_AUDIT);
         if (json) printJson(context, { ...viewUser(user), sessions_ended: true });
         else {
           out.write(
@@ -192,7 +195,7 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
         // left alone; the next sign-in is with the password alone (or sets an app up, when required).
         // PASSKEY HELPER: remove the user's passkeys here too, if a reset should take them.
         const user = await target(engine, id, selector);
-        const removed = await engine.secondFactors.reset(user.id);
+        const removed = await engine.secondFactors.reset(user.id, CLI_AUDIT);
         if (json) {
           printJson(context, {
             user: user.id,
@@ -241,7 +244,7 @@ export async function runUsersCommand(argv: string[], cli: Cli): Promise<void> {
       }
       case 'delete': {
         const user = await target(engine, id, selector);
-        await engine.users.delete(user.id);
+        await engine.users.delete(user.id, CLI_AUDIT);
         if (json) printJson(context, { deleted: user.id });
         else out.write(`Deleted user ${user.username} and every grant they made.\n`);
         return;

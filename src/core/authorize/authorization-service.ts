@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import { adminOnly, ADMIN_SCOPE, scopeForUser } from '../scopes/admin-scope.js';
@@ -52,6 +53,8 @@ const isAuthentication = (session: SignedIn | undefined): session is Authenticat
 
 export interface AuthorizationServiceOptions {
   storage: Pick<Storage, 'clients' | 'grants' | 'codes' | 'pushedRequests' | 'users'>;
+  /** Where a consent that makes a grant is recorded, with the grant (decision 41). */
+  audit?: AuditLog;
   issuer: TokenIssuer;
   /** The issuer identifier, `iss` of every authorization response (RFC 9207 §2). */
   issuerIdentifier: string;
@@ -479,11 +482,27 @@ export class AuthorizationService {
       );
     }
     // recordConsent leaves out what the user may not have (decision 29).
-    const { grant, scope } = await recordConsent(
-      this.options.storage,
-      { client: request.client, userId: session.userId, requested: request.scope, decision },
-      this.options.clock.now(),
-    );
+    const input = { client: request.client, userId: session.userId, requested: request.scope, decision };
+    const now = this.options.clock.now();
+    const { audit } = this.options;
+    const { grant, scope } =
+      audit === undefined
+        ? await recordConsent(this.options.storage, input, now)
+        : await audit.change(
+            { actor: { type: 'user', id: session.userId }, address: null },
+            async (storage, record) => {
+              const recorded = await recordConsent(storage, input, now);
+              if (recorded.created) {
+                await record({
+                  type: 'consent.given',
+                  userId: session.userId,
+                  clientId: request.client.id,
+                  after: { grant_id: recorded.grant.id, scopes: recorded.scope, lifetime: decision.lifetime },
+                });
+              }
+              return recorded;
+            },
+          );
     if (scope.length === 0 && decision.scope.length > 0) return this.error(request, adminOnly());
     return this.respond(request, grant, scope, authentication);
   }

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Storage } from '../ports.js';
 
@@ -72,6 +73,8 @@ export class ConnectedApps {
   constructor(
     private readonly storage: AppStorage,
     private readonly clock: Clock,
+    /** Where a user's revocation is recorded, with the revocation (decision 41). */
+    private readonly audit?: AuditLog,
   ) {}
 
   list(userId: string): Promise<ConnectedApp[]> {
@@ -79,7 +82,14 @@ export class ConnectedApps {
   }
 
   /** Revokes the user's live grants to the client; returns how many. */
-  revoke(userId: string, clientId: string): Promise<number> {
-    return revokeConnectedApp(this.storage, this.clock, userId, clientId);
+  revoke(userId: string, clientId: string, address: string | null = null): Promise<number> {
+    if (this.audit === undefined) return revokeConnectedApp(this.storage, this.clock, userId, clientId);
+    return this.audit.change({ actor: { type: 'user', id: userId }, address }, async (storage, record) => {
+      const revoked = await revokeConnectedApp(storage, this.clock, userId, clientId);
+      if (revoked > 0) {
+        await record({ type: 'grant.revoked', userId, clientId, detail: `by the user: ${revoked} grant(s)` });
+      }
+      return revoked;
+    });
   }
 }

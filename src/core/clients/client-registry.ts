@@ -14,7 +14,8 @@ import {
   type PublicJwkSet,
   type TokenType,
 } from '../model.js';
-import type { ClientFilter, ClientStore, IdentityProviderStore, ScopeStore } from '../ports.js';
+import type { ClientFilter, Storage } from '../ports.js';
+import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 import {
   DEFAULT_ID_TOKEN_SIGNING_ALGORITHM,
   ID_TOKEN_SIGNING_ALGORITHMS,
@@ -386,12 +387,8 @@ export function newClientSecret(): { secret: string; hash: string } {
   return { secret, hash: sha256(secret) };
 }
 
-/** What the client registry reads and writes. */
-export type ClientStorage = {
-  readonly clients: ClientStore;
-  readonly scopes: ScopeStore;
-  readonly identityProviders: IdentityProviderStore;
-};
+/** What the client registry reads and writes: its changes go in a transaction with their audit events. */
+export type ClientStorage = Storage;
 
 /**
  * 128 random bits, base64url. Drawn again when the first character is "-": an id like "-Kx…" would be
@@ -433,6 +430,8 @@ export class ClientRegistry {
   constructor(
     private readonly storage: ClientStorage,
     private readonly clock: Clock,
+    /** Every change is recorded, in the change's own transaction (decision 41). */
+    private readonly audit: AuditLog = new AuditLog(storage, clock),
   ) {}
 
   get(id: string): Promise<Client | undefined> {
@@ -451,19 +450,29 @@ export class ClientRegistry {
   }
 
   /** A new client: an operator's, unless `origin` says it registered itself (RFC 7591). */
-  create(input: ClientInput, origin: ClientOrigin = OPERATOR): Promise<ClientWithSecret> {
-    return this.insertNew(newClientId(), input, origin);
+  create(
+    input: ClientInput,
+    origin: ClientOrigin = OPERATOR,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<ClientWithSecret> {
+    return this.insertNew(newClientId(), input, origin, context);
   }
 
   /**
    * An operator's client with an id of Gatehouse's choosing: the admin console's built-in client
-   * (console-client.ts, decision 42), which every process must find by its id.
+   * (console-client.ts, decision 42), which every process must find by its id. Gatehouse makes it, so
+   * its creation is recorded with no actor (decision 41).
    */
   createWithId(id: string, input: ClientInput): Promise<ClientWithSecret> {
-    return this.insertNew(id, input, OPERATOR);
+    return this.insertNew(id, input, OPERATOR, UNATTRIBUTED);
   }
 
-  private async insertNew(id: string, input: ClientInput, origin: ClientOrigin): Promise<ClientWithSecret> {
+  private async insertNew(
+    id: string,
+    input: ClientInput,
+    origin: ClientOrigin,
+    context: AuditContext,
+  ): Promise<ClientWithSecret> {
     const fields = validateClientInput(input);
     await this.checkIdentityProviders(fields.identityProviders);
     const now = this.clock.now();
@@ -479,8 +488,17 @@ export class ClientRegistry {
       createdAt: now,
       updatedAt: now,
     };
-    await registerScopesOf(this.storage, client.scopes, now);
-    await this.storage.clients.insert(client);
+    await this.audit.change(context, async (storage, record) => {
+      await registerScopesOf(storage, client.scopes, now);
+      await storage.clients.insert(client);
+      await record({
+        // RFC 7591: a client that registered itself is told apart from an operator's.
+        type: origin.registration === 'operator' ? 'client.created' : 'client.registered',
+        clientId: client.id,
+        after: viewClient(client),
+        ...(origin.registration === 'operator' ? {} : { detail: `registration ${origin.registration}` }),
+      });
+    });
     return { client, secret: credentials?.secret };
   }
 
@@ -489,7 +507,11 @@ export class ClientRegistry {
    * A client that comes to use a secret (from public or private_key_jwt) is made one, returned once; a
    * client that stops using one loses it.
    */
-  async replace(client: Client, input: ClientInput): Promise<ClientWithSecret> {
+  async replace(
+    client: Client,
+    input: ClientInput,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<ClientWithSecret> {
     const fields = validateClientInput(input);
     await this.checkIdentityProviders(fields.identityProviders);
     const now = this.clock.now();
@@ -502,12 +524,21 @@ export class ClientRegistry {
       secretHash: secretKept ? (fresh?.hash ?? client.secretHash) : null,
       updatedAt: now,
     };
-    await registerScopesOf(this.storage, updated.scopes, now);
     // 'keep' unless the secret itself changes: a rotation racing this write is not undone (ClientStore.update).
     const secretChanges = updated.secretHash !== client.secretHash;
-    if (!(await this.storage.clients.update(updated, secretChanges ? 'replace' : 'keep'))) {
-      throw noSuchClient(client.id);
-    }
+    await this.audit.change(context, async (storage, record) => {
+      await registerScopesOf(storage, updated.scopes, now);
+      if (!(await storage.clients.update(updated, secretChanges ? 'replace' : 'keep'))) {
+        throw noSuchClient(client.id);
+      }
+      await record({
+        type: 'client.updated',
+        clientId: client.id,
+        before: viewClient(client),
+        after: viewClient(updated),
+        ...(secretChanges ? { detail: updated.secretHash === null ? 'secret dropped' : 'secret made' } : {}),
+      });
+    });
     return { client: updated, secret: fresh?.secret };
   }
 
@@ -517,7 +548,11 @@ export class ClientRegistry {
    * given alone sets the method it implies; keys are kept only while the client stays private_key_jwt,
    * and giving one of jwks / jwks_uri drops the other.
    */
-  update(client: Client, changes: Partial<ClientInput>): Promise<ClientWithSecret> {
+  update(
+    client: Client,
+    changes: Partial<ClientInput>,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<ClientWithSecret> {
     const method =
       changes.token_endpoint_auth_method ??
       (changes.public === undefined ? client.tokenEndpointAuthMethod : undefined);
@@ -530,32 +565,36 @@ export class ClientRegistry {
         : !keyed || changes.jwks != null
           ? null
           : client.jwksUri;
-    return this.replace(client, {
-      name: changes.name ?? client.name,
-      redirect_uris: changes.redirect_uris ?? client.redirectUris,
-      grant_types: changes.grant_types ?? client.grantTypes,
-      scopes: changes.scopes ?? client.scopes,
-      token_type: changes.token_type ?? client.tokenType,
-      public: changes.public,
-      token_endpoint_auth_method: method,
-      jwks,
-      jwks_uri: jwksUri,
-      post_logout_redirect_uris: changes.post_logout_redirect_uris ?? client.postLogoutRedirectUris,
-      id_token_signed_response_alg: changes.id_token_signed_response_alg ?? client.idTokenSignedResponseAlg,
-      require_pushed_authorization_requests:
-        changes.require_pushed_authorization_requests ?? client.requirePushedAuthorizationRequests,
-      dpop_bound_access_tokens: changes.dpop_bound_access_tokens ?? client.dpopBoundAccessTokens,
-      require_mfa: changes.require_mfa ?? client.requireMfa,
-      // Targets go with the grant type: a client no longer exchanging tokens keeps none.
-      token_exchange_targets:
-        changes.token_exchange_targets ??
-        ((changes.grant_types ?? client.grantTypes).includes(TOKEN_EXCHANGE_GRANT)
-          ? client.tokenExchangeTargets
-          : []),
-      // null is a value here (every provider): only a field left out keeps the list.
-      identity_providers:
-        changes.identity_providers !== undefined ? changes.identity_providers : client.identityProviders,
-    });
+    return this.replace(
+      client,
+      {
+        name: changes.name ?? client.name,
+        redirect_uris: changes.redirect_uris ?? client.redirectUris,
+        grant_types: changes.grant_types ?? client.grantTypes,
+        scopes: changes.scopes ?? client.scopes,
+        token_type: changes.token_type ?? client.tokenType,
+        public: changes.public,
+        token_endpoint_auth_method: method,
+        jwks,
+        jwks_uri: jwksUri,
+        post_logout_redirect_uris: changes.post_logout_redirect_uris ?? client.postLogoutRedirectUris,
+        id_token_signed_response_alg: changes.id_token_signed_response_alg ?? client.idTokenSignedResponseAlg,
+        require_pushed_authorization_requests:
+          changes.require_pushed_authorization_requests ?? client.requirePushedAuthorizationRequests,
+        dpop_bound_access_tokens: changes.dpop_bound_access_tokens ?? client.dpopBoundAccessTokens,
+        require_mfa: changes.require_mfa ?? client.requireMfa,
+        // Targets go with the grant type: a client no longer exchanging tokens keeps none.
+        token_exchange_targets:
+          changes.token_exchange_targets ??
+          ((changes.grant_types ?? client.grantTypes).includes(TOKEN_EXCHANGE_GRANT)
+            ? client.tokenExchangeTargets
+            : []),
+        // null is a value here (every provider): only a field left out keeps the list.
+        identity_providers:
+          changes.identity_providers !== undefined ? changes.identity_providers : client.identityProviders,
+      },
+      context,
+    );
   }
 
   /** Each provider a client names exists (decision 39); a ValidationError names the first that does not. */
@@ -571,7 +610,7 @@ export class ClientRegistry {
   }
 
   /** A new secret for a confidential client, returned once; the old one stops working at once. */
-  async rotateSecret(client: Client): Promise<string> {
+  async rotateSecret(client: Client, context: AuditContext = UNATTRIBUTED): Promise<string> {
     if (client.isPublic) throw new ConflictError('public', 'a public client has no secret');
     if (!usesSecret(client.tokenEndpointAuthMethod)) {
       throw new ConflictError(
@@ -580,19 +619,27 @@ export class ClientRegistry {
       );
     }
     const { secret, hash } = newClientSecret();
-    if (
-      !(await this.storage.clients.update(
-        { ...client, secretHash: hash, updatedAt: this.clock.now() },
-        'replace',
-      ))
-    ) {
-      throw noSuchClient(client.id);
-    }
+    await this.audit.change(context, async (storage, record) => {
+      if (
+        !(await storage.clients.update(
+          { ...client, secretHash: hash, updatedAt: this.clock.now() },
+          'replace',
+        ))
+      ) {
+        throw noSuchClient(client.id);
+      }
+      await record({ type: 'client.secret-rotated', clientId: client.id });
+    });
     return secret;
   }
 
   /** Deletes the client; its grants go with it (and so every token it holds). False when unknown. */
-  delete(id: string): Promise<boolean> {
-    return this.storage.clients.delete(id);
+  delete(id: string, context: AuditContext = UNATTRIBUTED): Promise<boolean> {
+    return this.audit.change(context, async (storage, record) => {
+      const client = await storage.clients.get(id);
+      if (client === undefined || !(await storage.clients.delete(id))) return false;
+      await record({ type: 'client.deleted', clientId: id, before: viewClient(client) });
+      return true;
+    });
   }
 }

@@ -1,3 +1,4 @@
+import type { AuditContext, AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, safeEqual, sha256 } from '../../shared/crypto.js';
 import {
@@ -412,7 +413,15 @@ export interface DynamicRegistrationOptions {
   reservedNames: readonly string[];
   /** GATEHOUSE_ALLOW_PRIVATE_JWKS_URI (decision 21). */
   allowPrivateJwksUri: boolean;
+  /** Where registrations and RFC 7592 changes are recorded (decision 41); the engine's log. */
+  audit?: AuditLog;
 }
+
+/** RFC 7592: the client manages itself with its registration access token. */
+const selfManaged = (clientId: string): AuditContext => ({
+  actor: { type: 'client', id: clientId },
+  address: null,
+});
 
 /**
  * RFC 7591 dynamic client registration and RFC 7592 client management (docs/decisions.md,
@@ -422,7 +431,7 @@ export class DynamicRegistration {
   private readonly clients: ClientRegistry;
 
   constructor(private readonly options: DynamicRegistrationOptions) {
-    this.clients = new ClientRegistry(options.storage, options.clock);
+    this.clients = new ClientRegistry(options.storage, options.clock, options.audit);
   }
 
   get policy(): RegistrationPolicy {
@@ -505,7 +514,11 @@ export class DynamicRegistration {
     );
     // Decision 39: which identity providers the client offers is the operator's choice, kept as it is.
     const updated: ClientWithSecret = await asRegistrationError(() =>
-      this.clients.replace(client, { ...input, identity_providers: client.identityProviders }),
+      this.clients.replace(
+        client,
+        { ...input, identity_providers: client.identityProviders },
+        selfManaged(client.id),
+      ),
     );
     return clientInformation(updated.client, this.options.clientConfigurationUri, {
       secret: updated.secret,
@@ -520,7 +533,7 @@ export class DynamicRegistration {
   /** DELETE /register/:id (RFC 7592 §2.3): the client, its grants and its tokens are gone. */
   async delete(clientId: string, registrationAccessToken: string | undefined): Promise<void> {
     const client = await this.managed(clientId, registrationAccessToken);
-    await this.options.storage.clients.delete(client.id);
+    await this.clients.delete(client.id, selfManaged(client.id));
   }
 
   /**

@@ -1,7 +1,8 @@
 import { isoTime, type Clock } from '../../shared/clock.js';
 import { isGrantLive } from './liveness.js';
 import type { Grant } from '../model.js';
-import type { GrantStore } from '../ports.js';
+import type { Storage } from '../ports.js';
+import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 
 /** A grant as operators see it, on the command line and in /v1. */
 export interface GrantView {
@@ -36,8 +37,10 @@ export interface GrantOwner {
  */
 export class GrantRegistry {
   constructor(
-    private readonly storage: { readonly grants: GrantStore },
+    private readonly storage: Storage,
     private readonly clock: Clock,
+    /** Every revocation is recorded, in its own transaction (decision 41). */
+    private readonly audit: AuditLog = new AuditLog(storage, clock),
   ) {}
 
   async standingOfClient(clientId: string): Promise<Grant[]> {
@@ -53,7 +56,11 @@ export class GrantRegistry {
    * in one transaction, and every access token carrying its id fails validation from then on. False
    * when there is no such standing grant.
    */
-  async revokeStanding(grantId: string, owner: GrantOwner = {}): Promise<boolean> {
+  async revokeStanding(
+    grantId: string,
+    owner: GrantOwner = {},
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<boolean> {
     const grant = await this.storage.grants.get(grantId);
     const now = this.clock.now();
     if (
@@ -64,7 +71,16 @@ export class GrantRegistry {
     ) {
       return false;
     }
-    return this.storage.grants.revoke(grant.id, now);
+    return this.audit.change(context, async (storage, record) => {
+      if (!(await storage.grants.revoke(grant.id, now))) return false;
+      await record({
+        type: 'grant.revoked',
+        userId: grant.userId,
+        clientId: grant.clientId,
+        before: viewGrant(grant),
+      });
+      return true;
+    });
   }
 
   private standing(grants: Grant[]): Grant[] {

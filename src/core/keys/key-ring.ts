@@ -158,52 +158,66 @@ export class KeyRing {
     return rotated.kid;
   }
 
-  /** rotate(), answering every new key: the access-token key's id and one per algorithm. */
-  async rotateAll(): Promise<{ kid: string; kids: { kid: string; alg: SigningAlgorithm }[] }> {
-    const kids = await this.rotateAlgorithms(this.algorithms);
+  /**
+   * rotate(), answering every new key: the access-token key's id and one per algorithm. Given `within`
+   * (a transaction's store: SigningKeyRegistry records the rotation with it, decision 41), the keys are
+   * written there and the caller calls reloadNow() once it committed; the keys are made before.
+   */
+  async rotateAll(
+    within?: SigningKeyStore,
+  ): Promise<{ kid: string; kids: { kid: string; alg: SigningAlgorithm }[] }> {
+    const kids = await this.storeRotation(await this.newKeys(this.algorithms), within ?? this.options.store);
+    if (within === undefined) await this.reload();
     return { kid: kids[0]!.kid, kids };
   }
 
-  /**
-   * New active keys for `algorithms`; every other key is retired but the active key of each of the
-   * ring's other algorithms, which keeps signing.
-   */
-  private async rotateAlgorithms(
-    algorithms: readonly SigningAlgorithm[],
-  ): Promise<{ kid: string; alg: SigningAlgorithm }[]> {
+  /** New key records for `algorithms` (made before any transaction: an RSA key takes a while). */
+  private newKeys(algorithms: readonly SigningAlgorithm[]): Promise<SigningKeyRecord[]> {
     const now = this.options.clock.now();
-    const records = await Promise.all(
-      algorithms.map((alg) => generateSigningKey(alg, this.options.keyEncryptionKey, now)),
-    );
-    for (const record of records) await this.options.store.insert(record);
-    const stored = await this.options.store.list();
+    return Promise.all(algorithms.map((alg) => generateSigningKey(alg, this.options.keyEncryptionKey, now)));
+  }
+
+  /**
+   * Stores `records` as the active keys of their algorithms; every other key is retired but the active
+   * key of each of the ring's other algorithms, which keeps signing.
+   */
+  private async storeRotation(
+    records: readonly SigningKeyRecord[],
+    store: SigningKeyStore,
+  ): Promise<{ kid: string; alg: SigningAlgorithm }[]> {
+    const algorithms = records.map((record) => record.alg);
+    for (const record of records) await store.insert(record);
+    const stored = await store.list();
     const kept = this.algorithms
       .filter((alg) => !algorithms.includes(alg))
       .map((alg) => activeRecord(stored, alg)?.kid)
       .filter((kid): kid is string => kid !== undefined);
-    await this.options.store.retireAllExcept(
-      [...records.map((record) => record.kid), ...kept],
-      this.options.clock.now(),
-    );
-    await this.reload();
+    await store.retireAllExcept([...records.map((record) => record.kid), ...kept], this.options.clock.now());
     return records.map((record) => ({ kid: record.kid, alg: record.alg }));
   }
 
   /**
    * Revokes a key (a compromised one): it leaves the JWKS, never signs again, and the tokens it
    * signed no longer verify. The active key is replaced by a new one first, so that signing never
-   * stops; the keys of other algorithms stay as they are. Undefined when no key has this id.
+   * stops; the keys of other algorithms stay as they are. Undefined when no key has this id. `within`:
+   * as for rotateAll.
    */
-  async revoke(kid: string): Promise<KeyRevocation | undefined> {
-    const target = (await this.options.store.list()).find((record) => record.kid === kid);
+  async revoke(kid: string, within?: SigningKeyStore): Promise<KeyRevocation | undefined> {
+    const store = within ?? this.options.store;
+    const target = (await store.list()).find((record) => record.kid === kid);
     if (target === undefined) return undefined;
     const replacement =
       target.retiredAt === null && target.revokedAt === null
-        ? (await this.rotateAlgorithms([target.alg]))[0]?.kid
+        ? (await this.storeRotation(await this.newKeys([target.alg]), store))[0]?.kid
         : undefined;
-    if (!(await this.options.store.revoke(kid, this.options.clock.now()))) return undefined;
-    await this.reload();
+    if (!(await store.revoke(kid, this.options.clock.now()))) return undefined;
+    if (within === undefined) await this.reload();
     return { kid, replacement, alreadyRevoked: target.revokedAt !== null };
+  }
+
+  /** Re-reads the store now, apart from any read in progress (which may predate a commit). */
+  reloadNow(): Promise<void> {
+    return this.reload();
   }
 
   /**

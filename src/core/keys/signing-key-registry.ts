@@ -1,7 +1,8 @@
 import { isoTime } from '../../shared/clock.js';
 import type { KeyRevocation, KeyRing } from './key-ring.js';
 import type { SigningKeyRecord } from '../model.js';
-import type { SigningKeyStore } from '../ports.js';
+import type { Storage } from '../ports.js';
+import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 
 export type SigningKeyStatus = 'active' | 'retired' | 'revoked';
 
@@ -40,34 +41,60 @@ export function viewSigningKey(key: SigningKeyRecord): SigningKeyView {
  */
 export class SigningKeyRegistry {
   constructor(
-    private readonly store: Pick<SigningKeyStore, 'list'>,
-    private readonly keyRing: Pick<KeyRing, 'rotate' | 'rotateAll' | 'revoke'>,
+    private readonly storage: Storage,
+    private readonly keyRing: Pick<KeyRing, 'rotateAll' | 'revoke' | 'reloadNow'>,
+    /** Every rotation and revocation is recorded, in its own transaction (decision 41). */
+    private readonly audit: AuditLog,
   ) {}
 
   /** Newest first. */
   list(): Promise<SigningKeyRecord[]> {
-    return this.store.list();
+    return this.storage.signingKeys.list();
   }
 
   async get(kid: string): Promise<SigningKeyRecord | undefined> {
-    return (await this.store.list()).find((key) => key.kid === kid);
+    return (await this.storage.signingKeys.list()).find((key) => key.kid === kid);
   }
 
   /**
    * Makes a new active key for each algorithm the ring keeps (the access tokens', and RS256 and ES256
    * for ID tokens) and retires the others; returns the new access-token key's id.
    */
-  rotate(): Promise<string> {
-    return this.keyRing.rotate();
+  async rotate(context: AuditContext = UNATTRIBUTED): Promise<string> {
+    return (await this.rotateAll(context)).kid;
   }
 
   /** rotate(), answering every new key with its algorithm. */
-  rotateAll(): ReturnType<KeyRing['rotateAll']> {
-    return this.keyRing.rotateAll();
+  async rotateAll(context: AuditContext = UNATTRIBUTED): ReturnType<KeyRing['rotateAll']> {
+    const rotated = await this.audit.change(context, async (storage, record) => {
+      const result = await this.keyRing.rotateAll(storage.signingKeys);
+      await record({
+        type: 'signing-key.rotated',
+        after: { kids: result.kids.map(({ kid, alg }) => ({ kid, alg })) },
+      });
+      return result;
+    });
+    await this.keyRing.reloadNow();
+    return rotated;
   }
 
   /** Revokes a key (KeyRing.revoke); undefined when no key has this id. */
-  revoke(kid: string): Promise<KeyRevocation | undefined> {
-    return this.keyRing.revoke(kid);
+  async revoke(kid: string, context: AuditContext = UNATTRIBUTED): Promise<KeyRevocation | undefined> {
+    const revoked = await this.audit.change(context, async (storage, record) => {
+      const before = (await storage.signingKeys.list()).find((key) => key.kid === kid);
+      const result = await this.keyRing.revoke(kid, storage.signingKeys);
+      if (result === undefined || before === undefined) return undefined;
+      // Revoking a revoked key changes nothing: nothing to record.
+      if (!result.alreadyRevoked) {
+        await record({
+          type: 'signing-key.revoked',
+          before: viewSigningKey(before),
+          ...(result.replacement === undefined ? {} : { detail: `replaced by ${result.replacement}` }),
+        });
+      }
+      return result;
+    });
+    await this.keyRing.reloadNow();
+    return revoked;
   }
 }

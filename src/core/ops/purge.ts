@@ -58,6 +58,11 @@ export interface PurgePolicy extends PurgePacing {
    * keeps them.
    */
   unusedOpenClientSeconds?: number;
+  /**
+   * Audit events older than this many seconds are deleted (GATEHOUSE_AUDIT_RETENTION_DAYS; decision
+   * 41); 0 or absent keeps them.
+   */
+  auditRetentionSeconds?: number;
 }
 
 export const DEFAULT_PURGE_PACING: PurgePacing = {
@@ -136,6 +141,8 @@ export class Purger {
         (this.policy.unusedOpenClientSeconds ?? 0) > 0
           ? now - (this.policy.unusedOpenClientSeconds ?? 0)
           : null,
+      auditEventsBefore:
+        (this.policy.auditRetentionSeconds ?? 0) > 0 ? now - (this.policy.auditRetentionSeconds ?? 0) : null,
     };
   }
 

@@ -1,7 +1,8 @@
 import type { Clock } from '../../shared/clock.js';
 import { registerScopesOf } from './scope-registry.js';
 import type { ResourceServer } from '../model.js';
-import type { ResourceStore, ScopeStore } from '../ports.js';
+import type { Storage } from '../ports.js';
+import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 import { canonicalResourceUri, ResourceTargets } from './resources.js';
 import { isValidScopeName } from './scopes.js';
 import { ConflictError, NotFoundError, ValidationError } from '../validation.js';
@@ -60,7 +61,7 @@ function validScopes(scopes: readonly string[] | undefined): string[] {
   return unique;
 }
 
-type ResourceStorage = { readonly resources: ResourceStore; readonly scopes: ScopeStore };
+type ResourceStorage = Storage;
 
 const noSuchResource = (uri: string) => new NotFoundError('uri', `no resource with URI ${uri}`);
 
@@ -76,6 +77,8 @@ export class ResourceRegistry {
     private readonly storage: ResourceStorage,
     private readonly clock: Clock,
     private readonly targets: ResourceTargets,
+    /** Every change is recorded, in the change's own transaction (decision 41). */
+    private readonly audit: AuditLog = new AuditLog(storage, clock),
   ) {}
 
   /** The canonical form of an operator's URI, or a ValidationError naming the field. */
@@ -103,7 +106,7 @@ export class ResourceRegistry {
   }
 
   /** Registers a resource server; a URI already registered, or the issuer's own, is a ConflictError. */
-  async create(input: ResourceInput): Promise<ResourceServer> {
+  async create(input: ResourceInput, context: AuditContext = UNATTRIBUTED): Promise<ResourceServer> {
     const uri = this.canonical(input.uri);
     if (this.targets.isIssuer(uri)) {
       throw new ConflictError(
@@ -118,38 +121,63 @@ export class ResourceRegistry {
       scopes: validScopes(input.scopes),
       createdAt: now,
     };
-    await registerScopesOf(this.storage, resource.scopes, now);
-    if (!(await this.storage.resources.insert(resource))) {
-      throw new ConflictError('uri', 'a resource with this URI is registered');
-    }
+    await this.audit.change(context, async (storage, record) => {
+      await registerScopesOf(storage, resource.scopes, now);
+      if (!(await storage.resources.insert(resource))) {
+        throw new ConflictError('uri', 'a resource with this URI is registered');
+      }
+      await record({ type: 'resource.created', after: viewResource(resource) });
+    });
     return resource;
   }
 
   /** Replaces name and scopes (PUT): a field left out takes its default, as at creation. */
-  async replace(resource: ResourceServer, input: Omit<ResourceInput, 'uri'>): Promise<ResourceServer> {
+  async replace(
+    resource: ResourceServer,
+    input: Omit<ResourceInput, 'uri'>,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<ResourceServer> {
     const updated: ResourceServer = {
       ...resource,
       name: validName(input.name),
       scopes: validScopes(input.scopes),
     };
-    await registerScopesOf(this.storage, updated.scopes, this.clock.now());
-    if (!(await this.storage.resources.update(updated))) throw noSuchResource(resource.uri);
+    await this.audit.change(context, async (storage, record) => {
+      await registerScopesOf(storage, updated.scopes, this.clock.now());
+      if (!(await storage.resources.update(updated))) throw noSuchResource(resource.uri);
+      await record({
+        type: 'resource.updated',
+        before: viewResource(resource),
+        after: viewResource(updated),
+      });
+    });
     return updated;
   }
 
   /** Changes the fields given and keeps the others (PATCH). */
-  update(resource: ResourceServer, changes: Omit<ResourceInput, 'uri'>): Promise<ResourceServer> {
-    return this.replace(resource, {
-      name: changes.name === undefined ? resource.name : changes.name,
-      scopes: changes.scopes ?? resource.scopes,
-    });
+  update(
+    resource: ResourceServer,
+    changes: Omit<ResourceInput, 'uri'>,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<ResourceServer> {
+    return this.replace(
+      resource,
+      {
+        name: changes.name === undefined ? resource.name : changes.name,
+        scopes: changes.scopes ?? resource.scopes,
+      },
+      context,
+    );
   }
 
   /** Deletes the resource (in any spelling of its URI); a NotFoundError when none has it. */
-  async delete(uri: string): Promise<void> {
+  async delete(uri: string, context: AuditContext = UNATTRIBUTED): Promise<void> {
     const canonical = canonicalResourceUri(uri).uri;
-    if (canonical === undefined || !(await this.storage.resources.delete(canonical))) {
-      throw noSuchResource(uri);
-    }
+    if (canonical === undefined) throw noSuchResource(uri);
+    await this.audit.change(context, async (storage, record) => {
+      const existing = await storage.resources.get(canonical);
+      if (existing === undefined || !(await storage.resources.delete(canonical))) throw noSuchResource(uri);
+      await record({ type: 'resource.deleted', before: viewResource(existing) });
+    });
   }
 }

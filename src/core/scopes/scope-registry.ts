@@ -1,6 +1,8 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Scope } from '../model.js';
-import type { ScopeStore } from '../ports.js';
+import type { ScopeStore, Storage } from '../ports.js';
+import { isoTime } from '../../shared/clock.js';
+import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 import { isValidScopeName } from './scopes.js';
 import { ConflictError, NotFoundError, ValidationError } from '../validation.js';
 
@@ -44,11 +46,18 @@ export async function registerScopesOf(storage: ScopeStorage, scopes: string[], 
   );
 }
 
+/** A scope as /v1 and its audit events show it. */
+export function viewScope(scope: Scope): { name: string; description: string; created_at: string } {
+  return { name: scope.name, description: scope.description, created_at: isoTime(scope.createdAt) };
+}
+
 /** The scope registry: what the consent page, /v1/scopes and `gatehouse scopes` read and change. */
 export class ScopeRegistry {
   constructor(
-    private readonly storage: ScopeStorage,
+    private readonly storage: Storage,
     private readonly clock: Clock,
+    /** Every change is recorded, in the change's own transaction (decision 41). */
+    private readonly audit: AuditLog = new AuditLog(storage, clock),
   ) {}
 
   list(): Promise<Scope[]> {
@@ -67,18 +76,29 @@ export class ScopeRegistry {
   }
 
   /** Registers a new scope; a name in use is a ConflictError. Without a description, the name stands. */
-  async create(name: string, description: string | undefined): Promise<Scope> {
+  async create(
+    name: string,
+    description: string | undefined,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<Scope> {
     if (!isValidScopeName(name)) throw new ValidationError('name', 'not a valid scope name');
     if ((await this.storage.scopes.get(name)) !== undefined) {
       throw new ConflictError('name', 'a scope with this name exists');
     }
     const scope: Scope = { name, description: description ?? name, createdAt: this.clock.now() };
-    await this.storage.scopes.upsert(scope);
+    await this.audit.change(context, async (storage, record) => {
+      await storage.scopes.upsert(scope);
+      await record({ type: 'scope.created', after: viewScope(scope) });
+    });
     return scope;
   }
 
   /** Registers a scope or changes its description; without one, an existing description is kept. */
-  async describe(name: string, description: string | undefined): Promise<Scope> {
+  async describe(
+    name: string,
+    description: string | undefined,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<Scope> {
     if (!isValidScopeName(name)) throw new ValidationError('name', 'not a valid scope name');
     const existing = await this.storage.scopes.get(name);
     const scope: Scope = {
@@ -86,14 +106,27 @@ export class ScopeRegistry {
       description: description ?? existing?.description ?? name,
       createdAt: existing?.createdAt ?? this.clock.now(),
     };
-    await this.storage.scopes.upsert(scope);
+    await this.audit.change(context, async (storage, record) => {
+      await storage.scopes.upsert(scope);
+      await record({
+        type: existing === undefined ? 'scope.created' : 'scope.updated',
+        before: existing === undefined ? null : viewScope(existing),
+        after: viewScope(scope),
+      });
+    });
     return scope;
   }
 
   /** Deletes a scope; a built-in one is refused (ConflictError), an unknown one is a NotFoundError. */
-  async delete(name: string): Promise<void> {
+  async delete(name: string, context: AuditContext = UNATTRIBUTED): Promise<void> {
     if (isProtectedScope(name)) throw new ConflictError('name', `built-in scope ${name} cannot be deleted`);
-    if (!(await this.storage.scopes.delete(name))) throw new NotFoundError('name', `no scope named ${name}`);
+    await this.audit.change(context, async (storage, record) => {
+      const existing = await storage.scopes.get(name);
+      if (existing === undefined || !(await storage.scopes.delete(name))) {
+        throw new NotFoundError('name', `no scope named ${name}`);
+      }
+      await record({ type: 'scope.deleted', before: viewScope(existing) });
+    });
   }
 
   /**

@@ -176,7 +176,12 @@ export class AccountSecurity {
     // A user disabled meanwhile has no session left to keep; renamed meanwhile, the name is another's.
     if (result.outcome !== 'signed-in' || result.user.id !== input.user.id)
       return { outcome: 'wrong-password' };
-    const user = await users.changeOwnPassword(result.user, input.newPassword, sha256(input.browserId));
+    const user = await users.changeOwnPassword(
+      result.user,
+      input.newPassword,
+      sha256(input.browserId),
+      input.address,
+    );
     const browserId = await sessions.renew(input.browserId, user.id, result.authentication, input.device);
     // The session ended meanwhile (signed out in another tab): the password is changed all the same,
     // and the browser starts a session of its own with the password it just proved.

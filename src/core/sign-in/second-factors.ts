@@ -1,3 +1,4 @@
+import { UNATTRIBUTED, type AuditContext, type AuditLog } from '../audit/audit-log.js';
 import { createHmac } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken } from '../../shared/crypto.js';
@@ -93,6 +94,8 @@ export class SecondFactors {
     private readonly policy: SecondFactorPolicy,
     /** A passkey serves as the second factor too (decision 33). */
     private readonly passkeys: Pick<PasskeyStore, 'listByUser'> = { listByUser: async () => [] },
+    /** Where an operator's reset is recorded, with the reset (decision 41). */
+    private readonly audit?: AuditLog,
   ) {
     const claimant = async ({ user }: CodeAttempt) => user.username;
     this.totp = {
@@ -202,10 +205,27 @@ export class SecondFactors {
   }
 
   /** `gatehouse users reset-mfa`: the authenticator app and every recovery code gone. */
-  async reset(userId: string): Promise<{ totp: boolean; recoveryCodes: number }> {
-    const totp = await this.store.deleteTotp(userId);
-    const recoveryCodes = await this.store.deleteRecoveryCodes(userId);
-    return { totp, recoveryCodes };
+  async reset(
+    userId: string,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<{ totp: boolean; recoveryCodes: number }> {
+    const reset = async (store: SecondFactorStore) => ({
+      totp: await store.deleteTotp(userId),
+      recoveryCodes: await store.deleteRecoveryCodes(userId),
+    });
+    if (this.audit === undefined) return reset(this.store);
+    return this.audit.change(context, async (storage, record) => {
+      const removed = await reset(storage.secondFactors);
+      if (removed.totp || removed.recoveryCodes > 0) {
+        await record({
+          type: 'second-factor.reset',
+          userId,
+          // How many, never which: the codes are secrets.
+          detail: `authenticator app ${removed.totp ? 'removed' : 'none'}, ${removed.recoveryCodes} recovery code(s) removed`,
+        });
+      }
+      return removed;
+    });
   }
 
   /** The user by id, for a pending sign-in (a user deleted meanwhile signs nobody in). */

@@ -3,6 +3,7 @@ import { AccountLockout, SourceFailures } from '../users/account-lockout.js';
 import type { SessionAuthentication, User } from '../model.js';
 import type { ThrottleStore } from '../ports.js';
 import type { AttemptContext, Authenticator } from './authenticator.js';
+import type { AuditEntry, AuditLog } from '../audit/audit-log.js';
 
 export interface SignInPolicy {
   failuresPerUsername: number;
@@ -37,6 +38,13 @@ export class SignInService {
     throttle: ThrottleStore,
     private readonly clock: Clock,
     policy: SignInPolicy,
+    /**
+     * Where each attempt is recorded (decision 41): `sign-in.succeeded`, `sign-in.failed`,
+     * `sign-in.locked-out`, each with the method and the address. Written alone (an attempt changes
+     * nothing to be atomic with); a write that fails fails the attempt with the store's error, as a
+     * failed count of the lockout does: no sign-in goes unrecorded.
+     */
+    private readonly audit?: AuditLog,
   ) {
     this.failures = new SourceFailures(throttle, clock, {
       maxFailures: policy.failuresPerAddress,
@@ -54,25 +62,52 @@ export class SignInService {
     context: AttemptContext,
   ): Promise<SignInResult> {
     const { address } = context;
+    const method = authenticator.method.name;
+    const record = async (entry: AuditEntry, actor: string | null = null) => {
+      await this.audit?.record(
+        { actor: actor === null ? null : { type: 'user', id: actor }, address },
+        { ...entry, detail: entry.detail ?? method },
+      );
+    };
     const refused = await this.failures.refusal(address);
-    if (refused !== undefined) return { outcome: 'throttled', retryAfter: refused };
+    if (refused !== undefined) {
+      await record({ type: 'sign-in.locked-out', detail: `${method}: too many failures from this address` });
+      return { outcome: 'throttled', retryAfter: refused };
+    }
     // A claim that cannot be a user (a name longer than any registered one) is never a key.
     const name = await authenticator.claimant(attempt);
     if (name === undefined) {
       await this.failures.failed(address);
+      await record({ type: 'sign-in.failed' });
       return { outcome: 'wrong-credentials' };
     }
     const locked = await this.lockout.reserve(name, address);
-    if (locked !== undefined) return { outcome: 'throttled', retryAfter: locked };
+    if (locked !== undefined) {
+      // The name typed is not recorded: people type passwords into it by mistake.
+      await record({ type: 'sign-in.locked-out', detail: `${method}: too many failures for this account` });
+      return { outcome: 'throttled', retryAfter: locked };
+    }
     const result = await authenticator.verify(attempt, context);
     if (result.outcome !== 'verified') {
       await this.failures.failed(address);
+      await record({ type: 'sign-in.failed' });
       return { outcome: 'wrong-credentials' };
     }
     // Decision 37: every method ends here, so one check keeps a disabled user out of all of them. The
     // allowance is not given back (no `succeeded`): guesses at a disabled account stay bounded.
-    if (result.user.disabled) return { outcome: 'disabled' };
+    if (result.user.disabled) {
+      await record({ type: 'sign-in.failed', userId: result.user.id, detail: `${method}: user disabled` });
+      return { outcome: 'disabled' };
+    }
     await this.lockout.succeeded(name, address);
+    await record(
+      {
+        type: 'sign-in.succeeded',
+        userId: result.user.id,
+        detail: (result.method ?? authenticator.method).name,
+      },
+      result.user.id,
+    );
     return {
       outcome: 'signed-in',
       user: result.user,

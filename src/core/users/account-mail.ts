@@ -118,7 +118,12 @@ export class AccountMail {
     if (link === undefined) return this.whyNot(token, 'password-reset');
     const user = await this.deps.storage.users.get(link.userId);
     if (user === undefined) return { outcome: 'unknown' };
-    const updated = await this.deps.users.update(user, { password: newPassword });
+    // Decision 41: the user set it, proving the address with the link (password.reset, by the user).
+    const updated = await this.deps.users.update(
+      user,
+      { password: newPassword },
+      { actor: { type: 'user', id: user.id }, address: null },
+    );
     const verified = await this.deps.storage.users.markEmailVerified(user.id, link.address);
     return { outcome: 'reset', user: { ...updated, emailVerified: updated.emailVerified || verified } };
   }

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { User } from '../model.js';
 import { hashPassword } from './passwords.js';
-import type { BrowserSessionStore, GrantStore, UserStore } from '../ports.js';
+import type { BrowserSessionStore, GrantStore, Storage } from '../ports.js';
+import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 import { ConflictError, NotFoundError, ValidationError } from '../validation.js';
 
 export interface UserView {
@@ -134,12 +135,8 @@ export interface UserChanges {
   disabled?: unknown;
 }
 
-/** What the user registry reads and writes. */
-type UserStorage = {
-  readonly users: UserStore;
-  readonly grants: Pick<GrantStore, 'listByUser' | 'revoke'>;
-  readonly browserSessions: Pick<BrowserSessionStore, 'deleteByUser' | 'deleteOthersOfUser'>;
-};
+/** What the user registry reads and writes: each change in a transaction with its audit event. */
+type UserStorage = Storage;
 
 /** A unique-constraint violation, on SQLite or PostgreSQL: another writer took the name first. */
 function isUniqueViolation(error: unknown): boolean {
@@ -160,7 +157,10 @@ const nameTaken = (username: string) => new ConflictError('username', `user name
  * application again.
  */
 async function endUserSignIns(
-  storage: Pick<UserStorage, 'grants' | 'browserSessions'>,
+  storage: {
+    readonly grants: Pick<GrantStore, 'listByUser' | 'revoke'>;
+    readonly browserSessions: Pick<BrowserSessionStore, 'deleteByUser' | 'deleteOthersOfUser'>;
+  },
   userId: string,
   at: number,
   keepSessionHash?: string,
@@ -177,6 +177,8 @@ export class UserRegistry {
   constructor(
     private readonly storage: UserStorage,
     private readonly clock: Clock,
+    /** Every change is recorded, in the change's own transaction (decision 41). */
+    private readonly audit: AuditLog = new AuditLog(storage, clock),
   ) {}
 
   get(id: string): Promise<User | undefined> {
@@ -211,7 +213,7 @@ export class UserRegistry {
   }
 
   /** A new user; a user name in use is a ConflictError. */
-  async create(input: UserInput): Promise<User> {
+  async create(input: UserInput, context: AuditContext = UNATTRIBUTED): Promise<User> {
     const username = validateUsername(input.username);
     const password = validatePassword(input.password);
     const email = input.email === undefined ? null : validateEmail(input.email);
@@ -231,14 +233,15 @@ export class UserRegistry {
       createdAt: now,
       updatedAt: now,
     };
-    let inserted: boolean;
     try {
-      inserted = await this.storage.users.insert(user);
+      await this.audit.change(context, async (storage, record) => {
+        if (!(await storage.users.insert(user))) throw nameTaken(username);
+        await record({ type: 'user.created', userId: user.id, after: viewUser(user) });
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw nameTaken(username);
       throw error;
     }
-    if (!inserted) throw nameTaken(username);
     return user;
   }
 
@@ -249,7 +252,7 @@ export class UserRegistry {
    * update` / `set-password`. A new password ends the user's browser sessions and grants
    * (endUserSignIns): whoever knew the old one must not stay signed in.
    */
-  async update(user: User, changes: UserChanges): Promise<User> {
+  async update(user: User, changes: UserChanges, context: AuditContext = UNATTRIBUTED): Promise<User> {
     const username = changes.username === undefined ? user.username : validateUsername(changes.username);
     const password = changes.password === undefined ? undefined : validatePassword(changes.password);
     const email = changes.email === undefined ? user.email : validateEmail(changes.email);
@@ -274,16 +277,30 @@ export class UserRegistry {
       // Also UserInfo's updated_at (OpenID Connect Core §5.1).
       updatedAt: now,
     };
+    const [before, after] = [viewUser(user), viewUser(updated)];
     try {
-      if (!(await this.storage.users.update(updated))) throw noSuchUser(user.id);
+      await this.audit.change(context, async (storage, record) => {
+        if (!(await storage.users.update(updated))) throw noSuchUser(user.id);
+        // Decision 37: a disabled user keeps nothing they had opened. Ended on every `disabled: true`, not
+        // only when it changes: an operator repeating it also ends a sign-in that raced the first.
+        if (password !== undefined || changes.disabled === true) {
+          await endUserSignIns(storage, user.id, now);
+        }
+        // The password itself is never in an event: only that an operator set a new one.
+        if (password !== undefined) await record({ type: 'password.reset', userId: user.id });
+        if (JSON.stringify({ ...before, updated_at: '' }) !== JSON.stringify({ ...after, updated_at: '' })) {
+          await record({
+            type: 'user.updated',
+            userId: user.id,
+            before,
+            after,
+            ...(disabled !== user.disabled ? { detail: disabled ? 'disabled' : 'enabled' } : {}),
+          });
+        }
+      });
     } catch (error) {
       if (isUniqueViolation(error)) throw nameTaken(username);
       throw error;
-    }
-    // Decision 37: a disabled user keeps nothing they had opened. Ended on every `disabled: true`, not
-    // only when it changes: an operator repeating it also ends a sign-in that raced the first.
-    if (password !== undefined || changes.disabled === true) {
-      await endUserSignIns(this.storage, user.id, now);
     }
     return updated;
   }
@@ -294,20 +311,33 @@ export class UserRegistry {
    * session `keepSessionHash` (the browser making the change, which just proved the current password)
    * stays signed in.
    */
-  async changeOwnPassword(user: User, password: string, keepSessionHash: string): Promise<User> {
+  async changeOwnPassword(
+    user: User,
+    password: string,
+    keepSessionHash: string,
+    address: string | null = null,
+  ): Promise<User> {
     const now = this.clock.now();
     const updated: User = {
       ...user,
       passwordHash: await hashPassword(validatePassword(password)),
       updatedAt: now,
     };
-    if (!(await this.storage.users.update(updated))) throw noSuchUser(user.id);
-    await endUserSignIns(this.storage, user.id, now, keepSessionHash);
+    await this.audit.change({ actor: { type: 'user', id: user.id }, address }, async (storage, record) => {
+      if (!(await storage.users.update(updated))) throw noSuchUser(user.id);
+      await endUserSignIns(storage, user.id, now, keepSessionHash);
+      await record({ type: 'password.changed', userId: user.id });
+    });
     return updated;
   }
 
   /** Deletes the user; their grants go with them (and so every token issued for them). False when unknown. */
-  delete(id: string): Promise<boolean> {
-    return this.storage.users.delete(id);
+  delete(id: string, context: AuditContext = UNATTRIBUTED): Promise<boolean> {
+    return this.audit.change(context, async (storage, record) => {
+      const user = await storage.users.get(id);
+      if (user === undefined || !(await storage.users.delete(id))) return false;
+      await record({ type: 'user.deleted', userId: id, before: viewUser(user) });
+      return true;
+    });
   }
 }

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { Kysely, Migrator, sql } from 'kysely';
-import type { GatehouseStore } from '../../core/ports.js';
+import type { GatehouseStore, Storage } from '../../core/ports.js';
 import { createPostgresDialect } from './dialects/postgres.js';
 import { createSqliteDialect } from './dialects/sqlite.js';
 import { checkpointsAfterPurges } from './dialects/sqlite-checkpointer.js';
@@ -32,6 +32,7 @@ import { createScopeRepository } from './repositories/scopes.js';
 import { createUserRepository } from './repositories/users.js';
 import { createSigningKeyRepository } from './repositories/signing-keys.js';
 import { createThrottleRepository } from './repositories/throttle.js';
+import { createAuditEventRepository } from './repositories/audit-events.js';
 import type { Database } from './schema.js';
 import type { RequestStatements } from './prepared-query.js';
 import { createPostgresStatements } from './dialects/postgres-statements.js';
@@ -177,34 +178,72 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     return known.filter((name) => !applied.has(name));
   }
 
+  /**
+   * The engine's repositories over `handle`: the store's own connection (with the request path's
+   * prepared statements and the client cache), or a transaction of Storage.atomically (neither: its
+   * statements must run on the transaction's connection, and what it writes is not yet anyone's).
+   */
+  const repositoriesOver = (
+    handle: Kysely<Database>,
+    own: boolean,
+  ): Omit<Storage, 'atomically' | 'ping' | 'close' | 'purge'> => ({
+    clients: own ? clients : createClientRepository(handle),
+    users: createUserRepository(handle),
+    scopes: createScopeRepository(handle),
+    resources: createResourceRepository(handle),
+    grants: createGrantRepository(handle, own ? statements : undefined),
+    codes: createAuthorizationCodeRepository(handle, own ? statements : undefined),
+    refreshTokens: createRefreshTokenRepository(handle),
+    revocations: createRevocationRepository(handle, own ? statements : undefined),
+    signingKeys: createSigningKeyRepository(handle),
+    throttle: createThrottleRepository(handle),
+    browserSessions: createBrowserSessionRepository(handle, own ? statements : undefined),
+    rateLimits: createRateLimitRepository(handle),
+    macNonces: createMacNonceRepository(handle, own ? statements : undefined),
+    usedJtis: createUsedJtiRepository(handle, own ? statements : undefined),
+    initialAccessTokens: createInitialAccessTokenRepository(handle),
+    pushedRequests: createPushedRequestRepository(handle),
+    deviceAuthorizations: createDeviceAuthorizationRepository(handle),
+    passkeys: createPasskeyRepository(handle),
+    webAuthnChallenges: createWebAuthnChallengeRepository(handle),
+    mailLinks: createMailLinkRepository(handle),
+    secondFactors: createSecondFactorRepository(handle),
+    identityProviders: createIdentityProviderRepository(handle),
+    federatedLinks: createFederatedLinkRepository(handle),
+    auditEvents: createAuditEventRepository(handle),
+  });
+  const clients = createClientRepository(db, statements, CLIENT_CACHE_TTL_MS, options.nowMs);
+  const purge = createPurgeRepository(db, kind, afterPurgeDeletes);
+
+  /** Storage.atomically (decision 41): the repositories over one Kysely transaction. */
+  async function atomically<T>(work: (storage: Storage) => Promise<T>): Promise<T> {
+    try {
+      return await db.transaction().execute((trx) => {
+        const inside: Storage = {
+          ...repositoriesOver(trx, false),
+          purge,
+          atomically: (nested) => nested(inside),
+          ping: async () => {
+            await sql`SELECT 1`.execute(trx);
+          },
+          close: () => Promise.reject(new Error('a store is not closed from inside a transaction')),
+        };
+        return work(inside);
+      });
+    } finally {
+      // A client written inside (committed or not) must not be served from this process's cache as it
+      // was read before.
+      clients.forgetAll();
+    }
+  }
+
   // Read through the returned object, so that a wrapped pendingMigrations (tests' schema lock) is used.
   const store: SqlStorage = {
     db,
     secretCheck: createSecretCheckRepository(db, () => store.pendingMigrations()),
-    clients: createClientRepository(db, statements, CLIENT_CACHE_TTL_MS, options.nowMs),
-    users: createUserRepository(db),
-    scopes: createScopeRepository(db),
-    resources: createResourceRepository(db),
-    grants: createGrantRepository(db, statements),
-    codes: createAuthorizationCodeRepository(db, statements),
-    refreshTokens: createRefreshTokenRepository(db),
-    revocations: createRevocationRepository(db, statements),
-    signingKeys: createSigningKeyRepository(db),
-    throttle: createThrottleRepository(db),
-    browserSessions: createBrowserSessionRepository(db, statements),
-    purge: createPurgeRepository(db, kind, afterPurgeDeletes),
-    rateLimits: createRateLimitRepository(db),
-    macNonces: createMacNonceRepository(db, statements),
-    usedJtis: createUsedJtiRepository(db, statements),
-    initialAccessTokens: createInitialAccessTokenRepository(db),
-    pushedRequests: createPushedRequestRepository(db),
-    deviceAuthorizations: createDeviceAuthorizationRepository(db),
-    passkeys: createPasskeyRepository(db),
-    webAuthnChallenges: createWebAuthnChallengeRepository(db),
-    mailLinks: createMailLinkRepository(db),
-    secondFactors: createSecondFactorRepository(db),
-    identityProviders: createIdentityProviderRepository(db),
-    federatedLinks: createFederatedLinkRepository(db),
+    ...repositoriesOver(db, true),
+    purge,
+    atomically,
     observeQueries: queries.observe,
     observeOperations: queries.observe,
     observeConnectionErrors(listener) {

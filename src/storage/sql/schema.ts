@@ -305,6 +305,22 @@ export interface FederatedLinksTable {
   last_used_at: number | null;
 }
 
+export interface AuditEventsTable {
+  id: string;
+  at: number;
+  type: string;
+  actor_type: string | null;
+  actor_id: string | null;
+  user_id: string | null;
+  client_id: string | null;
+  address: string | null;
+  /** JSON text. */
+  before: string | null;
+  /** JSON text. */
+  after: string | null;
+  detail: string | null;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -329,4 +345,5 @@ export interface Database {
   recovery_codes: RecoveryCodesTable;
   identity_providers: IdentityProvidersTable;
   federated_links: FederatedLinksTable;
+  audit_events: AuditEventsTable;
 }

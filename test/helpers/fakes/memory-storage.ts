@@ -1,4 +1,6 @@
+import { isDeepStrictEqual } from 'node:util';
 import type {
+  AuditEvent,
   AuthorizationCode,
   BrowserSession,
   Client,
@@ -19,6 +21,8 @@ import type {
   WebAuthnChallenge,
 } from '../../../src/core/model.js';
 import type {
+  AuditEventFilter,
+  AuditEventStore,
   AuthorizationCodeStore,
   BrowserSessionStore,
   ClientStore,
@@ -41,6 +45,7 @@ import type {
   GatehouseStore,
   SecretCheckStore,
   SecondFactorStore,
+  Storage,
   ThrottleStore,
   UsedJtiStore,
   UserStore,
@@ -86,6 +91,7 @@ interface Tables {
   totp: Map<string, TotpCredential>;
   /** By user id, then by code hash: when each was used (null: unused). */
   recoveryCodes: Map<string, Map<string, number | null>>;
+  auditEvents: Map<string, AuditEvent>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -819,6 +825,30 @@ function mailLinks(t: Tables): MailLinkStore {
 }
 
 /** Nothing to purge: the engine's rules never call it, and a test's store lives for one test. */
+function auditEvents(t: Tables): AuditEventStore {
+  return {
+    async append(event) {
+      insertNew(t.auditEvents, event.id, event, 'audit event');
+    },
+    async list(filter: AuditEventFilter) {
+      const { types, userId, clientId, since, until, after } = filter;
+      return [...t.auditEvents.values()]
+        .filter(
+          (e) =>
+            (types === undefined || types.length === 0 || types.includes(e.type)) &&
+            (userId === undefined || e.userId === userId) &&
+            (clientId === undefined || e.clientId === clientId) &&
+            (since === undefined || e.at >= since) &&
+            (until === undefined || e.at < until) &&
+            (after === undefined || e.at < after.at || (e.at === after.at && e.id < after.id)),
+        )
+        .sort((a, b) => b.at - a.at || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+        .slice(0, filter.limit)
+        .map(copy);
+    },
+  };
+}
+
 const noPurge: PurgeStore = {
   kinds: [],
   batchMillis: 1,
@@ -914,7 +944,51 @@ export function memoryStorage(): GatehouseStore {
     mailLinks: new Map(),
     totp: new Map(),
     recoveryCodes: new Map(),
+    auditEvents: new Map(),
   };
+  const storage = storageOver(t);
+  return {
+    ...storage,
+    secretCheck: secretCheck(),
+    async migrate() {
+      return [];
+    },
+    async pendingMigrations() {
+      return [];
+    },
+    async exists() {
+      return true;
+    },
+    observeOperations: () => () => undefined,
+    observeConnectionErrors: () => () => undefined,
+  };
+}
+
+/**
+ * Storage.atomically on the fake: the work runs on a copy of the tables, and on success the rows it
+ * changed (compared with a snapshot taken at the start) are written back; on failure the copy is
+ * dropped. Rows other callers changed meanwhile stay as they wrote them, unless the work wrote the same.
+ */
+function atomicallyOver(t: Tables) {
+  return async <T>(work: (storage: Storage) => Promise<T>): Promise<T> => {
+    const snapshot = copy(t);
+    const working = copy(t);
+    const result = await work(storageOver(working));
+    for (const name of Object.keys(t) as (keyof Tables)[]) {
+      const target = t[name] as Map<string, unknown>;
+      const before = snapshot[name] as Map<string, unknown>;
+      const after = working[name] as Map<string, unknown>;
+      for (const key of new Set([...before.keys(), ...after.keys()])) {
+        if (isDeepStrictEqual(before.get(key), after.get(key))) continue;
+        if (after.has(key)) target.set(key, after.get(key));
+        else target.delete(key);
+      }
+    }
+    return result;
+  };
+}
+
+function storageOver(t: Tables): Storage {
   return {
     clients: clients(t),
     users: users(t),
@@ -940,18 +1014,8 @@ export function memoryStorage(): GatehouseStore {
     webAuthnChallenges: webAuthnChallenges(t),
     mailLinks: mailLinks(t),
     secondFactors: secondFactors(t),
-    secretCheck: secretCheck(),
-    async migrate() {
-      return [];
-    },
-    async pendingMigrations() {
-      return [];
-    },
-    async exists() {
-      return true;
-    },
-    observeOperations: () => () => undefined,
-    observeConnectionErrors: () => () => undefined,
+    auditEvents: auditEvents(t),
+    atomically: atomicallyOver(t),
     async ping() {},
     async close() {},
   };

@@ -1,6 +1,7 @@
-import type { preValidationAsyncHookHandler } from 'fastify';
+import type { FastifyRequest, preValidationAsyncHookHandler } from 'fastify';
+import type { AuditContext } from '../../../core/audit/audit-log.js';
 import type { Engine } from '../../../core/engine.js';
-import type { RouteAuth } from './authentication.js';
+import { callerOf, type RouteAuth } from './authentication.js';
 
 /** What /v1 route modules are given. */
 export interface ApiContext {
@@ -17,3 +18,17 @@ export function locationOf(context: ApiContext, ...segments: string[]): string {
 }
 
 export { isoTime } from '../../../shared/clock.js';
+
+/**
+ * Who made a /v1 change and from where, for its audit event (docs/decisions.md, decision 41): the
+ * user a token was issued for, or the client acting for itself (client_credentials); the address
+ * Fastify derives (behind a trusted proxy, its X-Forwarded-For).
+ */
+export function auditContextOf(request: FastifyRequest): AuditContext {
+  const { claims } = callerOf(request);
+  const forUser = claims.gid !== undefined || claims.sub !== claims.client_id;
+  return {
+    actor: forUser ? { type: 'user', id: claims.sub } : { type: 'client', id: claims.client_id },
+    address: request.ip,
+  };
+}

@@ -64,6 +64,10 @@ export function openApiOptions(options: {
           name: 'signing-keys',
           description: 'Keys that sign access tokens and ID tokens, published at /jwks',
         },
+        {
+          name: 'audit-events',
+          description: 'Who changed what, when and from where, and every sign-in (decision 41)',
+        },
       ],
       components: {
         securitySchemes: {

@@ -8,6 +8,7 @@ import { authenticator, type ApiAuthOptions } from './authentication.js';
 import { Problem, problemErrorHandler, sendProblem } from './problem.js';
 import type { ApiContext } from './context.js';
 import { typeboxValidatorCompiler } from './schema-validation.js';
+import { registerAuditEventRoutes } from './routes/audit-events.js';
 import { registerClientRoutes } from './routes/clients.js';
 import { registerIdentityProviderRoutes } from './routes/identity-providers.js';
 import { registerMeRoutes } from './routes/me.js';
@@ -141,6 +142,7 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
     registerScopeRoutes(api, context);
     registerResourceRoutes(api, context);
     registerSigningKeyRoutes(api, context);
+    registerAuditEventRoutes(api, context);
     registerOpenApiRoute(api);
 
     for (const [path, served] of routes) {

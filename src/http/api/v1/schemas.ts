@@ -733,6 +733,76 @@ export const ItemLinkParams = Type.Object(
   strict,
 );
 
+// ---- audit events (decision 41)
+const EventTypeName = Type.String({
+  minLength: 1,
+  maxLength: 1000,
+  description: 'An event type such as `client.updated`, or several joined by commas',
+});
+export const AuditEventQuery = Type.Object(
+  {
+    type: Type.Optional(
+      Type.Union([EventTypeName, Type.Array(EventTypeName, { maxItems: 50 })], {
+        description: 'Events of these types: repeat the parameter, or join types with commas',
+      }),
+    ),
+    user_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Events about this user' }),
+    ),
+    client_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'Events about this client' }),
+    ),
+    since: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 40, description: 'Events at or after this RFC 3339 time' }),
+    ),
+    until: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 40, description: 'Events before this RFC 3339 time' }),
+    ),
+    cursor: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: 'The `next_cursor` of the previous page' }),
+    ),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size' })),
+  },
+  strict,
+);
+const AuditJsonValue = Type.Unknown({
+  description: 'The thing as the API shows it (never a secret), or null',
+});
+export const AuditEvent = Type.Object(
+  {
+    id: Type.String(),
+    at: Timestamp,
+    type: Type.String({ description: 'What happened: `client.created`, `sign-in.failed`, …' }),
+    actor: Type.Union([
+      Type.Object(
+        {
+          type: Type.Union([Type.Literal('user'), Type.Literal('client'), Type.Literal('cli')]),
+          id: Type.Union([Type.String(), Type.Null()]),
+        },
+        { description: 'Who made the change: a user, a client acting for itself, or the command line' },
+      ),
+      Type.Null(),
+    ]),
+    user_id: Type.Union([Type.String(), Type.Null()], { description: 'The user the event is about' }),
+    client_id: Type.Union([Type.String(), Type.Null()], { description: 'The client the event is about' }),
+    address: Type.Union([Type.String(), Type.Null()], { description: 'Where the request came from' }),
+    before: AuditJsonValue,
+    after: AuditJsonValue,
+    detail: Type.Union([Type.String(), Type.Null()]),
+  },
+  strict,
+);
+export const AuditEventList = Type.Object(
+  {
+    items: Type.Array(AuditEvent),
+    next_cursor: Type.Union([Type.String(), Type.Null()], {
+      description: 'Pass as `cursor` for the next (older) page; null on the last',
+    }),
+  },
+  strict,
+);
+export type AuditEventQueryString = Static<typeof AuditEventQuery>;
+
 function page<T extends TSchema>(item: T) {
   return Type.Object(
     {

@@ -583,6 +583,8 @@ export interface AuditRow {
   type: string;
   actor: string;
   target: string;
+  /** The address the change came from, when known. */
+  address: string;
 }
 
 /**
@@ -614,6 +616,7 @@ export function auditPage(
                       <th scope="col">Event</th>
                       <th scope="col">Who</th>
                       <th scope="col">What</th>
+                      <th scope="col">From</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -624,6 +627,7 @@ export function auditPage(
                           <td>${row.type}</td>
                           <td>${row.actor || '—'}</td>
                           <td>${row.target || '—'}</td>
+                          <td>${row.address || '—'}</td>
                         </tr>`,
                     )}
                   </tbody>

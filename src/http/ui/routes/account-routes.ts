@@ -47,7 +47,7 @@ export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void
       const browser = await ui.browsers.load(request, reply);
       if (browser.user === undefined) return reply.redirect(`${base}/sign-in?next=/account/apps`, 303);
       const { clientId } = request.params;
-      const revoked = await ui.engine.connectedApps.revoke(browser.user.id, clientId);
+      const revoked = await ui.engine.connectedApps.revoke(browser.user.id, clientId, request.ip);
       if (revoked > 0) reply.setCookie(NOTICE_COOKIE, clientId, { ...NOTICE_OPTIONS, maxAge: 60 });
       return reply.redirect(`${base}/account/apps`, 303);
     },

@@ -26,6 +26,7 @@ import {
 import type { BrowserContext } from '../browser-context.js';
 import {
   auditPage,
+  type AuditRow,
   clientPage,
   clientsPage,
   confirmDeleteClientPage,
@@ -771,14 +772,31 @@ export function registerAdminRoutes(
       auditPage(c.frame, {
         available: true,
         type,
-        rows: items(answer.body).map((event) => ({
-          time: str(event, 'time') || str(event, 'created_at'),
-          type: str(event, 'type'),
-          actor: str(event, 'actor_username') || str(event, 'user_id') || str(event, 'actor'),
-          target: str(event, 'target') || str(event, 'client_id'),
-        })),
+        rows: items(answer.body).map(auditRow),
         ...(nextCursor !== '' ? { nextCursor } : {}),
       }),
     );
   });
+}
+
+/**
+ * One event of /v1/audit-events as the page lists it (decision 41's shape): when, what, who (a user, a
+ * client, or the command line), on what (the client or user it concerns, and its detail), from where.
+ */
+function auditRow(event: Record<string, unknown>): AuditRow {
+  const actor = typeof event.actor === 'object' && event.actor !== null ? event.actor : undefined;
+  const actorType = str(actor, 'type');
+  const on = [
+    str(event, 'client_id') && `client ${str(event, 'client_id')}`,
+    str(event, 'user_id') && `user ${str(event, 'user_id')}`,
+  ]
+    .filter((part) => part !== '')
+    .join(', ');
+  return {
+    time: str(event, 'at'),
+    type: str(event, 'type'),
+    actor: actorType === 'cli' ? 'command line' : actorType === '' ? '' : `${actorType} ${str(actor, 'id')}`,
+    target: [on, str(event, 'detail')].filter((part) => part !== '').join(': '),
+    address: str(event, 'address'),
+  };
 }

@@ -3,7 +3,14 @@ import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { openSqliteConnection, type SqliteSynchronous } from './sqlite-connection.js';
 import { startCheckpointer } from './sqlite-checkpointer.js';
-import { SqliteDialect, type SqliteDatabase, type SqliteStatement } from 'kysely';
+import {
+  CompiledQuery,
+  SqliteDialect,
+  type DatabaseConnection,
+  type Driver,
+  type SqliteDatabase,
+  type SqliteStatement,
+} from 'kysely';
 
 export interface SqliteOptions {
   /** File path, or ':memory:'. */
@@ -18,6 +25,65 @@ export interface SqliteOptions {
   checkpointer?: boolean;
   /** Told after each background checkpoint whether it copied the whole WAL (tests wait on it). */
   onCheckpoint?: (complete: boolean) => void;
+}
+
+/** A first-come, first-served lock, held across awaits. */
+class AsyncLock {
+  private tail: Promise<void> = Promise.resolve();
+  async acquire(): Promise<() => void> {
+    let release!: () => void;
+    const previous = this.tail;
+    this.tail = new Promise<void>((resolve) => (release = resolve));
+    await previous;
+    return release;
+  }
+}
+
+/** By file: the connections of one process to one database file share one lock (see below). */
+const fileLocks = new Map<string, AsyncLock>();
+
+/**
+ * Kysely's SQLite dialect, with two changes for Storage.atomically (decision 41), whose work reads and
+ * writes across awaits:
+ * - Transactions begin IMMEDIATE: they take the write lock at BEGIN, waiting for it as busy_timeout
+ *   allows. A deferred transaction that read first and then writes cannot wait when another process
+ *   wrote meanwhile: SQLite answers SQLITE_BUSY ("database is locked") at once, its snapshot stale.
+ * - The connections one process opens to one file (tests' in-process commands; a store and its
+ *   reopened handle) take their turns through one lock, as Kysely's own connection lock does for one
+ *   connection. better-sqlite3 waits for a lock synchronously: a statement of a second connection
+ *   waiting on the first's open transaction would block the event loop that transaction needs to
+ *   commit, then fail.
+ */
+class GatehouseSqliteDialect extends SqliteDialect {
+  constructor(
+    config: ConstructorParameters<typeof SqliteDialect>[0],
+    private readonly filename: string,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection: DatabaseConnection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    if (this.filename === ':memory:') return driver;
+    let lock = fileLocks.get(this.filename);
+    if (lock === undefined) fileLocks.set(this.filename, (lock = new AsyncLock()));
+    const fileLock = lock;
+    const releases: (() => void)[] = [];
+    const acquire = driver.acquireConnection.bind(driver);
+    const release = driver.releaseConnection.bind(driver);
+    driver.acquireConnection = async () => {
+      releases.push(await fileLock.acquire());
+      return acquire();
+    };
+    driver.releaseConnection = async (connection: DatabaseConnection) => {
+      await release(connection);
+      releases.shift()?.();
+    };
+    return driver;
+  }
 }
 
 /**
@@ -58,7 +124,7 @@ export function createSqliteDialect(options: SqliteOptions): {
     prepare: (sql) => prepare(sql) as unknown as SqliteStatement,
   };
   return {
-    dialect: new SqliteDialect({ database }),
+    dialect: new GatehouseSqliteDialect({ database }, options.filename),
     raw,
     prepare,
     stopCheckpointer: async () => checkpointer?.stop(),

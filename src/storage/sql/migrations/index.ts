@@ -22,6 +22,7 @@ import * as mailLinks from './0019-mail-links.js';
 import * as accountSecurity from './0020-account-security.js';
 import * as tokenAssurance from './0021-token-assurance.js';
 import * as clientIdentityProviders from './0023-client-identity-providers.js';
+import * as auditEvents from './0024-audit-events.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '0021-token-assurance': tokenAssurance,
   '0022-identity-providers': identityProviders,
   '0023-client-identity-providers': clientIdentityProviders,
+  '0024-audit-events': auditEvents,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -18,7 +18,7 @@ export function createClientRepository(
   cacheTtlMs = 0,
   /** Milliseconds now, for the cache's times: the system's, or a test's manual clock. */
   nowMs: () => number = Date.now,
-): ClientStore {
+): ClientStore & { forgetAll(): void } {
   const cache = new Map<string, { client: Client; until: number }>();
   /**
    * Reads in progress, by id: when a cached client expires, the requests that arrive before the store
@@ -66,6 +66,11 @@ export function createClientRepository(
   };
 
   return {
+    /** Forgets every cached client (a transaction wrote clients through other repositories). */
+    forgetAll() {
+      cache.clear();
+      reading.clear();
+    },
     async insert(client: Client) {
       forget(client.id);
       await db.insertInto('clients').values(clientToRow(client)).execute();

@@ -1,3 +1,4 @@
+import { inTransaction } from './transaction.js';
 import type { Kysely } from 'kysely';
 import type { Grant } from '../../../core/model.js';
 import type { GrantStore } from '../../../core/ports.js';
@@ -37,7 +38,7 @@ export function createGrantRepository(db: Kysely<Database>, statements?: Request
       return rows.map(grantFromRow);
     },
     async revoke(id: string, at: number) {
-      return db.transaction().execute(async (trx) => {
+      return inTransaction(db, async (trx) => {
         const result = await trx
           .updateTable('grants')
           .set({ revoked_at: at })

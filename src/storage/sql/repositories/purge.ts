@@ -81,6 +81,15 @@ const PLANS: Record<PurgeKind, PurgePlan> = {
         ? sql`1 = 0`
         : sql`registration = 'open' AND created_at <= ${c.unusedOpenClientsRegisteredBefore} AND first_granted_at IS NULL AND NOT EXISTS (SELECT 1 FROM grants WHERE grants.client_id = clients.id)`,
   },
+  // Audit events older than the retention (decision 41; migration 0024 indexes `at`).
+  audit_events: {
+    table: 'audit_events',
+    key: ['id'],
+    dead: (c) =>
+      c.auditEventsBefore === undefined || c.auditEventsBefore === null
+        ? sql`1 = 0`
+        : sql`at < ${c.auditEventsBefore}`,
+  },
 };
 
 /**

@@ -1,3 +1,4 @@
+import { inTransaction } from './transaction.js';
 import type { Kysely } from 'kysely';
 import type { RefreshToken } from '../../../core/model.js';
 import type { RefreshTokenStore } from '../../../core/ports.js';
@@ -18,7 +19,7 @@ export function createRefreshTokenRepository(db: Kysely<Database>): RefreshToken
       return row && refreshTokenFromRow(row);
     },
     async rotate(oldHash: string, next: RefreshToken, at: number) {
-      return db.transaction().execute(async (trx) => {
+      return inTransaction(db, async (trx) => {
         const retired = await trx
           .updateTable('refresh_tokens')
           .set({ retired_at: at })

@@ -1,3 +1,4 @@
+import { inTransaction } from './transaction.js';
 import type { Kysely } from 'kysely';
 import type { SecondFactorStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
@@ -57,7 +58,7 @@ export function createSecondFactorRepository(db: Kysely<Database>): SecondFactor
     },
 
     async replaceRecoveryCodes(userId, hashes, at) {
-      await db.transaction().execute(async (trx) => {
+      await inTransaction(db, async (trx) => {
         await trx.deleteFrom('recovery_codes').where('user_id', '=', userId).execute();
         if (hashes.length > 0) {
           await trx

@@ -6,7 +6,7 @@ import {
 } from '../../../../core/clients/client-registry.js';
 import type { Client } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
-import { locationOf } from '../context.js';
+import { auditContextOf, locationOf } from '../context.js';
 import { notFound } from '../problem.js';
 import {
   Client as ClientSchema,
@@ -83,7 +83,7 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function createClientRoute(request, reply) {
-      const created = await clients.create(request.body);
+      const created = await clients.create(request.body, undefined, auditContextOf(request));
       reply.code(201).header('location', locationOf(context, 'clients', created.client.id));
       return withSecret(created);
     },
@@ -121,7 +121,11 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function replaceClient(request, reply) {
-      const result = await clients.replace(await existing(request.params.id), request.body);
+      const result = await clients.replace(
+        await existing(request.params.id),
+        request.body,
+        auditContextOf(request),
+      );
       reply.code(201);
       return withSecret(result);
     },
@@ -140,7 +144,11 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function patchClient(request, reply) {
-      const result = await clients.update(await existing(request.params.id), request.body);
+      const result = await clients.update(
+        await existing(request.params.id),
+        request.body,
+        auditContextOf(request),
+      );
       reply.code(201);
       return withSecret(result);
     },
@@ -159,7 +167,7 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
       preValidation: admin,
     },
     async function deleteClient(request, reply) {
-      if (!(await clients.delete(request.params.id))) throw notFound('client');
+      if (!(await clients.delete(request.params.id, auditContextOf(request)))) throw notFound('client');
       return reply.code(204).send();
     },
   );
@@ -180,7 +188,7 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
     },
     async function rotateSecret(request, reply) {
       const client = await existing(request.params.id);
-      const secret = await clients.rotateSecret(client);
+      const secret = await clients.rotateSecret(client, auditContextOf(request));
       reply.code(201).header('location', locationOf(context, 'clients', client.id));
       return { client_id: client.id, client_secret: secret };
     },
@@ -217,7 +225,12 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
     },
     async function revokeClientGrant(request, reply) {
       await existing(request.params.id);
-      await revokeGrantOf(context, { clientId: request.params.id }, request.params.grantId);
+      await revokeGrantOf(
+        context,
+        { clientId: request.params.id },
+        request.params.grantId,
+        auditContextOf(request),
+      );
       return reply.code(204).send();
     },
   );

@@ -1,6 +1,7 @@
 import { viewGrant, type GrantOwner } from '../../../../core/grants/grant-registry.js';
 import type { Grant } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
+import type { AuditContext } from '../../../../core/audit/audit-log.js';
 import { notFound } from '../problem.js';
 
 /**
@@ -13,6 +14,12 @@ export function listGrants(grants: Grant[]) {
 }
 
 /** Revokes one standing grant of a client or user; any other grant id is not found. */
-export async function revokeGrantOf(context: ApiContext, owner: GrantOwner, grantId: string): Promise<void> {
-  if (!(await context.engine.grants.revokeStanding(grantId, owner))) throw notFound('grant', 'grantId');
+export async function revokeGrantOf(
+  context: ApiContext,
+  owner: GrantOwner,
+  grantId: string,
+  audit: AuditContext,
+): Promise<void> {
+  if (!(await context.engine.grants.revokeStanding(grantId, owner, audit)))
+    throw notFound('grant', 'grantId');
 }

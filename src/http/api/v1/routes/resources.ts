@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { viewResource } from '../../../../core/scopes/resource-registry.js';
 import type { ResourceServer } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
-import { locationOf } from '../context.js';
+import { auditContextOf, locationOf } from '../context.js';
 import { notFound } from '../problem.js';
 import {
   Problem as ProblemSchema,
@@ -62,7 +62,7 @@ export function registerResourceRoutes(api: FastifyInstance, context: ApiContext
       preValidation: admin,
     },
     async function createResource(request, reply) {
-      const resource = await resources.create(request.body);
+      const resource = await resources.create(request.body, auditContextOf(request));
       reply.code(201).header('location', locationOf(context, 'resources', resource.uri));
       return viewResource(resource);
     },
@@ -98,7 +98,11 @@ export function registerResourceRoutes(api: FastifyInstance, context: ApiContext
       preValidation: admin,
     },
     async function replaceResource(request, reply) {
-      const result = await resources.replace(await existing(request.params.uri), request.body);
+      const result = await resources.replace(
+        await existing(request.params.uri),
+        request.body,
+        auditContextOf(request),
+      );
       reply.code(201);
       return viewResource(result);
     },
@@ -117,7 +121,11 @@ export function registerResourceRoutes(api: FastifyInstance, context: ApiContext
       preValidation: admin,
     },
     async function patchResource(request, reply) {
-      const result = await resources.update(await existing(request.params.uri), request.body);
+      const result = await resources.update(
+        await existing(request.params.uri),
+        request.body,
+        auditContextOf(request),
+      );
       reply.code(201);
       return viewResource(result);
     },
@@ -138,7 +146,7 @@ export function registerResourceRoutes(api: FastifyInstance, context: ApiContext
       preValidation: admin,
     },
     async function deleteResource(request, reply) {
-      await resources.delete(request.params.uri);
+      await resources.delete(request.params.uri, auditContextOf(request));
       return reply.code(204).send();
     },
   );

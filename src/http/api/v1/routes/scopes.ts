@@ -1,8 +1,9 @@
+import type { AuditContext } from '../../../../core/audit/audit-log.js';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { Scope } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
-import { isoTime, locationOf } from '../context.js';
+import { auditContextOf, isoTime, locationOf } from '../context.js';
 import { notFound } from '../problem.js';
 import {
   Problem as ProblemSchema,
@@ -36,8 +37,8 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
   }
 
   /** PUT and PATCH: a new description, or the one it has. */
-  async function describe(scope: Scope, description: string | undefined) {
-    return viewScope(await scopes.describe(scope.name, description ?? scope.description));
+  async function describe(scope: Scope, description: string | undefined, audit: AuditContext) {
+    return viewScope(await scopes.describe(scope.name, description ?? scope.description, audit));
   }
 
   api.get(
@@ -65,7 +66,7 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
     },
     async function createScope(request, reply) {
       const { name, description } = request.body;
-      const scope = await scopes.create(name, description);
+      const scope = await scopes.create(name, description, auditContextOf(request));
       reply.code(201).header('location', locationOf(context, 'scopes', name));
       return viewScope(scope);
     },
@@ -100,7 +101,11 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
       preValidation: admin,
     },
     async function replaceScope(request, reply) {
-      const result = await describe(await existing(request.params.name), request.body.description);
+      const result = await describe(
+        await existing(request.params.name),
+        request.body.description,
+        auditContextOf(request),
+      );
       reply.code(201);
       return result;
     },
@@ -119,7 +124,11 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
       preValidation: admin,
     },
     async function patchScope(request, reply) {
-      const result = await describe(await existing(request.params.name), request.body.description);
+      const result = await describe(
+        await existing(request.params.name),
+        request.body.description,
+        auditContextOf(request),
+      );
       reply.code(201);
       return result;
     },
@@ -139,7 +148,7 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
       preValidation: admin,
     },
     async function deleteScope(request, reply) {
-      await scopes.delete(request.params.name);
+      await scopes.delete(request.params.name, auditContextOf(request));
       return reply.code(204).send();
     },
   );

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { viewSigningKey as viewKey } from '../../../../core/keys/signing-key-registry.js';
 import type { ApiContext } from '../context.js';
-import { locationOf } from '../context.js';
+import { auditContextOf, locationOf } from '../context.js';
 import { notFound } from '../problem.js';
 import { KidParams, Problem as ProblemSchema, SigningKey, SigningKeyList } from '../schemas.js';
 
@@ -41,8 +41,8 @@ export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiConte
       },
       preValidation: admin,
     },
-    async function rotateKey(_request, reply) {
-      const kid = await signingKeys.rotate();
+    async function rotateKey(request, reply) {
+      const kid = await signingKeys.rotate(auditContextOf(request));
       const key = await signingKeys.get(kid);
       if (key === undefined) throw new Error('rotated key not found in the store');
       reply.code(201).header('location', locationOf(context, 'signing-keys', kid));
@@ -68,7 +68,8 @@ export function registerSigningKeyRoutes(api: FastifyInstance, context: ApiConte
     },
     async function revokeKey(request, reply) {
       const { kid } = request.params;
-      if ((await signingKeys.revoke(kid)) === undefined) throw notFound('signing key', 'kid');
+      if ((await signingKeys.revoke(kid, auditContextOf(request))) === undefined)
+        throw notFound('signing key', 'kid');
       const key = await signingKeys.get(kid);
       if (key === undefined) throw notFound('signing key', 'kid');
       reply.code(201).header('location', locationOf(context, 'signing-keys', kid));

@@ -4,7 +4,8 @@ import type { User } from '../../../../core/model.js';
 import { viewUserSummary } from '../../../../core/sign-in/account-security.js';
 import type { UserChanges } from '../../../../core/users/user-registry.js';
 import type { ApiContext } from '../context.js';
-import { locationOf } from '../context.js';
+import { auditContextOf, locationOf } from '../context.js';
+import type { AuditContext } from '../../../../core/audit/audit-log.js';
 import { notFound } from '../problem.js';
 import {
   FederatedLinkList,
@@ -43,8 +44,8 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
   }
 
   /** PUT and PATCH: UserRegistry.update's rules (a new password ends the user's sign-ins, decision 12). */
-  async function update(user: User, changes: UserChanges) {
-    return await viewUser(await users.update(user, changes));
+  async function update(user: User, changes: UserChanges, audit: AuditContext) {
+    return await viewUser(await users.update(user, changes, audit));
   }
 
   api.get<{ Querystring: UserQueryString }>(
@@ -83,7 +84,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
       preValidation: admin,
     },
     async function createUserRoute(request, reply) {
-      const user = await users.create(request.body);
+      const user = await users.create(request.body, auditContextOf(request));
       reply.code(201).header('location', locationOf(context, 'users', user.id));
       return viewUser(user);
     },
@@ -118,13 +119,17 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     async function replaceUser(request, reply) {
       // RFC 9110 §9.3.4: the complete representation; an email or name left out is removed.
       const { email = null, name = null, admin = false, disabled = false, ...rest } = request.body;
-      const result = await update(await existing(request.params.id), {
-        ...rest,
-        email,
-        name,
-        admin,
-        disabled,
-      });
+      const result = await update(
+        await existing(request.params.id),
+        {
+          ...rest,
+          email,
+          name,
+          admin,
+          disabled,
+        },
+        auditContextOf(request),
+      );
       reply.code(201);
       return result;
     },
@@ -147,7 +152,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
       preValidation: admin,
     },
     async function patchUser(request, reply) {
-      const result = await update(await existing(request.params.id), request.body);
+      const result = await update(await existing(request.params.id), request.body, auditContextOf(request));
       reply.code(201);
       return result;
     },
@@ -166,7 +171,7 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
       preValidation: admin,
     },
     async function deleteUser(request, reply) {
-      if (!(await users.delete(request.params.id))) throw notFound('user');
+      if (!(await users.delete(request.params.id, auditContextOf(request)))) throw notFound('user');
       return reply.code(204).send();
     },
   );
@@ -202,7 +207,12 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     },
     async function revokeUserGrant(request, reply) {
       await existing(request.params.id);
-      await revokeGrantOf(context, { userId: request.params.id }, request.params.grantId);
+      await revokeGrantOf(
+        context,
+        { userId: request.params.id },
+        request.params.grantId,
+        auditContextOf(request),
+      );
       return reply.code(204).send();
     },
   );
