@@ -6,10 +6,8 @@ import type { Client } from '../../../core/model.js';
 import {
   AdminApi,
   items,
-  num,
   problemOf,
   str,
-  strings,
   type ApiAnswer,
   type ApiProblem,
   type InProcessCaller,
@@ -23,38 +21,15 @@ import {
   setConsoleFlow,
   setConsoleSession,
 } from '../admin/console-cookies.js';
+import type { Console, ConsoleRouter } from '../admin/console-router.js';
+import { registerAuditLog } from '../admin/sections/audit.js';
+import { registerClients } from '../admin/sections/clients.js';
+import { registerDashboard } from '../admin/sections/dashboard.js';
+import { registerSigningKeys } from '../admin/sections/signing-keys.js';
+import { registerUsers } from '../admin/sections/users.js';
 import type { BrowserContext } from '../browser-context.js';
-import {
-  auditPage,
-  type AuditRow,
-  clientPage,
-  clientsPage,
-  confirmDeleteClientPage,
-  confirmRevokeKeyPage,
-  consoleErrorPage,
-  dashboardPage,
-  newClientPage,
-  newUserPage,
-  signingKeysPage,
-  userPage,
-  usersPage,
-  type ClientFormValues,
-  type ClientRow,
-  type ConsoleFrame,
-  type ConsoleSection,
-  type KeyView,
-  type UserFormValues,
-  type UserRow,
-} from '../pages/admin-pages.js';
-import {
-  field,
-  fields,
-  forbiddenForm,
-  frameFor,
-  sendMessage,
-  sendPage,
-  type UiContext,
-} from '../ui-context.js';
+import { consoleErrorPage, type ConsoleFrame, type ConsoleSection } from '../pages/admin/console-layout.js';
+import { field, forbiddenForm, frameFor, sendMessage, sendPage, type UiContext } from '../ui-context.js';
 
 /**
  * The admin console at /admin (docs/decisions.md, decision 42): a first-party client of Gatehouse's own
@@ -77,33 +52,6 @@ const NOT_ADMIN = 'Your account is not an administrator.';
 /** The access token is dropped this long before it expires, so no request is made with a dying one. */
 const EXPIRY_MARGIN_SECONDS = 30;
 
-/** Fixed notices a redirect names by a word (never text from the URL). */
-const NOTICES: Readonly<Record<string, string>> = {
-  'client-deleted': 'The client was deleted.',
-  'user-created': 'The user was created.',
-  'user-saved': 'The user was saved.',
-  'user-disabled': 'The user was disabled and cannot sign in.',
-  'user-enabled': 'The user was enabled.',
-  'key-rotated': 'A new signing key is active.',
-  'key-revoked': 'The key was revoked.',
-  'client-saved': 'The client was saved.',
-};
-
-const noticeOf = (request: FastifyRequest): string | undefined => {
-  const done = (request.query as Record<string, unknown>)['done'];
-  return typeof done === 'string' ? NOTICES[done] : undefined;
-};
-
-const queryField = (request: FastifyRequest, name: string): string => {
-  const value = (request.query as Record<string, unknown>)[name];
-  return typeof value === 'string' ? value : '';
-};
-
-const offsetOf = (request: FastifyRequest): number => {
-  const value = Number(queryField(request, 'offset'));
-  return Number.isSafeInteger(value) && value > 0 ? value : 0;
-};
-
 /** The `sub` of a JWT access token this server just issued to the console (read, not verified: /token handed it over in process). */
 function subjectOf(accessToken: string): string | undefined {
   const payload = accessToken.split('.')[1];
@@ -116,98 +64,6 @@ function subjectOf(accessToken: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-function clientRow(value: unknown): ClientRow {
-  return {
-    id: str(value, 'client_id'),
-    name: str(value, 'name'),
-    public: str(value, 'public') === 'true',
-    redirectUris: strings(value, 'redirect_uris'),
-    scopes: strings(value, 'scopes'),
-    grantTypes: strings(value, 'grant_types'),
-    registration: str(value, 'registration'),
-  };
-}
-
-const clientValues = (row: ClientRow): ClientFormValues => ({
-  name: row.name,
-  redirectUris: row.redirectUris.join('\n'),
-  scopes: row.scopes.join(' '),
-  grantTypes: row.grantTypes,
-  public: row.public,
-});
-
-function userRow(value: unknown): UserRow {
-  return {
-    id: str(value, 'id'),
-    username: str(value, 'username'),
-    email: str(value, 'email'),
-    name: str(value, 'name'),
-    admin: str(value, 'admin') === 'true',
-    disabled: str(value, 'disabled') === 'true',
-    methods: items(value, 'sign_in_methods').map(
-      (method) => `${str(method, 'method')} (${str(method, 'description')})`,
-    ),
-    sessions: num(value, 'sessions'),
-  };
-}
-
-const userValues = (row: UserRow): UserFormValues => ({
-  username: row.username,
-  email: row.email,
-  name: row.name,
-  admin: row.admin,
-});
-
-function keyView(value: unknown): KeyView {
-  return {
-    kid: str(value, 'kid'),
-    alg: str(value, 'alg'),
-    status: str(value, 'status'),
-    createdAt: str(value, 'created_at'),
-    retiredAt: str(value, 'retired_at'),
-    revokedAt: str(value, 'revoked_at'),
-  };
-}
-
-/** The form's client fields as /v1/clients takes them; what is left empty is left to the API's defaults. */
-function clientForm(body: unknown): { values: ClientFormValues; input: Record<string, unknown> } {
-  const values: ClientFormValues = {
-    name: field(body, 'name') ?? '',
-    redirectUris: field(body, 'redirect_uris') ?? '',
-    scopes: field(body, 'scopes') ?? '',
-    grantTypes: fields(body, 'grant_types'),
-    public: field(body, 'public') === 'true',
-  };
-  const split = (text: string) => text.split(/\s+/).filter((part) => part !== '');
-  const input: Record<string, unknown> = {
-    name: values.name,
-    redirect_uris: split(values.redirectUris),
-    scopes: split(values.scopes),
-    public: values.public,
-  };
-  if (values.grantTypes.length > 0) input['grant_types'] = values.grantTypes;
-  return { values, input };
-}
-
-function userForm(body: unknown): { values: UserFormValues; password: string } {
-  return {
-    values: {
-      username: field(body, 'username') ?? '',
-      email: field(body, 'email') ?? '',
-      name: field(body, 'name') ?? '',
-      admin: field(body, 'admin') === 'true',
-    },
-    password: field(body, 'password') ?? '',
-  };
-}
-
-/** What a console route has once the administrator is signed in to it. */
-interface Console {
-  browser: BrowserContext;
-  api: AdminApi;
-  frame: ConsoleFrame;
 }
 
 export function registerAdminRoutes(
@@ -358,6 +214,14 @@ export function registerAdminRoutes(
     return sendPage(reply, answer.status, consoleErrorPage(c.frame, section, problem));
   }
 
+  const queryField = (request: FastifyRequest, name: string): string => {
+    const value = (request.query as Record<string, unknown>)[name];
+    return typeof value === 'string' ? value : '';
+  };
+  const offsetOf = (request: FastifyRequest): number => {
+    const value = Number(queryField(request, 'offset'));
+    return Number.isSafeInteger(value) && value > 0 ? value : 0;
+  };
   const idParam = (request: FastifyRequest, name = 'id'): string =>
     String((request.params as Record<string, unknown>)[name] ?? '');
   const see = (reply: FastifyReply, path: string, done?: string) =>
@@ -440,363 +304,27 @@ export function registerAdminRoutes(
     return reply.redirect(`${base}${next}`, 303);
   });
 
-  // ---- dashboard
-
-  page(adminPath, async (request, reply, c) => {
-    const [keys, clients, users] = await Promise.all([
-      c.api.get('/signing-keys'),
-      c.api.get('/clients?limit=1'),
-      c.api.get('/users?limit=1'),
-    ]);
-    if (keys.status !== 200) return failed(request, reply, c, keys, 'dashboard');
-    return sendPage(
-      reply,
-      200,
-      dashboardPage(c.frame, {
-        keys: items(keys.body).map(keyView),
-        clients: num(clients.body, 'total'),
-        users: num(users.body, 'total'),
-        now: now(),
-      }),
-    );
-  });
-
-  // ---- clients
-
-  page(`${adminPath}/clients`, async (request, reply, c) => {
-    const name = queryField(request, 'name').trim();
-    const offset = offsetOf(request);
-    const params = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset) });
-    if (name !== '') params.set('name', name);
-    const answer = await c.api.get(`/clients?${params.toString()}`);
-    if (answer.status !== 200) return failed(request, reply, c, answer, 'clients');
-    return sendPage(
-      reply,
-      200,
-      clientsPage(c.frame, {
-        rows: items(answer.body).map(clientRow),
-        name,
-        offset,
-        limit: PAGE_SIZE,
-        total: num(answer.body, 'total') ?? 0,
-        ...(noticeOf(request) !== undefined ? { notice: noticeOf(request) } : {}),
-      }),
-    );
-  });
-
-  const emptyClient: ClientFormValues = {
-    name: '',
-    redirectUris: '',
-    scopes: '',
-    grantTypes: [],
-    public: false,
+  const router: ConsoleRouter = {
+    ui,
+    adminPath,
+    base,
+    now,
+    pageSize: PAGE_SIZE,
+    page,
+    action,
+    failed,
+    see,
+    noticeOf(request, notices) {
+      const done = (request.query as Record<string, unknown>)['done'];
+      return typeof done === 'string' ? notices[done] : undefined;
+    },
+    param: idParam,
+    query: queryField,
+    offset: offsetOf,
   };
-  page(`${adminPath}/clients/new`, async (_request, reply, c) =>
-    sendPage(reply, 200, newClientPage(c.frame, emptyClient)),
-  );
-
-  action(
-    `${adminPath}/clients/new`,
-    () => `${adminPath}/clients/new`,
-    async (request, reply, c) => {
-      const { values, input } = clientForm(request.body);
-      const answer = await c.api.request('POST', '/clients', input);
-      if (answer.status === 401 || answer.status === 403) return failed(request, reply, c, answer, 'clients');
-      const problem = problemOf(answer);
-      if (problem !== undefined)
-        return sendPage(reply, answer.status, newClientPage(c.frame, values, problem));
-      const row = clientRow(answer.body);
-      const secret = str(answer.body, 'client_secret');
-      return sendPage(
-        reply,
-        201,
-        clientPage(c.frame, {
-          client: row,
-          values: clientValues(row),
-          notice: 'The client was created.',
-          ...(secret !== '' ? { secret } : {}),
-        }),
-      );
-    },
-  );
-
-  const clientPath = `${adminPath}/clients/:id`;
-  const clientBack = (request: FastifyRequest) =>
-    `${adminPath}/clients/${encodeURIComponent(idParam(request))}`;
-
-  page(clientPath, async (request, reply, c) => {
-    const answer = await c.api.get(`/clients/${encodeURIComponent(idParam(request))}`);
-    if (answer.status !== 200) return failed(request, reply, c, answer, 'clients');
-    const row = clientRow(answer.body);
-    const notice = noticeOf(request);
-    return sendPage(
-      reply,
-      200,
-      clientPage(c.frame, {
-        client: row,
-        values: clientValues(row),
-        ...(notice !== undefined ? { notice } : {}),
-      }),
-    );
-  });
-
-  action(clientPath, clientBack, async (request, reply, c) => {
-    const id = encodeURIComponent(idParam(request));
-    const current = await c.api.get(`/clients/${id}`);
-    if (current.status !== 200) return failed(request, reply, c, current, 'clients');
-    const { values, input } = clientForm(request.body);
-    const answer = await c.api.request('PATCH', `/clients/${id}`, input);
-    if (answer.status === 401 || answer.status === 403 || answer.status === 404) {
-      return failed(request, reply, c, answer, 'clients');
-    }
-    const problem = problemOf(answer);
-    if (problem !== undefined) {
-      return sendPage(
-        reply,
-        answer.status,
-        clientPage(c.frame, { client: clientRow(current.body), values, problem }),
-      );
-    }
-    const secret = str(answer.body, 'client_secret');
-    if (secret === '') return see(reply, clientBack(request), 'client-saved');
-    const row = clientRow(answer.body);
-    return sendPage(
-      reply,
-      200,
-      clientPage(c.frame, {
-        client: row,
-        values: clientValues(row),
-        secret,
-        notice: NOTICES['client-saved'],
-      }),
-    );
-  });
-
-  action(`${clientPath}/rotate-secret`, clientBack, async (request, reply, c) => {
-    const id = encodeURIComponent(idParam(request));
-    const answer = await c.api.request('POST', `/clients/${id}/rotate-secret`);
-    if (answer.status !== 201) return failed(request, reply, c, answer, 'clients');
-    const current = await c.api.get(`/clients/${id}`);
-    if (current.status !== 200) return failed(request, reply, c, current, 'clients');
-    const row = clientRow(current.body);
-    return sendPage(
-      reply,
-      200,
-      clientPage(c.frame, {
-        client: row,
-        values: clientValues(row),
-        secret: str(answer.body, 'client_secret'),
-        notice: 'A new secret was made; the old one no longer works.',
-      }),
-    );
-  });
-
-  page(`${clientPath}/delete`, async (request, reply, c) => {
-    const answer = await c.api.get(`/clients/${encodeURIComponent(idParam(request))}`);
-    if (answer.status !== 200) return failed(request, reply, c, answer, 'clients');
-    return sendPage(reply, 200, confirmDeleteClientPage(c.frame, clientRow(answer.body)));
-  });
-
-  action(`${clientPath}/delete`, clientBack, async (request, reply, c) => {
-    const answer = await c.api.request('DELETE', `/clients/${encodeURIComponent(idParam(request))}`);
-    if (answer.status !== 204) return failed(request, reply, c, answer, 'clients');
-    return see(reply, `${adminPath}/clients`, 'client-deleted');
-  });
-
-  // ---- users
-
-  page(`${adminPath}/users`, async (request, reply, c) => {
-    const username = queryField(request, 'username').trim();
-    const offset = offsetOf(request);
-    const params = new URLSearchParams({ limit: String(PAGE_SIZE), offset: String(offset) });
-    if (username !== '') params.set('username', username);
-    const answer = await c.api.get(`/users?${params.toString()}`);
-    if (answer.status !== 200) return failed(request, reply, c, answer, 'users');
-    const notice = noticeOf(request);
-    return sendPage(
-      reply,
-      200,
-      usersPage(c.frame, {
-        rows: items(answer.body).map(userRow),
-        username,
-        offset,
-        limit: PAGE_SIZE,
-        total: num(answer.body, 'total') ?? 0,
-        ...(notice !== undefined ? { notice } : {}),
-      }),
-    );
-  });
-
-  const emptyUser: UserFormValues = { username: '', email: '', name: '', admin: false };
-  page(`${adminPath}/users/new`, async (_request, reply, c) =>
-    sendPage(reply, 200, newUserPage(c.frame, emptyUser)),
-  );
-
-  action(
-    `${adminPath}/users/new`,
-    () => `${adminPath}/users/new`,
-    async (request, reply, c) => {
-      const { values, password } = userForm(request.body);
-      const answer = await c.api.request('POST', '/users', {
-        username: values.username,
-        password,
-        ...(values.email !== '' ? { email: values.email } : {}),
-        ...(values.name !== '' ? { name: values.name } : {}),
-        admin: values.admin,
-      });
-      if (answer.status === 401 || answer.status === 403) return failed(request, reply, c, answer, 'users');
-      const problem = problemOf(answer);
-      if (problem !== undefined) return sendPage(reply, answer.status, newUserPage(c.frame, values, problem));
-      return see(reply, `${adminPath}/users/${encodeURIComponent(str(answer.body, 'id'))}`, 'user-created');
-    },
-  );
-
-  const userPath = `${adminPath}/users/:id`;
-  const userBack = (request: FastifyRequest) => `${adminPath}/users/${encodeURIComponent(idParam(request))}`;
-
-  page(userPath, async (request, reply, c) => {
-    const answer = await c.api.get(`/users/${encodeURIComponent(idParam(request))}`);
-    if (answer.status !== 200) return failed(request, reply, c, answer, 'users');
-    const row = userRow(answer.body);
-    const notice = noticeOf(request);
-    return sendPage(
-      reply,
-      200,
-      userPage(c.frame, { user: row, values: userValues(row), ...(notice !== undefined ? { notice } : {}) }),
-    );
-  });
-
-  action(userPath, userBack, async (request, reply, c) => {
-    const id = encodeURIComponent(idParam(request));
-    const current = await c.api.get(`/users/${id}`);
-    if (current.status !== 200) return failed(request, reply, c, current, 'users');
-    const { values, password } = userForm(request.body);
-    const answer = await c.api.request('PATCH', `/users/${id}`, {
-      username: values.username,
-      email: values.email === '' ? null : values.email,
-      name: values.name === '' ? null : values.name,
-      admin: values.admin,
-      ...(password !== '' ? { password } : {}),
-    });
-    if (answer.status === 401 || answer.status === 403 || answer.status === 404) {
-      return failed(request, reply, c, answer, 'users');
-    }
-    const problem = problemOf(answer);
-    if (problem !== undefined) {
-      return sendPage(
-        reply,
-        answer.status,
-        userPage(c.frame, { user: userRow(current.body), values, problem }),
-      );
-    }
-    return see(reply, userBack(request), 'user-saved');
-  });
-
-  for (const [verb, disabled] of [
-    ['disable', true],
-    ['enable', false],
-  ] as const) {
-    action(`${userPath}/${verb}`, userBack, async (request, reply, c) => {
-      const answer = await c.api.request('PATCH', `/users/${encodeURIComponent(idParam(request))}`, {
-        disabled,
-      });
-      if (answer.status >= 300) return failed(request, reply, c, answer, 'users');
-      return see(reply, userBack(request), disabled ? 'user-disabled' : 'user-enabled');
-    });
-  }
-
-  // ---- signing keys
-
-  page(`${adminPath}/signing-keys`, async (request, reply, c) => {
-    const answer = await c.api.get('/signing-keys');
-    if (answer.status !== 200) return failed(request, reply, c, answer, 'signing-keys');
-    const notice = noticeOf(request);
-    return sendPage(
-      reply,
-      200,
-      signingKeysPage(c.frame, {
-        keys: items(answer.body).map(keyView),
-        now: now(),
-        ...(notice !== undefined ? { notice } : {}),
-      }),
-    );
-  });
-
-  action(
-    `${adminPath}/signing-keys/rotate`,
-    () => `${adminPath}/signing-keys`,
-    async (request, reply, c) => {
-      const answer = await c.api.request('POST', '/signing-keys');
-      if (answer.status !== 201) return failed(request, reply, c, answer, 'signing-keys');
-      return see(reply, `${adminPath}/signing-keys`, 'key-rotated');
-    },
-  );
-
-  const revokePath = `${adminPath}/signing-keys/:kid/revoke`;
-  page(revokePath, async (request, reply, c) => {
-    const answer = await c.api.get(`/signing-keys/${encodeURIComponent(idParam(request, 'kid'))}`);
-    if (answer.status !== 200) return failed(request, reply, c, answer, 'signing-keys');
-    return sendPage(reply, 200, confirmRevokeKeyPage(c.frame, keyView(answer.body)));
-  });
-
-  action(
-    revokePath,
-    () => `${adminPath}/signing-keys`,
-    async (request, reply, c) => {
-      const answer = await c.api.request(
-        'POST',
-        `/signing-keys/${encodeURIComponent(idParam(request, 'kid'))}/revoke`,
-      );
-      if (answer.status !== 201) return failed(request, reply, c, answer, 'signing-keys');
-      return see(reply, `${adminPath}/signing-keys`, 'key-revoked');
-    },
-  );
-
-  // ---- audit log: /v1/audit-events (issue 30), shown once the API has it
-
-  page(`${adminPath}/audit`, async (request, reply, c) => {
-    const type = queryField(request, 'type').trim();
-    const cursor = queryField(request, 'cursor');
-    const params = new URLSearchParams({ limit: '50' });
-    if (type !== '') params.set('type', type);
-    if (cursor !== '') params.set('cursor', cursor);
-    const answer = await c.api.get(`/audit-events?${params.toString()}`);
-    if (answer.status === 404) {
-      return sendPage(reply, 200, auditPage(c.frame, { available: false, rows: [], type }));
-    }
-    if (answer.status !== 200) return failed(request, reply, c, answer, 'audit');
-    const nextCursor = str(answer.body, 'next_cursor');
-    return sendPage(
-      reply,
-      200,
-      auditPage(c.frame, {
-        available: true,
-        type,
-        rows: items(answer.body).map(auditRow),
-        ...(nextCursor !== '' ? { nextCursor } : {}),
-      }),
-    );
-  });
-}
-
-/**
- * One event of /v1/audit-events as the page lists it (decision 41's shape): when, what, who (a user, a
- * client, or the command line), on what (the client or user it concerns, and its detail), from where.
- */
-function auditRow(event: Record<string, unknown>): AuditRow {
-  const actor = typeof event.actor === 'object' && event.actor !== null ? event.actor : undefined;
-  const actorType = str(actor, 'type');
-  const on = [
-    str(event, 'client_id') && `client ${str(event, 'client_id')}`,
-    str(event, 'user_id') && `user ${str(event, 'user_id')}`,
-  ]
-    .filter((part) => part !== '')
-    .join(', ');
-  return {
-    time: str(event, 'at'),
-    type: str(event, 'type'),
-    actor: actorType === 'cli' ? 'command line' : actorType === '' ? '' : `${actorType} ${str(actor, 'id')}`,
-    target: [on, str(event, 'detail')].filter((part) => part !== '').join(': '),
-    address: str(event, 'address'),
-  };
+  registerDashboard(router);
+  registerClients(router);
+  registerUsers(router);
+  registerSigningKeys(router);
+  registerAuditLog(router);
 }
