@@ -8,34 +8,11 @@ import { backends, type Backend } from '../helpers/backends.js';
 import { browserSkip, launchChromium, signIn, type TestBrowser } from '../helpers/browser-pages.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { freePort } from '../helpers/spawned-server.js';
+import { pageProblems } from '../helpers/admin-console.js';
 
 // Decision 42: the admin console, as an operator uses it. Screenshots of each page go to SHOTS.
 const SHOTS = mkdtempSync(join(tmpdir(), 'gatehouse-admin-console-'));
 const host = (backend: Backend) => `admin-${backend}.test`;
-
-/** Problems a person would meet (as layout.test.ts): sideways scrolling, unlabelled controls, no landmarks. */
-async function pageProblems(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
-    const problems: string[] = [];
-    if (document.documentElement.scrollWidth > window.innerWidth) {
-      problems.push(`scrolls sideways: ${document.documentElement.scrollWidth} > ${window.innerWidth}`);
-    }
-    for (const control of document.querySelectorAll<HTMLInputElement>(
-      'input:not([type=hidden]), textarea, select',
-    )) {
-      if ((control.labels?.length ?? 0) === 0) problems.push(`no label: ${control.outerHTML.slice(0, 80)}`);
-    }
-    for (const button of document.querySelectorAll('button')) {
-      if ((button.textContent ?? '').trim() === '')
-        problems.push(`unnamed button: ${button.outerHTML.slice(0, 80)}`);
-    }
-    if (document.querySelector('main') === null) problems.push('no main landmark');
-    if (document.querySelector('nav[aria-label="Admin console"]') === null)
-      problems.push('no console navigation');
-    if (document.querySelectorAll('h1').length !== 1) problems.push('not exactly one h1');
-    return problems;
-  });
-}
 
 describe('the admin console in Chromium (decision 42)', { skip: browserSkip }, () => {
   let chrome: TestBrowser;
