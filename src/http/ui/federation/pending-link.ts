@@ -2,20 +2,25 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionAuthentication } from '../../../core/model.js';
 import type { PendingLink } from '../../../core/federation/federation.js';
 import { PASSKEY, PASSWORD, SYNCED_PASSKEY } from '../../../core/sign-in/methods.js';
-import { sha256 } from '../../../shared/crypto.js';
+import {
+  clearBrowserBoundCookie,
+  readBrowserBoundCookie,
+  writeBrowserBoundCookie,
+  type BrowserBoundCookie,
+} from '../browser-bound-cookie.js';
 import type { UiContext } from '../ui-context.js';
 
 /**
  * An upstream account waiting to be linked to a local user who must first prove they are that user
  * (docs/decisions.md, decision 40, case d): which upstream person, and which local users it may be.
- * It travels in a cookie signed by @fastify/cookie (as the pending sign-in of a second factor does),
- * bound to the browser id it was made in, for ten minutes; the sign-in that ends with a password or
+ * It travels in a browser-bound cookie (browser-bound-cookie.ts, as the pending sign-in of a second
+ * factor does) for ten minutes; the sign-in that ends with a password or
  * a passkey (and its second factor, if any) as one of the candidates makes the link (completeSignIn).
  */
 export const PENDING_LINK_COOKIE = '__Host-gatehouse-pending-link';
 export const PENDING_LINK_SECONDS = 10 * 60;
 
-const OPTIONS = { path: '/', secure: true, httpOnly: true, sameSite: 'lax', signed: true } as const;
+const COOKIE: BrowserBoundCookie = { name: PENDING_LINK_COOKIE, seconds: PENDING_LINK_SECONDS };
 
 /** The methods that prove a local user here: a link is made only after one of them (decision 40). */
 const PROVING_METHODS: ReadonlySet<string> = new Set([PASSWORD.name, PASSKEY.name, SYNCED_PASSKEY.name]);
@@ -27,8 +32,6 @@ interface Stored {
   l: string | null;
   c: string[];
   r: 'email' | 'username';
-  b: string;
-  e: number;
 }
 
 export function setPendingLink(
@@ -44,13 +47,8 @@ export function setPendingLink(
     l: pending.label,
     c: pending.candidates,
     r: pending.reason,
-    b: sha256(browserId),
-    e: ui.engine.clock.now() + PENDING_LINK_SECONDS,
   };
-  reply.setCookie(PENDING_LINK_COOKIE, Buffer.from(JSON.stringify(stored)).toString('base64url'), {
-    ...OPTIONS,
-    maxAge: PENDING_LINK_SECONDS,
-  });
+  writeBrowserBoundCookie(reply, COOKIE, browserId, ui.engine.clock.now(), stored);
 }
 
 /** The pending link of this browser (`browserId`, the request's own by default), if genuine and unexpired. */
@@ -59,17 +57,8 @@ export function pendingLink(
   request: FastifyRequest,
   browserId = ui.browsers.browserId(request),
 ): PendingLink | undefined {
-  const raw = request.cookies[PENDING_LINK_COOKIE];
-  if (raw === undefined || browserId === undefined) return undefined;
-  const unsigned = request.unsignCookie(raw);
-  if (!unsigned.valid || unsigned.value === null) return undefined;
-  let stored: Stored;
-  try {
-    stored = JSON.parse(Buffer.from(unsigned.value, 'base64url').toString()) as Stored;
-  } catch {
-    return undefined;
-  }
-  if (stored.e < ui.engine.clock.now() || stored.b !== sha256(browserId)) return undefined;
+  const stored = readBrowserBoundCookie<Stored>(request, COOKIE, browserId, ui.engine.clock.now());
+  if (stored === undefined) return undefined;
   return {
     providerId: stored.p,
     issuer: stored.i,
@@ -81,7 +70,7 @@ export function pendingLink(
 }
 
 export function clearPendingLink(reply: FastifyReply): void {
-  reply.clearCookie(PENDING_LINK_COOKIE, { path: '/', secure: true, httpOnly: true, sameSite: 'lax' });
+  clearBrowserBoundCookie(reply, COOKIE);
 }
 
 /**
