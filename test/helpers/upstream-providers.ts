@@ -1,4 +1,4 @@
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
@@ -7,6 +7,7 @@ import Provider from 'oidc-provider';
 import { CookieJar } from './cookie-jar.js';
 import { testCertificate } from './dev-certificate.js';
 import { HttpsClient } from './https-client.js';
+import { oidcProviderConfiguration } from './oidc-provider-configuration.js';
 
 /**
  * A real OpenID Provider for tests of the upstream flow: node-oidc-provider 9 (panva) over HTTPS on
@@ -95,21 +96,6 @@ export interface OidcProvider {
   close(): Promise<void>;
 }
 
-/** The subset of oidc-provider's Koa context this module's hooks read. */
-interface ProviderContext {
-  oidc: {
-    params: { scope?: unknown };
-    client: { clientId: string };
-    session: { accountId?: string };
-    provider: {
-      Grant: new (properties: { clientId: string; accountId: string | undefined }) => {
-        addOIDCScope(scope: string): void;
-        save(): Promise<string>;
-      };
-    };
-  };
-}
-
 export async function startOidcProvider(options: OidcProviderOptions = {}): Promise<OidcProvider> {
   const tls = await testCertificate();
   const accounts = new Map((options.accounts ?? []).map((account) => [account.subject, account]));
@@ -133,66 +119,28 @@ export async function startOidcProvider(options: OidcProviderOptions = {}): Prom
   const { port } = server.address() as AddressInfo;
   const issuer = `https://127.0.0.1:${port}`;
 
-  const signingKey = {
-    ...generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }),
-    kid: `test-${randomBytes(4).toString('hex')}`,
-    alg: 'ES256',
-    use: 'sig',
-  };
-  const provider = new Provider(issuer, {
-    adapter: mapAdapter(clients),
-    clientDefaults: { id_token_signed_response_alg: 'ES256' },
-    jwks: { keys: [signingKey] },
-    cookies: { keys: [randomBytes(32).toString('base64url')] },
-    claims: {
-      acr: null,
-      amr: null,
-      auth_time: null,
-      sid: null,
-      // amr and acr in every ID token, not only when asked for with the claims parameter.
-      openid: ['sub', 'acr', 'amr'],
-      email: ['email', 'email_verified'],
-      profile: ['name', 'preferred_username'],
-    },
-    acrValues: options.acrValues ?? ['urn:gatehouse:test:loa:1', 'urn:gatehouse:test:loa:2'],
-    pkce: { required: () => true },
-    features: { devInteractions: { enabled: false } },
-    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
-    // Consent is not what these tests are about: every scope asked for is granted.
-    loadExistingGrant: async (ctx: ProviderContext) => {
-      const { oidc } = ctx;
-      const grant = new oidc.provider.Grant({
-        clientId: oidc.client.clientId,
-        accountId: oidc.session.accountId,
-      });
-      grant.addOIDCScope(typeof oidc.params.scope === 'string' ? oidc.params.scope : 'openid');
-      await grant.save();
-      return grant;
-    },
-    findAccount: (_ctx: unknown, subject: string) => {
-      const account = accounts.get(subject);
-      if (account === undefined) return undefined;
-      return {
-        accountId: subject,
-        claims: () => ({
-          sub: subject,
-          preferred_username: account.username,
-          ...(account.email === undefined ? {} : { email: account.email }),
-          ...(account.emailVerified === undefined ? {} : { email_verified: account.emailVerified }),
-          ...(account.name === undefined ? {} : { name: account.name }),
-        }),
-      };
-    },
-    // Numbers rather than oidc-provider's default functions, which log a notice each.
-    ttl: {
-      AccessToken: 600,
-      AuthorizationCode: 60,
-      IdToken: 600,
-      Interaction: 600,
-      Session: 600,
-      Grant: 600,
-    },
-  });
+  const provider = new Provider(
+    issuer,
+    oidcProviderConfiguration({
+      adapter: mapAdapter(clients),
+      acrValues: options.acrValues ?? ['urn:gatehouse:test:loa:1', 'urn:gatehouse:test:loa:2'],
+      kid: `test-${randomBytes(4).toString('hex')}`,
+      findAccount: (_ctx: unknown, subject: string) => {
+        const account = accounts.get(subject);
+        if (account === undefined) return undefined;
+        return {
+          accountId: subject,
+          claims: () => ({
+            sub: subject,
+            preferred_username: account.username,
+            ...(account.email === undefined ? {} : { email: account.email }),
+            ...(account.emailVerified === undefined ? {} : { email_verified: account.emailVerified }),
+            ...(account.name === undefined ? {} : { name: account.name }),
+          }),
+        };
+      },
+    }),
+  );
 
   const requests: string[] = [];
   const handle = provider.callback();
