@@ -189,6 +189,7 @@ export async function createGatehouse(
     pendingMigrations: () => storage.pendingMigrations(),
     purgeBacklog: (limit) => purger.backlog(limit),
     certificate: tls && servedCertificate(tls.cert),
+    flushOwn: () => figures.flush(),
   });
   const app = await buildApp({
     statistics,

@@ -29,6 +29,11 @@ export interface StatisticsSources {
   purgeBacklog(limit: number): Promise<Record<string, number>>;
   /** Undefined when a proxy terminates TLS. */
   certificate: ServedCertificate | undefined;
+  /**
+   * Writes what the answering process counted so far (FigureRecorder.flush), so that its own figures
+   * are current; the other processes' are as of their last flush.
+   */
+  flushOwn?: () => Promise<void>;
 }
 
 /** The last hour's figures and the state of things (decision 43), as /v1/statistics answers them. */
@@ -51,6 +56,7 @@ export class Statistics {
     const { clock } = this.sources;
     const at = clock.now();
     const from = minuteOf(at) - (SUMMARY_MINUTES - 1) * 60;
+    await this.sources.flushOwn?.();
     const [samples, activeSessions, signingKeys, pendingMigrations, purgeBacklog] = await Promise.all([
       this.sources.samples.since(from, SAMPLE_LIMIT),
       this.sources.sessions.countLive(at, COUNT_LIMIT),
