@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { backends, type Backend } from '../helpers/backends.js';
 import { browserSkip, launchChromium, signIn, type TestBrowser } from '../helpers/browser-pages.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';

@@ -70,7 +70,8 @@ export function openApiOptions(options: {
         },
         {
           name: 'statistics',
-          description: 'The last hour’s figures of every process and the state of the deployment (decision 43)',
+          description:
+            'The last hour’s figures of every process and the state of the deployment (decision 43)',
         },
       ],
       components: {
