@@ -1,4 +1,6 @@
 import cluster from 'node:cluster';
+import { randomBytes, X509Certificate } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import type { GatehouseConfig } from '../config.js';
 import { createEngine, type Engine } from '../core/engine.js';
@@ -8,6 +10,8 @@ import { deriveServerKeys, enginePolicy } from './engine-policy.js';
 import type { KeyRing } from '../core/keys/key-ring.js';
 import { DEFAULT_PURGE_PACING, Purger, PurgeScheduler, type PurgePolicy } from '../core/ops/purge.js';
 import type { GatehouseMetrics } from '../http/metrics.js';
+import { FigureRecorder } from '../core/ops/figures.js';
+import { Statistics, type ServedCertificate } from '../core/ops/statistics.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import type { GatehouseStore } from '../core/ports.js';
 import { openStore, storeOpensFromOtherProcesses, type StoreOpenOptions } from '../storage/open-store.js';
@@ -40,6 +44,11 @@ export interface Gatehouse {
    */
   purger: Purger;
   metrics: GatehouseMetrics;
+  /**
+   * The dashboard's figures of this process (decision 43): flushed to the store every 15 seconds once
+   * listening, and at close; tests flush it themselves.
+   */
+  figures: FigureRecorder;
   /** The purge process's id while one runs (see GatehouseOptions.purgeProcess). */
   readonly purgeProcessPid: number | undefined;
   tls: TlsFiles | undefined;
@@ -129,6 +138,13 @@ export async function createGatehouse(
     policy: { ...DEFAULT_UPSTREAM_FETCH_POLICY, ca: options.outboundCa },
     clock,
   });
+  // Decision 43: this process's own rows of the dashboard's figures; the id tells processes apart
+  // (two apps in one test process too).
+  const figures = new FigureRecorder(
+    storage.metricSamples,
+    clock,
+    `${hostname().slice(0, 40)}/${process.pid}/${randomBytes(4).toString('hex')}`,
+  );
   const engine = createEngine({
     storage,
     clock,
@@ -136,17 +152,47 @@ export async function createGatehouse(
     jwksFetcher,
     mailer,
     upstreamProviders,
-    // Decision 41: one log line per event, once its change committed, for a log pipeline.
-    auditSink: { emit: (event) => app.log.info({ audit: event }, 'audit event') },
+    auditSink: {
+      emit(event) {
+        // Decision 41: one log line per event, once its change committed, for a log pipeline.
+        app.log.info({ audit: event }, 'audit event');
+        // Decision 43: sign-ins, failures and lockouts are counted from their events.
+        figures.auditEvent(event.type);
+      },
+    },
   });
   await engine.prepare();
 
-  const metrics = createMetrics({ processMetrics: options.processMetrics ?? false });
+  const metrics = createMetrics({ processMetrics: options.processMetrics ?? false, figures });
   const stopObservingQueries = storage.observeOperations((event) =>
     metrics.storeQuery(event.operation, event.durationMs / 1000, event.failed),
   );
   const tls = config.trustProxy && config.tlsCert === undefined ? undefined : await loadTls(config);
+  const purgeObserver = {
+    purged: (kind: string, rows: number) => metrics.purged(kind, rows),
+    failed: (err: unknown) => app.log.warn({ err }, 'purge failed; retrying at the next interval'),
+  };
+  const purgePolicy: PurgePolicy = {
+    ...DEFAULT_PURGE_PACING,
+    batchSize: config.purgeBatchSize,
+    maxRowsPerSecond: config.purgeMaxRowsPerSecond,
+    accessTokenTtl: config.accessTokenTtl,
+    unusedOpenClientSeconds: config.dynamicRegistrationUnusedDays * 86_400,
+    auditRetentionSeconds: config.auditRetentionDays * 86_400,
+  };
+  const purger = new Purger(storage.purge, clock, purgePolicy, purgeObserver);
+  const statistics = new Statistics({
+    clock,
+    samples: storage.metricSamples,
+    sessions: storage.browserSessions,
+    signingKeys: storage.signingKeys,
+    pendingMigrations: () => storage.pendingMigrations(),
+    purgeBacklog: (limit) => purger.backlog(limit),
+    certificate: tls && servedCertificate(tls.cert),
+    flushOwn: () => figures.flush(),
+  });
   const app = await buildApp({
+    statistics,
     engine,
     config,
     health: { ping: () => storage.ping(), pendingMigrations: () => storage.pendingMigrations() },
@@ -171,19 +217,6 @@ export async function createGatehouse(
     ),
   );
 
-  const purgeObserver = {
-    purged: (kind: string, rows: number) => metrics.purged(kind, rows),
-    failed: (err: unknown) => app.log.warn({ err }, 'purge failed; retrying at the next interval'),
-  };
-  const purgePolicy: PurgePolicy = {
-    ...DEFAULT_PURGE_PACING,
-    batchSize: config.purgeBatchSize,
-    maxRowsPerSecond: config.purgeMaxRowsPerSecond,
-    accessTokenTtl: config.accessTokenTtl,
-    unusedOpenClientSeconds: config.dynamicRegistrationUnusedDays * 86_400,
-    auditRetentionSeconds: config.auditRetentionDays * 86_400,
-  };
-  const purger = new Purger(storage.purge, clock, purgePolicy, purgeObserver);
   const purgeScheduler = new PurgeScheduler(
     purger,
     { intervalSeconds: config.purgeIntervalSeconds },
@@ -228,7 +261,12 @@ export async function createGatehouse(
   // counters are merged one last time by their own hook, registered in buildApp, which runs after this).
   app.addHook('onClose', async function stopBackgroundWork() {
     closing = true;
-    await Promise.all([purgeScheduler.stop(), purgeProcess?.stop(), engine.close()]);
+    await Promise.all([
+      purgeScheduler.stop(),
+      purgeProcess?.stop(),
+      engine.close(),
+      figures.stop().catch((err: unknown) => app.log.warn({ err }, 'could not write the last figures')),
+    ]);
     stopObservingQueries();
     stopObservingConnectionErrors();
   });
@@ -241,6 +279,7 @@ export async function createGatehouse(
     keyRing,
     purger,
     metrics,
+    figures,
     get purgeProcessPid() {
       return purgeProcess?.pid;
     },
@@ -249,6 +288,9 @@ export async function createGatehouse(
     async listen() {
       await app.listen({ port: config.port, host: config.host });
       startPurge();
+      figures.start((err) =>
+        app.log.warn({ err }, 'could not write the figures; they are added at the next flush'),
+      );
       keyRing.start((err) =>
         app.log.warn({ err }, 'could not re-read the signing keys; retrying at the next interval'),
       );
@@ -261,6 +303,16 @@ export async function createGatehouse(
       await storage.close();
     },
   };
+}
+
+/** What the dashboard says of the certificate this process serves (decision 43). */
+function servedCertificate(pem: string): ServedCertificate | undefined {
+  try {
+    const certificate = new X509Certificate(pem);
+    return { subject: certificate.subject, notAfter: Math.floor(Date.parse(certificate.validTo) / 1000) };
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -228,6 +228,11 @@ export interface BrowserSessionStore {
   delete(hash: string): Promise<boolean>;
   /** Signs the user out of every browser (a password reset); returns how many sessions ended. */
   deleteByUser(userId: string): Promise<number>;
+  /**
+   * How many sessions are live at `at`, counting no further than `limit` (the dashboard's active
+   * sessions, decision 43).
+   */
+  countLive(at: number, limit: number): Promise<number>;
   /** The user's live sessions at `at`, oldest first (the security page's list, decision 37). */
   listByUser(userId: string, at: number): Promise<BrowserSession[]>;
   /**
@@ -288,6 +293,11 @@ export interface PurgeCutoffs {
    * or absent keeps them all.
    */
   auditEventsBefore?: number | null;
+  /**
+   * The dashboard's per-minute samples of minutes before this are deleted (decision 43: two hours are
+   * kept, the dashboard shows one); absent keeps them.
+   */
+  metricSamplesBefore?: number | null;
 }
 
 /**
@@ -311,6 +321,7 @@ export const PURGE_KINDS = [
   'mail_links',
   'clients',
   'audit_events',
+  'metric_samples',
 ] as const;
 
 export type PurgeKind = (typeof PURGE_KINDS)[number];
@@ -331,6 +342,11 @@ export interface PurgeStore {
    * same records at once.
    */
   purgeBatch(kind: string, cutoffs: PurgeCutoffs, limit: number): Promise<number>;
+  /**
+   * How many dead records of `kind` wait for the purge, counting no further than `limit` (the
+   * dashboard's purge backlog, decision 43: a bounded count, never a scan of a whole table).
+   */
+  backlog(kind: string, cutoffs: PurgeCutoffs, limit: number): Promise<number>;
 }
 
 /** Nonces of MAC-signed requests (docs/decisions.md, decision 3), kept until their timestamp window passes. */
@@ -562,6 +578,30 @@ export interface AuditEventStore {
   list(filter: AuditEventFilter): Promise<AuditEvent[]>;
 }
 
+/**
+ * What one process counted in one minute of one series (decision 43): `minute` is the epoch second the
+ * minute starts at, `label` one of the series' bounded set (a grant type, an error code, a latency
+ * bucket's upper bound).
+ */
+export interface MetricSample {
+  processId: string;
+  minute: number;
+  series: string;
+  label: string;
+  value: number;
+}
+
+/** The dashboard's figures, written by every process of a deployment (decision 43). */
+export interface MetricSampleStore {
+  /**
+   * Adds each sample's value to the stored one of its (minute, process, series, label), created when
+   * absent, in one statement: a process flushes what it counted since its last flush.
+   */
+  add(samples: readonly MetricSample[]): Promise<void>;
+  /** The samples of minutes at or after `minute`, every process's, at most `limit`. */
+  since(minute: number, limit: number): Promise<MetricSample[]>;
+}
+
 export interface Storage {
   readonly clients: ClientStore;
   readonly users: UserStore;
@@ -588,6 +628,7 @@ export interface Storage {
   readonly identityProviders: IdentityProviderStore;
   readonly federatedLinks: FederatedLinkStore;
   readonly auditEvents: AuditEventStore;
+  readonly metricSamples: MetricSampleStore;
   /**
    * Runs `work` in one transaction and returns its result: every write it makes through the storage
    * it is given is kept if it resolves and undone if it rejects (the change and its audit event, both

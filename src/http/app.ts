@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions
 import type { GatehouseConfig } from '../config.js';
 import { DPOP_SIGNING_ALGORITHMS } from '../core/tokens/dpop.js';
 import type { Engine } from '../core/engine.js';
+import type { Statistics } from '../core/ops/statistics.js';
 import type { RateLimitStore } from '../core/ports.js';
 import { registerHealthRoutes, type StoreHealth } from './health-routes.js';
 import { createMetrics, type GatehouseMetrics } from './metrics.js';
@@ -44,6 +45,8 @@ export interface AppDependencies {
   logger?: FastifyServerOptions['logger'];
   /** Prometheus metrics; a private registry when absent. */
   metrics?: GatehouseMetrics;
+  /** The dashboard's figures and the state of things, for GET /v1/statistics (decision 43). */
+  statistics: Statistics;
   /** What GET /metrics serves (cluster-wide under --workers); this process's registry when absent. */
   collectMetrics?: MetricsCollector;
 }
@@ -185,7 +188,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       { prefix: config.basePath },
     );
   }
-  await app.register(apiV1({ config, engine }), {
+  await app.register(apiV1({ config, engine, statistics: deps.statistics }), {
     prefix: `${config.basePath}${ENDPOINTS.managementApi.path}`,
   });
   await app.register(

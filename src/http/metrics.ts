@@ -16,9 +16,17 @@ export interface GatehouseMetrics {
   storeQuery(operation: string, seconds: number, failed: boolean): void;
 }
 
+/** The dashboard's figures (core/ops/figures.ts, decision 43): told of the same events, in memory. */
+export interface FigureCounts {
+  request(seconds: number): void;
+  count(series: 'token_responses' | 'errors', label: string): void;
+}
+
 export interface MetricsOptions {
   /** Process metrics (CPU, memory, event-loop lag, GC): on in servers, off in tests. */
   processMetrics?: boolean;
+  /** Where the dashboard's figures are counted beside the Prometheus metrics (decision 43). */
+  figures?: FigureCounts;
 }
 
 export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
@@ -98,18 +106,23 @@ export function createMetrics(options: MetricsOptions = {}): GatehouseMetrics {
   );
   const storeChild = memoByKey((operation: string, outcome: string) => store.series({ operation, outcome }));
 
+  const { figures } = options;
   return {
     registry,
     request(route, method, status, seconds) {
       const child = requestChild(route, method, status);
       child.count.count += 1;
       child.observe(seconds);
+      figures?.request(seconds);
     },
     tokenIssued(grantType, tokenType) {
       tokenChild(grantType, tokenType).count += 1;
+      // One token response per access token; its refresh token is no other response.
+      if (tokenType !== 'refresh') figures?.count('token_responses', grantType);
     },
     oauthError(route, error) {
       errors.inc({ route, error });
+      figures?.count('errors', error);
     },
     throttled(route, limit) {
       throttled.inc({ route, limit });

@@ -122,6 +122,7 @@ for (const backend of backends()) {
         'GET /v1/signing-keys/{kid}',
         'POST /v1/signing-keys/{kid}/revoke',
         'GET /v1/audit-events',
+        'GET /v1/statistics',
       ];
       assert.deepEqual([...operations].sort(), [...expected].sort());
     });

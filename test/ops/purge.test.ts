@@ -191,6 +191,21 @@ async function seed(storage: SqlStorage, clock: ManualClock, n: number): Promise
   dead.audit_events = deadEvents.length;
   await insertChunked(storage, 'audit_events', [...liveEvents, ...deadEvents]);
 
+  // The dashboard's samples (decision 43) go once their minute is more than two hours old.
+  const sample = (label: string, minute: number) => ({
+    minute,
+    process_id: 'p',
+    series: 'errors',
+    label,
+    value: 1,
+  });
+  const liveSamples = [sample('ms-kept', now - 7200), sample('ms-new', now)];
+  keep.metric_samples = new Set(liveSamples.map((s) => s.label));
+  const deadSamples = [];
+  for (let i = 0; i < n; i++) deadSamples.push(sample(`ms-dead-${i}`, now - 7201 - (i % 50) * 60));
+  dead.metric_samples = deadSamples.length;
+  await insertChunked(storage, 'metric_samples', [...liveSamples, ...deadSamples]);
+
   // Grants: live; expiring later; expired; revoked long ago (dead); revoked recently (access tokens may live).
   const liveGrant = 'g-live';
   const grants = [
@@ -403,6 +418,7 @@ const KEY_COLUMNS: Record<string, string> = {
   webauthn_challenges: 'hash',
   mail_links: 'hash',
   audit_events: 'id',
+  metric_samples: 'label',
 };
 
 /**
@@ -425,6 +441,9 @@ function fakePurgeStore(
       const deleted = Math.min(limit, state.remaining);
       state.remaining -= deleted;
       return deleted;
+    },
+    async backlog(_table: string, _cutoffs: unknown, limit: number) {
+      return Math.min(limit, state.remaining);
     },
   };
   return { state, store };
@@ -579,6 +598,14 @@ for (const backend of backends()) {
         },
         { purged: (_table, rows) => batches.push(rows) },
       );
+      // The backlog the dashboard shows (decision 43): what the purge is about to delete, counted up
+      // to the limit.
+      const backlog = await p.backlog(1000);
+      assert.deepEqual(Object.keys(backlog).sort(), Object.keys(KEY_COLUMNS).sort());
+      for (const kind of ['audit_events', 'metric_samples', 'browser_sessions', 'mail_links']) {
+        assert.equal(backlog[kind], Math.min(1000, dead[kind] ?? 0), kind);
+      }
+      assert.equal((await p.backlog(5))['metric_samples'], 5);
       const deleted = await p.runUntilClean();
       assert.deepEqual(deleted, dead);
       // Never more than one batch's worth per statement.
@@ -587,6 +614,11 @@ for (const backend of backends()) {
       for (const [table, column] of Object.entries(KEY_COLUMNS)) {
         assert.deepEqual(await keys(store.storage, table as Table, column), keep[table], table);
       }
+      assert.deepEqual(
+        Object.values(await p.backlog(1000)).filter((rows) => rows > 0),
+        [],
+        'no backlog once clean',
+      );
       // A second pass finds nothing.
       const again = await p.runOnce();
       assert.equal(

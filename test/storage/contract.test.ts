@@ -2415,6 +2415,97 @@ for (const backend of contractBackends) {
       });
     });
 
+    describe('metric samples (migration 0025-metric-samples; decision 43)', () => {
+      // Minutes of their own, far from every other case's times: the store is shared by the cases.
+      const BASE = 3_000_000_000 - (3_000_000_000 % 60);
+      const sample = (processId: string, minute: number, label: string, value: number) => ({
+        processId,
+        minute,
+        series: 'token_responses',
+        label,
+        value,
+      });
+      const byKey = (samples: { processId: string; minute: number; label: string; value: number }[]) =>
+        samples.map((s) => `${s.minute - BASE} ${s.processId} ${s.label}=${s.value}`).sort();
+
+      it('adds to a row per (minute, process, series, label), and reads every process from a minute on', async () => {
+        await storage.metricSamples.add([
+          sample('p1', BASE, 'client_credentials', 2),
+          sample('p1', BASE + 60, 'client_credentials', 1),
+          sample('p1', BASE, 'refresh_token', 1),
+        ]);
+        await other.metricSamples.add([
+          sample('p1', BASE, 'client_credentials', 3),
+          sample('p2', BASE, 'client_credentials', 4),
+        ]);
+        await storage.metricSamples.add([]);
+        assert.deepEqual(byKey(await other.metricSamples.since(BASE, 100)), [
+          '0 p1 client_credentials=5',
+          '0 p1 refresh_token=1',
+          '0 p2 client_credentials=4',
+          '60 p1 client_credentials=1',
+        ]);
+        assert.deepEqual(byKey(await storage.metricSamples.since(BASE + 60, 100)), [
+          '60 p1 client_credentials=1',
+        ]);
+        // At most `limit`, oldest minutes first.
+        const two = await storage.metricSamples.since(BASE, 2);
+        assert.equal(two.length, 2);
+        assert.ok(two.every((s) => s.minute === BASE));
+      });
+
+      it('counts every one of 20 concurrent adds to one row', async () => {
+        await race((store) => store.metricSamples.add([sample('p3', BASE + 600, 'password', 1)]));
+        assert.deepEqual(byKey(await other.metricSamples.since(BASE + 600, 100)), ['600 p3 password=20']);
+      });
+
+      sqlIt('purges minutes before the cutoff, and counts the backlog up to a limit', async () => {
+        const at = BASE + 7200;
+        await storage.metricSamples.add([
+          sample('p4', BASE + 1200, 'old-a', 1),
+          sample('p4', BASE + 1260, 'old-b', 1),
+          sample('p4', BASE + 1320, 'kept', 1),
+        ]);
+        assert.ok(storage.purge.kinds.includes('metric_samples'));
+        const cutoffs = { now: at, revokedAccessTokensExpiredBefore: at, grantsRevokedBefore: at };
+        const before = { ...cutoffs, metricSamplesBefore: BASE + 1320 };
+        assert.equal(await storage.purge.backlog('metric_samples', cutoffs, 100), 0, 'none without a cutoff');
+        // Everything before BASE + 1320 is dead, the earlier cases' rows included.
+        const dead = await other.purge.backlog('metric_samples', before, 1000);
+        assert.ok(dead >= 2);
+        assert.equal(await other.purge.backlog('metric_samples', before, 1), 1, 'stops at the limit');
+        let deleted = 0;
+        for (;;) {
+          const rows = await storage.purge.purgeBatch('metric_samples', before, 1000);
+          if (rows === 0) break;
+          deleted += rows;
+        }
+        assert.equal(deleted, dead);
+        assert.equal(await other.purge.backlog('metric_samples', before, 1000), 0);
+        assert.deepEqual(byKey(await other.metricSamples.since(BASE, 100)), ['1320 p4 kept=1']);
+      });
+    });
+
+    describe('live sessions counted (decision 43)', () => {
+      it('counts the sessions live at a time, up to a limit', async () => {
+        const { user } = await seedGrant();
+        // Times of their own, after every other case's sessions have expired.
+        const AT = 3_500_000_000;
+        for (const [i, expiresAt] of [AT + 10, AT + 20, AT + 30, AT].entries()) {
+          await storage.browserSessions.insert({
+            hash: sha256(`live-${user.id}-${i}`),
+            userId: user.id,
+            createdAt: NOW,
+            expiresAt,
+          });
+        }
+        assert.equal(await other.browserSessions.countLive(AT, 100), 3);
+        assert.equal(await other.browserSessions.countLive(AT + 15, 100), 2);
+        assert.equal(await storage.browserSessions.countLive(AT, 2), 2);
+        assert.equal(await storage.browserSessions.countLive(AT + 30, 100), 0);
+      });
+    });
+
     describe('throttle', () => {
       it('counts hits inside a window, peeks without counting, and resets', async () => {
         const key = `t:${randomUUID()}`;

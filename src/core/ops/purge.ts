@@ -1,6 +1,7 @@
 import type { Clock } from '../../shared/clock.js';
 import { ownTimeMillis } from '../../shared/own-time.js';
 import type { PurgeCutoffs, PurgeStore } from '../ports.js';
+import { METRIC_SAMPLE_RETENTION_SECONDS } from './figures.js';
 
 /**
  * How the purge paces itself beside requests (docs/decisions.md, decision 5): batches of the
@@ -143,7 +144,20 @@ export class Purger {
           : null,
       auditEventsBefore:
         (this.policy.auditRetentionSeconds ?? 0) > 0 ? now - (this.policy.auditRetentionSeconds ?? 0) : null,
+      metricSamplesBefore: now - METRIC_SAMPLE_RETENTION_SECONDS,
     };
+  }
+
+  /**
+   * How many dead records of each kind wait for the purge now, each count stopped at `limit` (the
+   * dashboard's purge backlog, decision 43).
+   */
+  async backlog(limit: number): Promise<Record<string, number>> {
+    const cutoffs = this.cutoffs();
+    const counts = await Promise.all(
+      this.store.kinds.map((kind) => this.store.backlog(kind, cutoffs, limit)),
+    );
+    return Object.fromEntries(this.store.kinds.map((kind, i) => [kind, counts[i] ?? 0]));
   }
 
   /**

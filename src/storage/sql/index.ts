@@ -33,6 +33,7 @@ import { createUserRepository } from './repositories/users.js';
 import { createSigningKeyRepository } from './repositories/signing-keys.js';
 import { createThrottleRepository } from './repositories/throttle.js';
 import { createAuditEventRepository } from './repositories/audit-events.js';
+import { createMetricSampleRepository } from './repositories/metric-samples.js';
 import type { Database } from './schema.js';
 import type { RequestStatements } from './prepared-query.js';
 import { createPostgresStatements } from './dialects/postgres-statements.js';
@@ -211,6 +212,7 @@ export function createSqlStorage(options: SqlStorageOptions): SqlStorage {
     identityProviders: createIdentityProviderRepository(handle),
     federatedLinks: createFederatedLinkRepository(handle),
     auditEvents: createAuditEventRepository(handle),
+    metricSamples: createMetricSampleRepository(handle),
   });
   const clients = createClientRepository(db, statements, CLIENT_CACHE_TTL_MS, options.nowMs);
   const purge = createPurgeRepository(db, kind, afterPurgeDeletes);

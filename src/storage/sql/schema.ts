@@ -321,6 +321,15 @@ export interface AuditEventsTable {
   detail: string | null;
 }
 
+/** Decision 43: what one process counted in one minute, per series and label. */
+export interface MetricSamplesTable {
+  minute: number;
+  process_id: string;
+  series: string;
+  label: string;
+  value: number;
+}
+
 export interface Database {
   clients: ClientsTable;
   users: UsersTable;
@@ -346,4 +355,5 @@ export interface Database {
   identity_providers: IdentityProvidersTable;
   federated_links: FederatedLinksTable;
   audit_events: AuditEventsTable;
+  metric_samples: MetricSamplesTable;
 }

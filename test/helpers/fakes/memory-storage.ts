@@ -34,6 +34,8 @@ import type {
   IdentityProviderStore,
   PasskeyStore,
   MailLinkStore,
+  MetricSample,
+  MetricSampleStore,
   PurgeStore,
   PushedAuthorizationRequestStore,
   RateLimitStore,
@@ -92,6 +94,8 @@ interface Tables {
   /** By user id, then by code hash: when each was used (null: unused). */
   recoveryCodes: Map<string, Map<string, number | null>>;
   auditEvents: Map<string, AuditEvent>;
+  /** Keyed by minute, process, series and label, NUL-separated. */
+  metricSamples: Map<string, MetricSample>;
 }
 
 function references(table: Map<string, unknown>, key: string, what: string): void {
@@ -497,6 +501,9 @@ function browserSessions(t: Tables): BrowserSessionStore {
       }
       return ended;
     },
+    async countLive(at, limit) {
+      return Math.min(limit, [...t.browserSessions.values()].filter((s) => s.expiresAt > at).length);
+    },
     async listByUser(userId, at) {
       return [...t.browserSessions.values()]
         .filter((session) => session.userId === userId && session.expiresAt > at)
@@ -849,10 +856,32 @@ function auditEvents(t: Tables): AuditEventStore {
   };
 }
 
+function metricSamples(t: Tables): MetricSampleStore {
+  return {
+    async add(samples) {
+      for (const sample of samples) {
+        const key = [sample.minute, sample.processId, sample.series, sample.label].join('\u0000');
+        const stored = t.metricSamples.get(key);
+        t.metricSamples.set(key, { ...sample, value: (stored?.value ?? 0) + sample.value });
+      }
+    },
+    async since(minute, limit) {
+      return [...t.metricSamples.values()]
+        .filter((sample) => sample.minute >= minute)
+        .sort((a, b) => a.minute - b.minute)
+        .slice(0, limit)
+        .map(copy);
+    },
+  };
+}
+
 const noPurge: PurgeStore = {
   kinds: [],
   batchMillis: 1,
   async purgeBatch(kind) {
+    throw new Error(`the in-memory store does not purge ${kind}`);
+  },
+  async backlog(kind) {
     throw new Error(`the in-memory store does not purge ${kind}`);
   },
 };
@@ -945,6 +974,7 @@ export function memoryStorage(): GatehouseStore {
     totp: new Map(),
     recoveryCodes: new Map(),
     auditEvents: new Map(),
+    metricSamples: new Map(),
   };
   const storage = storageOver(t);
   return {
@@ -1015,6 +1045,7 @@ function storageOver(t: Tables): Storage {
     mailLinks: mailLinks(t),
     secondFactors: secondFactors(t),
     auditEvents: auditEvents(t),
+    metricSamples: metricSamples(t),
     atomically: atomicallyOver(t),
     async ping() {},
     async close() {},

@@ -68,6 +68,11 @@ export function openApiOptions(options: {
           name: 'audit-events',
           description: 'Who changed what, when and from where, and every sign-in (decision 41)',
         },
+        {
+          name: 'statistics',
+          description:
+            'The last hour’s figures of every process and the state of the deployment (decision 43)',
+        },
       ],
       components: {
         securitySchemes: {

@@ -2,6 +2,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, FastifyPluginAsync, FastifyRequest, HTTPMethods } from 'fastify';
 import type { GatehouseConfig } from '../../../config.js';
 import type { Engine } from '../../../core/engine.js';
+import type { Statistics } from '../../../core/ops/statistics.js';
 import { macOrigin, requestHasBody } from 'gatehouse-oauth-resource-server/mac';
 import { MacRequestVerifier } from './mac-request-verifier.js';
 import { authenticator, type ApiAuthOptions } from './authentication.js';
@@ -9,6 +10,7 @@ import { Problem, problemErrorHandler, sendProblem } from './problem.js';
 import type { ApiContext } from './context.js';
 import { typeboxValidatorCompiler } from './schema-validation.js';
 import { registerAuditEventRoutes } from './routes/audit-events.js';
+import { registerStatisticsRoutes } from './routes/statistics.js';
 import { registerClientRoutes } from './routes/clients.js';
 import { registerIdentityProviderRoutes } from './routes/identity-providers.js';
 import { registerMeRoutes } from './routes/me.js';
@@ -22,6 +24,8 @@ import { registerUserRoutes } from './routes/users.js';
 export interface ApiV1Dependencies {
   config: GatehouseConfig;
   engine: Engine;
+  /** GET /v1/statistics (decision 43). */
+  statistics: Statistics;
 }
 
 const rawBodies = new WeakMap<FastifyRequest, Buffer>();
@@ -143,6 +147,7 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
     registerResourceRoutes(api, context);
     registerSigningKeyRoutes(api, context);
     registerAuditEventRoutes(api, context);
+    registerStatisticsRoutes(api, context, deps.statistics);
     registerOpenApiRoute(api);
 
     for (const [path, served] of routes) {

@@ -803,6 +803,77 @@ export const AuditEventList = Type.Object(
 );
 export type AuditEventQueryString = Static<typeof AuditEventQuery>;
 
+// ---- statistics (decision 43)
+const PerMinute = Type.Array(Type.Integer({ minimum: 0 }), {
+  description: 'One count per minute of `minutes`, summed over every process',
+});
+const PerMinuteByLabel = (label: string) =>
+  Type.Record(Type.String(), PerMinute, { description: `Counts per minute, by ${label}` });
+const QuantilePerMinute = Type.Array(Type.Union([Type.Number(), Type.Null()]), {
+  description: 'Milliseconds, per minute; null for a minute without requests',
+});
+export const Statistics = Type.Object(
+  {
+    at: Timestamp,
+    minutes: Type.Array(Timestamp, {
+      description: 'The start of each minute of the last hour, oldest first; the last is the current one',
+    }),
+    processes: Type.Integer({ description: 'Gatehouse processes that reported figures in the last hour' }),
+    token_responses: PerMinuteByLabel('grant type'),
+    sign_ins: PerMinute,
+    failed_sign_ins: PerMinute,
+    lockouts: PerMinute,
+    errors: PerMinuteByLabel('OAuth error code (`server_error` for a 5xx answer)'),
+    requests: PerMinute,
+    latency_ms: Type.Object(
+      { p50: QuantilePerMinute, p99: QuantilePerMinute },
+      {
+        ...strict,
+        description:
+          'Request latency quantiles, from every process’s histogram buckets merged (linear within a bucket)',
+      },
+    ),
+    active_sessions: Type.Integer({
+      description: 'Browser sessions live now (counted up to `count_limit`)',
+    }),
+    signing_keys: Type.Array(
+      Type.Object(
+        {
+          kid: Type.String(),
+          alg: Type.String(),
+          status: Type.Union([Type.Literal('active'), Type.Literal('retired'), Type.Literal('revoked')]),
+          created_at: Timestamp,
+          age_seconds: Type.Integer(),
+        },
+        strict,
+      ),
+      { description: 'Every signing key, newest first, with its age' },
+    ),
+    pending_migrations: Type.Array(Type.String(), {
+      description: 'Migrations this version knows that the store has not applied (`gatehouse migrate`)',
+    }),
+    tls_certificate: Type.Union(
+      [
+        Type.Object(
+          {
+            subject: Type.String(),
+            not_after: Timestamp,
+            expires_in_seconds: Type.Integer({ description: 'Negative once expired' }),
+          },
+          strict,
+        ),
+        Type.Null(),
+      ],
+      { description: 'The certificate this server serves; null when a proxy terminates TLS' },
+    ),
+    purge_backlog: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+      description: 'Dead records waiting for the purge, per kind (each counted up to `count_limit`)',
+    }),
+    count_limit: Type.Integer({ description: 'The most any count here goes to' }),
+  },
+  strict,
+);
+
 function page<T extends TSchema>(item: T) {
   return Type.Object(
     {

@@ -48,6 +48,12 @@ export interface ConsoleRouter {
   see(reply: FastifyReply, path: string, done?: string): FastifyReply;
   /** The notice a redirect named by `?done=WORD`, looked up in the section's own fixed texts. */
   noticeOf(request: FastifyRequest, notices: Readonly<Record<string, string>>): string | undefined;
+  /**
+   * Serves a file the console's pages load (a script, a stylesheet) under `<admin>/assets/`, named
+   * `name` and a hash of its content, cached for a year (a new content is a new name); returns its path
+   * under the base path, for the layout's `scripts` or a link.
+   */
+  asset(name: string, contentType: string, body: string): string;
   param(request: FastifyRequest, name?: string): string;
   query(request: FastifyRequest, name: string): string;
   offset(request: FastifyRequest): number;

@@ -146,8 +146,21 @@ th { color: var(--muted); font-weight: 600; }
 .facts dt { color: var(--muted); }
 .facts dd { margin: 0; overflow-wrap: anywhere; }
 code.secret { font-size: 1rem; }
+/* The dashboard (decision 43): charts two abreast where they fit, one under another on a phone; each
+   chart's box is as wide as its column, which the script sizes the canvas to. */
+.charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(100%, 26rem), 1fr)); gap: 1.5rem; }
+.chart-figure { margin: 0; min-width: 0; }
+.chart-figure h3 { margin: 0; font-size: 1rem; }
+.chart-figure figcaption p { margin: .125rem 0 .5rem; }
+.chart { width: 100%; min-height: 0; overflow: hidden; }
+.chart-figure td, .chart-figure th { font-variant-numeric: tabular-nums; }
+table.state th[scope=row] { width: 12rem; }
+.error-text { color: var(--danger); font-weight: 600; }
 @media (max-width: 40rem) {
   .facts { grid-template-columns: minmax(0, 1fr); }
+  table.state th[scope=row] { width: auto; }
+  .chart-figure th, .chart-figure td { padding: .375rem; }
+  .chart-figure th[scope=row] { overflow-wrap: anywhere; }
   .facts dt { margin-top: .25rem; }
 }
 `;

@@ -318,6 +318,19 @@ export function registerAdminRoutes(
       const done = (request.query as Record<string, unknown>)['done'];
       return typeof done === 'string' ? notices[done] : undefined;
     },
+    asset(name, contentType, body) {
+      // The content's hash in the name: a page always names the file it was written against, and a
+      // browser may keep each for a year (a new release is a new name).
+      const hash = createHash('sha256').update(body).digest('base64url').slice(0, 12);
+      const path = `${adminPath}/assets/${name}-${hash}`;
+      app.get(path, async function consoleAsset(_request, reply) {
+        return reply
+          .header('content-type', contentType)
+          .header('cache-control', 'public, max-age=31536000, immutable')
+          .send(body);
+      });
+      return path;
+    },
     param: idParam,
     query: queryField,
     offset: offsetOf,

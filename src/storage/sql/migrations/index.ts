@@ -23,6 +23,7 @@ import * as accountSecurity from './0020-account-security.js';
 import * as tokenAssurance from './0021-token-assurance.js';
 import * as clientIdentityProviders from './0023-client-identity-providers.js';
 import * as auditEvents from './0024-audit-events.js';
+import * as metricSamples from './0025-metric-samples.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -50,6 +51,7 @@ const migrations: Record<string, Migration> = {
   '0022-identity-providers': identityProviders,
   '0023-client-identity-providers': clientIdentityProviders,
   '0024-audit-events': auditEvents,
+  '0025-metric-samples': metricSamples,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { BrowserSession, Grant, SessionAuthentication } from '../../../core/model.js';
 import type { BrowserSessionStore } from '../../../core/ports.js';
 import type { BrowserSessionsTable, Database, UsersTable } from '../schema.js';
@@ -170,6 +170,16 @@ export function createBrowserSessionRepository(
     async deleteByUser(userId: string) {
       const result = await db.deleteFrom('browser_sessions').where('user_id', '=', userId).executeTakeFirst();
       return Number(result.numDeletedRows);
+    },
+    async countLive(at: number, limit: number) {
+      // A bounded count over the expiry index (migration 0002): the dashboard's figure, never a scan
+      // of every session of a large deployment.
+      const { rows } = await sql<{
+        n: number | string;
+      }>`SELECT COUNT(*) AS n FROM (SELECT 1 FROM browser_sessions WHERE expires_at > ${at} LIMIT ${limit}) live`.execute(
+        db,
+      );
+      return Number(rows[0]?.n ?? 0);
     },
     async listByUser(userId: string, at: number) {
       const rows = await db

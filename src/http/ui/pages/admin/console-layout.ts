@@ -44,6 +44,8 @@ export function consolePage(
   section: ConsoleSection,
   title: string,
   body: SafeHtml,
+  /** Module scripts of the page, by path under the base path (ConsoleRouter.asset). */
+  scripts?: string[],
 ): string {
   const base = frame.basePath;
   const links = html`${SECTIONS.map(
@@ -66,6 +68,7 @@ export function consolePage(
     wide: true,
     navigation: { label: 'Admin console', links },
     body: html`${prompt}${body}`,
+    ...(scripts === undefined ? {} : { scripts }),
   });
 }
 
