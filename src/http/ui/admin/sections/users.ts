@@ -196,7 +196,7 @@ export function registerUsers(router: ConsoleRouter): void {
   // "Reset password": a link by mail (decision 35); a user without an address is given one first.
   router.action(`${userPath}/password-reset`, userBack, async (request, reply, c) => {
     const id = encodeURIComponent(router.param(request));
-    const email = field(request.body, 'email');
+    const email = field(request.body, 'reset_email');
     const refused = (answer: { status: number; body: unknown }) =>
       showUser(request, reply, c, answer.status, {
         resetProblem: problemOf(answer) as ApiProblem,

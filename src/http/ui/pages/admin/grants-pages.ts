@@ -65,7 +65,7 @@ export function grantsTable(
               }
               <td>${grant.scopes.length === 0 ? '—' : grant.scopes.join(' ')}</td>
               <td>${time(grant.createdAt)}</td>
-              <td>${grant.expiresAt === '' ? 'Revoked' : time(grant.expiresAt)}</td>
+              <td>${grant.expiresAt === '' ? 'Until revoked' : time(grant.expiresAt)}</td>
               <td>
                 <a href="${revokeLink(base, grant, back)}"
                   >Revoke<span class="visually-hidden">

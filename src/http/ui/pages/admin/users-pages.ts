@@ -205,7 +205,12 @@ export function userPage(frame: ConsoleFrame, input: UserPageInput): string {
  */
 function passwordResetSection(frame: ConsoleFrame, path: string, input: UserPageInput) {
   const { user } = input;
-  const problem = input.resetProblem;
+  // Its own field name: the edit form above has `email` (one id per page). The API's problem naming
+  // `email` is shown next to this one.
+  const problem =
+    input.resetProblem?.field === 'email'
+      ? { ...input.resetProblem, field: 'reset_email' }
+      : input.resetProblem;
   return html`<h2 class="spaced">Reset password</h2>
     ${
       user.email === ''
@@ -215,13 +220,13 @@ function passwordResetSection(frame: ConsoleFrame, path: string, input: UserPage
             once, for 30 minutes; nothing changes until it is followed.
           </p>`
     }
-    ${formProblem(problem, ['email'])}
+    ${formProblem(problem, ['reset_email'])}
     <form method="post" action="${path}/password-reset" class="stack" novalidate>
       ${csrf(frame)}
       ${
         user.email === ''
           ? inputField({
-              name: 'email',
+              name: 'reset_email',
               label: 'Email for the link',
               value: input.resetEmail ?? '',
               problem,
