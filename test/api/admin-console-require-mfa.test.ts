@@ -83,6 +83,14 @@ for (const backend of backends()) {
         limit: 5,
       });
       assert.equal(added.items.length, 1, 'the set-up is recorded');
+      // The console's consent (skipped on screen, recorded all the same) carries the request's address.
+      const consent = await server.gatehouse.engine.audit.list({
+        types: ['consent.given'],
+        userId: user.id,
+        limit: 5,
+      });
+      assert.equal(consent.items[0]?.clientId, 'gatehouse-admin');
+      assert.equal(typeof consent.items[0]?.address, 'string');
     });
 
     it('a user who is no administrator gets no console even with a second factor', async () => {
