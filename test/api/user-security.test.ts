@@ -70,6 +70,8 @@ for (const backend of backends()) {
       const { user } = await server.user();
       const { user: other } = await server.user();
       const first = await signInAt(user.id, CHROME);
+      // Oldest first: a second later, so the order is the list's, not the store's tie-break.
+      server.clock.advance(1);
       await signInAt(user.id);
       const otherBrowser = await signInAt(other.id);
       const listed = await api.get(`/users/${user.id}/sessions`);
