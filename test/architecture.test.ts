@@ -58,12 +58,22 @@ const CORE_ROOMS: Readonly<Record<string, readonly string[]>> = {
   'sign-in': ['ground', 'audit', 'keys', 'users'],
   // Upstream identity providers and the broker's rules (decisions 38-40): a way of signing in, above it.
   federation: ['ground', 'audit', 'keys', 'users', 'sign-in'],
-  tokens: ['ground', 'keys', 'grants', 'scopes'],
+  tokens: ['ground', 'audit', 'keys', 'grants', 'scopes'],
   clients: ['ground', 'audit', 'tokens', 'scopes'],
   authorize: ['ground', 'audit', 'grants', 'scopes', 'sign-in', 'tokens', 'clients'],
   oidc: ['ground', 'scopes', 'tokens', 'clients'],
-  device: ['ground', 'users', 'scopes', 'sign-in', 'authorize'],
-  'token-endpoint': ['ground', 'grants', 'users', 'scopes', 'tokens', 'clients', 'authorize', 'device'],
+  device: ['ground', 'audit', 'users', 'scopes', 'sign-in', 'authorize'],
+  'token-endpoint': [
+    'ground',
+    'audit',
+    'grants',
+    'users',
+    'scopes',
+    'tokens',
+    'clients',
+    'authorize',
+    'device',
+  ],
   // engine.ts builds everything below it once (createEngine).
   engine: [
     'ground',

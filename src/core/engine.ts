@@ -305,6 +305,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     clock,
     issuer: policy.issuer,
     macSecret: policy.macSecret,
+    audit,
   });
   const tokenEndpoint = new TokenEndpoint(
     {
@@ -314,6 +315,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       clock,
       resources: resourceTargets,
       accessTokens: tokens.validator,
+      audit,
       policy: {
         refreshReuseGraceSeconds: policy.refreshReuseGraceSeconds,
         passwordFailuresPerUsername: policy.passwordFailuresPerUsername,
@@ -342,10 +344,10 @@ export function createEngine(deps: EngineDependencies): Engine {
     audit,
   );
   const passwords = new PasswordAuthenticator(storage.users, clock);
-  const browserSessions = new BrowserSessions(storage.browserSessions, clock);
+  const browserSessions = new BrowserSessions(storage.browserSessions, clock, undefined, audit);
   const users = new UserRegistry(storage, clock, audit);
   const mailer = deps.mailer ?? noMailer;
-  const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail });
+  const accountMail = new AccountMail({ storage, users, clock, mailer, policy: policy.mail, audit });
   const secondFactors = new SecondFactors(
     storage.secondFactors,
     storage.users,
@@ -382,6 +384,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     deviceAuthorization: new DeviceAuthorizationService({
       storage,
       clock,
+      audit,
       resources: resourceTargets,
       policy: policy.deviceAuthorization,
     }),
@@ -444,6 +447,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       clock,
       issuer: policy.issuer,
       signIns,
+      audit,
     }),
     async prepare() {
       await scopes.ensureBuiltIns();

@@ -97,6 +97,11 @@ for (const backend of backends()) {
         'DELETE /v1/users/{id}',
         'GET /v1/users/{id}/grants',
         'DELETE /v1/users/{id}/grants/{grantId}',
+        'GET /v1/users/{id}/sessions',
+        'DELETE /v1/users/{id}/sessions',
+        'DELETE /v1/users/{id}/sessions/{sid}',
+        'DELETE /v1/users/{id}/second-factors',
+        'POST /v1/users/{id}/password-resets',
         'GET /v1/users/{id}/identity-links',
         'DELETE /v1/users/{id}/identity-links/{linkId}',
         'GET /v1/identity-providers',
@@ -136,7 +141,12 @@ for (const backend of backends()) {
           assert.deepEqual(scopes, path === '/v1/users/me' ? ['profile'] : ['admin'], name);
           const responses = Object.keys(operation.responses as Json);
           const success = { get: '200', post: '201', put: '201', patch: '201', delete: '204' }[method];
-          assert.ok(success !== undefined && responses.includes(success), `${name}: ${responses.join()}`);
+          // RFC 9110 §15.3.3: a POST whose work goes on after the answer (a mail sent) is 202 Accepted.
+          const accepted = method === 'post' && responses.includes('202');
+          assert.ok(
+            success !== undefined && (responses.includes(success) || accepted),
+            `${name}: ${responses.join()}`,
+          );
           assert.ok(responses.includes('4XX'), `${name} documents its problems`);
           const problem = ((operation.responses as Json)['4XX'] as Json).content as Json;
           assert.ok('application/problem+json' in problem, name);

@@ -17,6 +17,11 @@ export interface AuditContext {
 /** The operator at the command line. */
 export const CLI_AUDIT: AuditContext = { actor: { type: 'cli', id: null }, address: null };
 
+/** A person acting on their own account (the security page, consent, a mailed link), from `address`. */
+export function byUser(userId: string, address: string | null): AuditContext {
+  return { actor: { type: 'user', id: userId }, address };
+}
+
 /**
  * A change made by nobody the caller named (a test, or code that has no request to name): recorded
  * all the same, with no actor.

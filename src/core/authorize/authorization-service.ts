@@ -457,6 +457,8 @@ export class AuthorizationService {
     request: AuthorizationRequest,
     user: string | SignedIn,
     decision: ConsentDecision,
+    /** The consent page's request address, recorded with the consent (decision 41). */
+    address: string | null = null,
   ): Promise<AuthorizationResponse> {
     const session = typeof user === 'string' ? { userId: user } : user;
     const authentication = isAuthentication(session) ? session : undefined;
@@ -489,7 +491,7 @@ export class AuthorizationService {
       audit === undefined
         ? await recordConsent(this.options.storage, input, now)
         : await audit.change(
-            { actor: { type: 'user', id: session.userId }, address: null },
+            { actor: { type: 'user', id: session.userId }, address },
             async (storage, record) => {
               const recorded = await recordConsent(storage, input, now);
               if (recorded.created) {

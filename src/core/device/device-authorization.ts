@@ -1,3 +1,4 @@
+import { byUser, type AuditEntry, type AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import { requestSource } from '../users/account-lockout.js';
@@ -35,6 +36,8 @@ export interface DeviceAuthorizationOptions {
   /** The registered resources `resource` may name (RFC 8707); without it every one is refused. */
   resources?: ResourceTargets;
   policy: DeviceAuthorizationPolicy;
+  /** Where a consent that makes a grant is recorded, with the grant (decision 41). */
+  audit?: AuditLog;
 }
 
 /** The device authorization response (RFC 8628 §3.2). */
@@ -229,6 +232,8 @@ export class DeviceAuthorizationService {
     typed: string,
     session: SignedIn,
     decision: ConsentDecision,
+    /** The consent page's request address, for the audit event (decision 41). */
+    address: string | null = null,
   ): Promise<'approved' | 'gone' | 'refused'> {
     const normal = normaliseUserCode(typed);
     if (normal === undefined) return 'gone';
@@ -250,34 +255,49 @@ export class DeviceAuthorizationService {
     if (isOpenIdScope(request.scope) && authentication === undefined) {
       throw new Error('an OpenID Connect request is approved by a sign-in, not a bare user');
     }
-    const { storage, clock } = this.options;
+    const { clock, audit } = this.options;
     const now = clock.now();
-    // recordConsent leaves out what the user may not have (decision 29).
-    const { grant, created, scope } = await recordConsent(
-      storage,
-      { client: request.client, userId: session.userId, requested: request.scope, decision },
-      now,
-    );
-    const decided = await storage.deviceAuthorizations.decide(
-      userCodeHash(normal),
-      {
-        status: 'approved',
+    const decide = async (
+      storage: DeviceAuthorizationOptions['storage'],
+      record?: (entry: AuditEntry) => Promise<void>,
+    ): Promise<'approved' | 'gone'> => {
+      // recordConsent leaves out what the user may not have (decision 29).
+      const { grant, created, scope } = await recordConsent(
+        storage,
+        { client: request.client, userId: session.userId, requested: request.scope, decision },
+        now,
+      );
+      const decided = await storage.deviceAuthorizations.decide(
+        userCodeHash(normal),
+        {
+          status: 'approved',
+          userId: session.userId,
+          grantId: grant.id,
+          scope,
+          authTime: authentication?.authTime ?? null,
+          sid: isOpenIdScope(request.scope) ? (authentication?.sid ?? null) : null,
+          ...(authentication?.acr === undefined ? {} : { acr: authentication.acr }),
+          ...(authentication?.amr === undefined ? {} : { amr: [...authentication.amr] }),
+        },
+        now,
+      );
+      if (!decided) {
+        // Answered meanwhile (another tab): the grant made for this answer has nothing under it.
+        if (created) await storage.grants.revoke(grant.id, now);
+        return 'gone';
+      }
+      // As /authorize's consent (decision 41): the user's decision, with the grant it made or reused.
+      await record?.({
+        type: 'consent.given',
         userId: session.userId,
-        grantId: grant.id,
-        scope,
-        authTime: authentication?.authTime ?? null,
-        sid: isOpenIdScope(request.scope) ? (authentication?.sid ?? null) : null,
-        ...(authentication?.acr === undefined ? {} : { acr: authentication.acr }),
-        ...(authentication?.amr === undefined ? {} : { amr: [...authentication.amr] }),
-      },
-      now,
-    );
-    if (!decided) {
-      // Answered meanwhile (another tab): the grant made for this answer has nothing under it.
-      if (created) await storage.grants.revoke(grant.id, now);
-      return 'gone';
-    }
-    return 'approved';
+        clientId: request.client.id,
+        after: { grant_id: grant.id, scopes: scope, lifetime: decision.lifetime },
+        detail: 'device authorization (RFC 8628)',
+      });
+      return 'approved';
+    };
+    if (audit === undefined) return decide(this.options.storage);
+    return audit.change(byUser(session.userId, address), (storage, record) => decide(storage, record));
   }
 
   /** The user denied the request: the device's next poll gets access_denied (RFC 8628 §3.5). */

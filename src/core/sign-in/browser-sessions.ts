@@ -3,6 +3,7 @@ import { randomToken, sha256 } from '../../shared/crypto.js';
 import type { BrowserSession, Grant, SessionAuthentication, User } from '../model.js';
 import type { BrowserSessionStore, SignedInSession } from '../ports.js';
 import { assurance, sessionAuthentications, type Authentication } from './assurance.js';
+import type { AuditContext, AuditLog } from '../audit/audit-log.js';
 
 /** A signed-in browser: its user, and the sign-in an OpenID Connect response asserts. */
 export interface SignedInBrowser {
@@ -67,6 +68,11 @@ export class BrowserSessions {
     private readonly sessions: BrowserSessionStore,
     private readonly clock: Clock,
     private readonly ttlSeconds: number = BROWSER_SESSION_TTL,
+    /**
+     * Where a session ended by somebody's choice is recorded, with the ending (decision 41): the user's
+     * own "Sign out" on the security page, an operator's on /v1.
+     */
+    private readonly audit?: AuditLog,
   ) {}
 
   /** A fresh random browser id, signed in or not (it also anchors the CSRF token before sign-in). */
@@ -151,18 +157,50 @@ export class BrowserSessions {
   }
 
   /**
-   * Ends the user's session named by its `sid` ("Sign out" on the security page). Only one of the
-   * user's own: another user's `sid` names nothing here and ends nothing (decision 37).
+   * Ends the user's session named by its `sid` ("Sign out" on the security page, and an operator's
+   * DELETE /v1/users/{id}/sessions/{sid}). Only one of the user's own: another user's `sid` names nothing
+   * here and ends nothing (decision 37). With `context`, the ending and its `session.ended` event are one
+   * transaction (decision 41); the event names the session by its `sid`, never by its key.
    */
-  async endOf(userId: string, sid: string): Promise<boolean> {
-    const sessions = await this.sessions.listByUser(userId, this.clock.now());
-    const found = sessions.find((session) => (session.sid ?? sessionId(session.hash)) === sid);
-    return found !== undefined && (await this.sessions.deleteOfUser(userId, found.hash));
+  async endOf(userId: string, sid: string, context?: AuditContext): Promise<boolean> {
+    const end = async (store: BrowserSessionStore) => {
+      const sessions = await store.listByUser(userId, this.clock.now());
+      const found = sessions.find((session) => (session.sid ?? sessionId(session.hash)) === sid);
+      return found !== undefined && (await store.deleteOfUser(userId, found.hash));
+    };
+    if (context === undefined || this.audit === undefined) return end(this.sessions);
+    return this.audit.change(context, async (storage, record) => {
+      const ended = await end(storage.browserSessions);
+      if (ended) await record({ type: 'session.ended', userId, detail: `sid ${sid}` });
+      return ended;
+    });
+  }
+
+  /**
+   * Ends every session of the user ("Sign out everywhere", an operator's DELETE
+   * /v1/users/{id}/sessions); how many ended. Grants stay: they are revoked one by one, or all at once
+   * by a new password (decision 12). Recorded as one `session.ended` event with the count.
+   */
+  async endAll(userId: string, context?: AuditContext): Promise<number> {
+    if (context === undefined || this.audit === undefined) return this.sessions.deleteByUser(userId);
+    return this.audit.change(context, async (storage, record) => {
+      const ended = await storage.browserSessions.deleteByUser(userId);
+      if (ended > 0) await record({ type: 'session.ended', userId, detail: `all: ${ended} session(s)` });
+      return ended;
+    });
   }
 
   /** Ends every session of the user but this browser's ("Sign out everywhere else"); how many ended. */
-  async endOthers(userId: string, currentBrowserId: string): Promise<number> {
-    return this.sessions.deleteOthersOfUser(userId, sha256(currentBrowserId));
+  async endOthers(userId: string, currentBrowserId: string, context?: AuditContext): Promise<number> {
+    if (context === undefined || this.audit === undefined) {
+      return this.sessions.deleteOthersOfUser(userId, sha256(currentBrowserId));
+    }
+    return this.audit.change(context, async (storage, record) => {
+      const ended = await storage.browserSessions.deleteOthersOfUser(userId, sha256(currentBrowserId));
+      if (ended > 0)
+        await record({ type: 'session.ended', userId, detail: `all others: ${ended} session(s)` });
+      return ended;
+    });
   }
 
   /** How many live sessions the user has (`gatehouse users show`). */

@@ -9,6 +9,7 @@ import {
   type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
+import type { AuditContext, AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import type { Passkey, User, WebAuthnPurpose } from '../model.js';
@@ -55,6 +56,8 @@ export interface PasskeysDependencies {
   /** The issuer URL: its host is the relying-party id, its origin the one expected (decision 33). */
   issuer: string;
   signIns: SignInService;
+  /** Where the user's own additions and removals are recorded, each with its change (decision 41). */
+  audit?: AuditLog;
 }
 
 /**
@@ -81,8 +84,16 @@ export class Passkeys {
     return this.deps.passkeys.listByUser(userId);
   }
 
-  remove(userId: string, id: string): Promise<boolean> {
-    return this.deps.passkeys.delete(userId, id);
+  /** Removes one of the user's passkeys; with `context`, recorded as `second-factor.removed` with it. */
+  async remove(userId: string, id: string, context?: AuditContext): Promise<boolean> {
+    const { audit } = this.deps;
+    if (context === undefined || audit === undefined) return this.deps.passkeys.delete(userId, id);
+    return audit.change(context, async (storage, record) => {
+      const passkey = (await storage.passkeys.listByUser(userId)).find((found) => found.id === id);
+      if (passkey === undefined || !(await storage.passkeys.delete(userId, id))) return false;
+      await record({ type: 'second-factor.removed', userId, detail: `passkey "${passkey.name}"` });
+      return true;
+    });
   }
 
   /** Options for navigator.credentials.create() on the security page (WebAuthn §5.4). */
@@ -114,6 +125,8 @@ export class Passkeys {
     user: User,
     browserId: string,
     input: { name: string; credential: unknown },
+    /** Who adds it and from where: recorded as `second-factor.added` with the passkey (decision 41). */
+    context?: AuditContext,
   ): Promise<PasskeyRegistrationResult> {
     const name = passkeyName(input.name);
     if (name === undefined) return { outcome: 'invalid-name' };
@@ -150,7 +163,17 @@ export class Passkeys {
       lastUsedAt: null,
     };
     // A credential id registered already (to anyone) is not registered again.
-    if (!(await this.deps.passkeys.insert(passkey))) return { outcome: 'refused' };
+    const { audit } = this.deps;
+    const inserted =
+      context === undefined || audit === undefined
+        ? await this.deps.passkeys.insert(passkey)
+        : await audit.change(context, async (storage, record) => {
+            if (!(await storage.passkeys.insert(passkey))) return false;
+            // Its name, never its key or credential id's secret parts (a public key is no secret either).
+            await record({ type: 'second-factor.added', userId: user.id, detail: `passkey "${name}"` });
+            return true;
+          });
+    if (!inserted) return { outcome: 'refused' };
     return { outcome: 'added', passkey };
   }
 

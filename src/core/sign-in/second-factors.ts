@@ -1,4 +1,4 @@
-import { UNATTRIBUTED, type AuditContext, type AuditLog } from '../audit/audit-log.js';
+import { byUser, UNATTRIBUTED, type AuditContext, type AuditLog } from '../audit/audit-log.js';
 import { createHmac } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken } from '../../shared/crypto.js';
@@ -109,8 +109,8 @@ export class SecondFactors {
     this.totpSetUp = {
       method: TOTP,
       claimant,
-      verify: async ({ user, code }): Promise<AuthenticatorResult> =>
-        (await this.useTotpCode(user.id, code, true))
+      verify: async ({ user, code }, { address }): Promise<AuthenticatorResult> =>
+        (await this.useTotpCode(user.id, code, true, address))
           ? { outcome: 'verified', user }
           : { outcome: 'refused' },
     };
@@ -188,19 +188,39 @@ export class SecondFactors {
     return { secret, uri: totpUri(secret, this.policy.issuerName, user.username) };
   }
 
-  /** Removes the user's authenticator app; false when there was none. */
-  removeTotp(userId: string): Promise<boolean> {
-    return this.store.deleteTotp(userId);
+  /**
+   * Removes the user's authenticator app ("Remove" on the security page); false when there was none.
+   * With `context`, recorded as `second-factor.removed` with the removal (decision 41).
+   */
+  async removeTotp(userId: string, context?: AuditContext): Promise<boolean> {
+    if (context === undefined || this.audit === undefined) return this.store.deleteTotp(userId);
+    return this.audit.change(context, async (storage, record) => {
+      const removed = await storage.secondFactors.deleteTotp(userId);
+      if (removed) await record({ type: 'second-factor.removed', userId, detail: 'authenticator app' });
+      return removed;
+    });
   }
 
-  /** Ten new recovery codes, replacing every one the user had; shown once, stored only as keyed hashes. */
-  async generateRecoveryCodes(userId: string): Promise<string[]> {
+  /**
+   * Ten new recovery codes, replacing every one the user had; shown once, stored only as keyed hashes.
+   * With `context`, recorded as `second-factor.recovery-codes-generated` (how many, never which).
+   */
+  async generateRecoveryCodes(userId: string, context?: AuditContext): Promise<string[]> {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
-    await this.store.replaceRecoveryCodes(
-      userId,
-      codes.map((code) => this.hashRecoveryCode(userId, code)),
-      this.clock.now(),
-    );
+    const hashes = codes.map((code) => this.hashRecoveryCode(userId, code));
+    const now = this.clock.now();
+    if (context === undefined || this.audit === undefined) {
+      await this.store.replaceRecoveryCodes(userId, hashes, now);
+      return codes;
+    }
+    await this.audit.change(context, async (storage, record) => {
+      await storage.secondFactors.replaceRecoveryCodes(userId, hashes, now);
+      await record({
+        type: 'second-factor.recovery-codes-generated',
+        userId,
+        detail: `${codes.length} recovery codes, replacing any earlier ones`,
+      });
+    });
     return codes;
   }
 
@@ -238,7 +258,12 @@ export class SecondFactors {
    * last step accepted, by one conditional update in the store, so a code (or an older one) is never
    * accepted twice, by this process or another.
    */
-  private async useTotpCode(userId: string, code: string, confirm: boolean): Promise<boolean> {
+  private async useTotpCode(
+    userId: string,
+    code: string,
+    confirm: boolean,
+    address: string | null = null,
+  ): Promise<boolean> {
     const stored = await this.store.getTotp(userId);
     if (stored === undefined || (stored.confirmedAt === null) !== confirm) return false;
     const secret = this.openSecret(userId, stored.secretSealed);
@@ -246,7 +271,13 @@ export class SecondFactors {
     const now = this.clock.now();
     const step = matchTotpStep(secret, code.replace(/\s/g, ''), now);
     if (step === undefined) return false;
-    return this.store.useTotpStep(userId, step, now, confirm);
+    if (!confirm || this.audit === undefined) return this.store.useTotpStep(userId, step, now, confirm);
+    // The first code confirms a set-up: the app is added, by the user, and recorded with it (decision 41).
+    return this.audit.change(byUser(userId, address), async (storage, record) => {
+      const confirmed = await storage.secondFactors.useTotpStep(userId, step, now, true);
+      if (confirmed) await record({ type: 'second-factor.added', userId, detail: 'authenticator app' });
+      return confirmed;
+    });
   }
 
   private openSecret(userId: string, sealed: string): string | undefined {

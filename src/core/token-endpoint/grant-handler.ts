@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit/audit-log.js';
 import type { AccessTokenValidator } from '../tokens/access-token-validation.js';
 import type { Clock } from '../../shared/clock.js';
 import type { DpopProof } from '../tokens/dpop.js';
@@ -47,6 +48,8 @@ export interface GrantContext {
   resources: ResourceTargets;
   /** Exact validation of this server's access tokens: the subject and actor tokens of RFC 8693. */
   accessTokens: Pick<AccessTokenValidator, 'validate'>;
+  /** Where the password grant's failed sign-ins are recorded (decision 41). */
+  audit?: Pick<AuditLog, 'record'>;
 }
 
 /** One grant type's rules at the token endpoint (RFC 6749 §4, §6). */

@@ -17,6 +17,19 @@ export const passwordGrant = {
   allowsPublicClients: true,
   async handle({ client, params, address, resources: resourceValues, dpop }, context) {
     const { storage, clock, issuer, policy, resources } = context;
+    // Decision 41: failed sign-ins through this grant are recorded as the sign-in page's are, with the
+    // client and the address; never the name typed (people type passwords into it) nor the password.
+    const failed = async (type: 'sign-in.failed' | 'sign-in.locked-out', detail: string, userId?: string) => {
+      await context.audit?.record(
+        { actor: null, address },
+        {
+          type,
+          clientId: client.id,
+          ...(userId === undefined ? {} : { userId }),
+          detail: `password grant: ${detail}`,
+        },
+      );
+    };
     // RFC 6749 §10.7, RFC 9700 §2.4: a client without a secret cannot be told from anyone who read its
     // id, so by default it may not collect passwords (unauthorized_client, RFC 6749 §5.2); the operator
     // can allow it.
@@ -38,10 +51,14 @@ export const passwordGrant = {
       windowSeconds: policy.passwordFailureWindowSeconds,
     });
     const refused = await failures.refusal(address);
-    if (refused !== undefined) throw tooManyAttempts(refused);
+    if (refused !== undefined) {
+      await failed('sign-in.locked-out', 'too many failures from this address');
+      throw tooManyAttempts(refused);
+    }
     // A name longer than any registered one is a wrong user name; checked before it becomes a key.
     if (cannotBeUsername(username)) {
       await failures.failed(address);
+      await failed('sign-in.failed', 'wrong user name or password');
       throw wrongCredentials();
     }
     const lockout = new AccountLockout(storage.throttle, clock, {
@@ -49,16 +66,23 @@ export const passwordGrant = {
       windowSeconds: policy.passwordFailureWindowSeconds,
     });
     const locked = await lockout.reserve(username, address);
-    if (locked !== undefined) throw tooManyAttempts(locked);
+    if (locked !== undefined) {
+      await failed('sign-in.locked-out', 'too many failures for this account');
+      throw tooManyAttempts(locked);
+    }
 
     const user = await storage.users.getByUsername(username);
     if (!(await verifyPassword(user?.passwordHash, password)) || user === undefined) {
       await failures.failed(address);
+      await failed('sign-in.failed', 'wrong user name or password');
       throw wrongCredentials();
     }
     // Decision 37: a disabled user gets no tokens; said only after the right password, and the attempt
     // stays counted (no `succeeded`) as at the sign-in page (SignInService).
-    if (user.disabled) throw invalidGrant('this user is disabled');
+    if (user.disabled) {
+      await failed('sign-in.failed', 'user disabled', user.id);
+      throw invalidGrant('this user is disabled');
+    }
     await lockout.succeeded(username, address);
     // Decision 34: the password grant has no step to ask for a code, so a user who signs in with a
     // second factor, or must (the policy, the client's require_mfa), cannot use it: a password alone

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import { AccessTokenValidator } from './access-token-validation.js';
 import type { KeyRing } from '../keys/key-ring.js';
@@ -19,6 +20,8 @@ export function createTokenServices(deps: {
   /** The issuer URL; also the audience of access tokens for Gatehouse's own API (see compose/gatehouse.ts). */
   issuer: string;
   macSecret: Buffer;
+  /** Where RFC 7009 revocations are recorded (decision 41). */
+  audit?: AuditLog;
 }): TokenServices {
   const { storage, clock, issuer } = deps;
   const validator = new AccessTokenValidator({
@@ -30,6 +33,6 @@ export function createTokenServices(deps: {
   return {
     validator,
     introspector: new TokenIntrospector({ validator, storage, clock, issuer, macSecret: deps.macSecret }),
-    revoker: new TokenRevoker({ validator, storage, clock }),
+    revoker: new TokenRevoker({ validator, storage, clock, ...(deps.audit ? { audit: deps.audit } : {}) }),
   };
 }

@@ -1,3 +1,4 @@
+import type { AuditContext, AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import { randomToken, sha256 } from '../../shared/crypto.js';
 import type { MailLink, MailLinkPurpose, User } from '../model.js';
@@ -32,7 +33,18 @@ export interface AccountMailDependencies {
   clock: Clock;
   mailer: Mailer;
   policy: AccountMailPolicy;
+  /** Where an operator's request to mail a link is recorded, with the link (decision 41). */
+  audit?: AuditLog;
 }
+
+/** What an operator's "send a reset link" came to (sendPasswordResetFor). */
+export type OperatorResetResult =
+  /** The link is stored and its mail on its way (a send that fails goes to `failed`). */
+  | { outcome: 'sending'; address: string }
+  /** The user has no address to send it to: an operator sets one first. */
+  | { outcome: 'no-email' }
+  /** MAILS_PER_USER_PER_HOUR reset mails went to this user within the hour already. */
+  | { outcome: 'throttled' };
 
 /** Where a link stands when it is opened. */
 export type LinkState =
@@ -85,6 +97,54 @@ export class AccountMail {
    */
   startEmailVerification(userId: string, failed: MailFailure): void {
     this.track(this.sendEmailVerification(userId), failed);
+  }
+
+  /**
+   * An operator's "Send reset link" (POST /v1/users/{id}/password-reset): the same single-use link as
+   * "Forgot password?" (decision 35), to the user's own address, counted in the same hourly allowance.
+   * The link is stored and `password.reset-link-sent` recorded in one transaction (decision 41), the
+   * event saying who asked and to which address, never the link; the mail goes after the commit, off
+   * the caller's path. Nothing changes for the user until the link is followed: their password,
+   * sessions and grants stay until then (decision 12 applies when the new password is set).
+   */
+  async sendPasswordResetFor(
+    user: User,
+    context: AuditContext,
+    failed: MailFailure,
+  ): Promise<OperatorResetResult> {
+    const address = user.email;
+    if (address === null) return { outcome: 'no-email' };
+    const { audit } = this.deps;
+    const url =
+      audit === undefined
+        ? await this.issue(user, address, 'password-reset', this.deps.storage)
+        : await audit.change(context, async (storage, record) => {
+            const issued = await this.issue(user, address, 'password-reset', storage);
+            if (issued !== undefined) {
+              await record({ type: 'password.reset-link-sent', userId: user.id, detail: `to ${address}` });
+            }
+            return issued;
+          });
+    if (url === undefined) return { outcome: 'throttled' };
+    const { productName } = this.deps.policy;
+    this.track(
+      this.deps.mailer.send({
+        to: address,
+        subject: `Reset your ${productName} password`,
+        text: [
+          `An administrator of ${productName} sent you this link to choose a new password for the account "${user.username}".`,
+          '',
+          `To choose a new password, open this link within ${MAIL_LINK_TTL_SECONDS / 60} minutes:`,
+          '',
+          url,
+          '',
+          'The link works once. Setting a new password signs the account out everywhere.',
+          'If you did not expect this, ignore this mail: your password stays as it is.',
+        ].join('\n'),
+      }),
+      failed,
+    );
+    return { outcome: 'sending', address };
   }
 
   /** Resolves once every send started before it (and after) has ended, failed or not. */
@@ -204,12 +264,17 @@ export class AccountMail {
    * Stores a new link for `user` to `address` and returns its URL; undefined when the user had their
    * MAILS_PER_USER_PER_HOUR of this purpose already.
    */
-  private async issue(user: User, address: string, purpose: MailLinkPurpose): Promise<string | undefined> {
+  private async issue(
+    user: User,
+    address: string,
+    purpose: MailLinkPurpose,
+    storage: Pick<AccountMailDependencies['storage'], 'mailLinks' | 'throttle'> = this.deps.storage,
+  ): Promise<string | undefined> {
     const now = this.deps.clock.now();
-    const { count } = await this.deps.storage.throttle.hit(`mail:${purpose}:${user.id}`, 3600, now);
+    const { count } = await storage.throttle.hit(`mail:${purpose}:${user.id}`, 3600, now);
     if (count > MAILS_PER_USER_PER_HOUR) return undefined;
     const token = randomToken('');
-    await this.deps.storage.mailLinks.insert({
+    await storage.mailLinks.insert({
       hash: sha256(token),
       purpose,
       userId: user.id,

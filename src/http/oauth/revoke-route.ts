@@ -16,7 +16,7 @@ export function registerRevokeRoute(
     const { client, params } = await readClientFormRequest(request, engine, endpointUrl);
     const token = params.token;
     if (token === undefined) throw invalidRequest('token is required');
-    await engine.tokens.revoker.revoke(token, params.token_type_hint, client);
+    await engine.tokens.revoker.revoke(token, params.token_type_hint, client, request.ip);
     // RFC 7009 §2.2: 200 whether or not the token was known; the body is ignored by clients.
     noStore(reply);
     return reply.code(200).send();

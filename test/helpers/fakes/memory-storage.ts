@@ -998,24 +998,38 @@ export function memoryStorage(): GatehouseStore {
  * Storage.atomically on the fake: the work runs on a copy of the tables, and on success the rows it
  * changed (compared with a snapshot taken at the start) are written back; on failure the copy is
  * dropped. Rows other callers changed meanwhile stay as they wrote them, unless the work wrote the same.
+ * Transactions take turns, as SQLite's (begun IMMEDIATE) do: one that starts while another runs sees
+ * what the other wrote, so a conditional write in both (a device request decided in two tabs) holds
+ * for one only, as a row lock makes it on PostgreSQL.
  */
+const transactionTurns = new WeakMap<Tables, Promise<unknown>>();
+
 function atomicallyOver(t: Tables) {
-  return async <T>(work: (storage: Storage) => Promise<T>): Promise<T> => {
-    const snapshot = copy(t);
-    const working = copy(t);
-    const result = await work(storageOver(working));
-    for (const name of Object.keys(t) as (keyof Tables)[]) {
-      const target = t[name] as Map<string, unknown>;
-      const before = snapshot[name] as Map<string, unknown>;
-      const after = working[name] as Map<string, unknown>;
-      for (const key of new Set([...before.keys(), ...after.keys()])) {
-        if (isDeepStrictEqual(before.get(key), after.get(key))) continue;
-        if (after.has(key)) target.set(key, after.get(key));
-        else target.delete(key);
-      }
-    }
-    return result;
+  return <T>(work: (storage: Storage) => Promise<T>): Promise<T> => {
+    const turn = (transactionTurns.get(t) ?? Promise.resolve()).then(() => runAtomically(t, work));
+    transactionTurns.set(
+      t,
+      turn.catch(() => undefined),
+    );
+    return turn;
   };
+}
+
+async function runAtomically<T>(t: Tables, work: (storage: Storage) => Promise<T>): Promise<T> {
+  const snapshot = copy(t);
+  const working = copy(t);
+  const result = await work(storageOver(working));
+  for (const name of Object.keys(t) as (keyof Tables)[]) {
+    const target = t[name] as Map<string, unknown>;
+    const before = snapshot[name] as Map<string, unknown>;
+    const after = working[name] as Map<string, unknown>;
+    for (const key of new Set([...before.keys(), ...after.keys()])) {
+      if (isDeepStrictEqual(before.get(key), after.get(key))) continue;
+      if (after.has(key)) target.set(key, after.get(key));
+      else target.delete(key);
+    }
+  }
+  return result;
 }
 
 function storageOver(t: Tables): Storage {

@@ -430,6 +430,40 @@ export const Grant = Type.Object(
 );
 export const GrantList = Type.Object({ items: Type.Array(Grant) }, strict);
 
+// ---- a user's browser sessions (decision 37) and an operator's resets
+export const ItemSessionParams = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 200 }),
+    sid: Type.String({ minLength: 1, maxLength: 200, description: 'The session’s `sid`' }),
+  },
+  strict,
+);
+export const Session = Type.Object(
+  {
+    id: Type.String({
+      description:
+        'The session’s `sid` (OpenID Connect’s, as in ID tokens): it names the session, never its cookie',
+    }),
+    user_agent: Type.Union([Type.String(), Type.Null()], {
+      description: 'The User-Agent it was signed in with, cut to 256 characters; null when none was sent',
+    }),
+    address: Type.Union([Type.String(), Type.Null()], {
+      description: 'The address it was signed in from (behind a trusted proxy, the one it reported)',
+    }),
+    created_at: Timestamp,
+    last_active_at: Timestamp,
+  },
+  { ...strict, description: 'A live browser session of a user' },
+);
+export const SessionList = Type.Object({ items: Type.Array(Session) }, strict);
+export const PasswordResetStarted = Type.Object(
+  {
+    email: Type.String({ description: 'The address the link was sent to (the user’s own)' }),
+    expires_in: Type.Integer({ description: 'Seconds the link works for, once' }),
+  },
+  { ...strict, description: 'A reset link is on its way to the user' },
+);
+
 // ---- scopes
 export const Scope = Type.Object(
   {

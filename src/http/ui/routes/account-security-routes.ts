@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
+import { byUser } from '../../../core/audit/audit-log.js';
 import type { SignedInContext } from '../browser-context.js';
 import { formatWait } from '../pages/format.js';
 import { passwordSection } from '../security/password-section.js';
@@ -99,6 +100,7 @@ export function registerAccountSecurityRoutes(app: FastifyInstance, ui: UiContex
     const ended = await ui.engine.browserSessions.endOf(
       browser.user.id,
       field(request.body, 'session') ?? '',
+      byUser(browser.user.id, request.ip),
     );
     return done(reply, ended ? 'Signed out of that session.' : 'That session had already ended.');
   });
@@ -107,7 +109,11 @@ export function registerAccountSecurityRoutes(app: FastifyInstance, ui: UiContex
     const browser = await signedInForm(request, reply);
     if (!('user' in browser)) return browser;
     if (!signedInRecently(ui, browser)) return askToSignInAgain(ui, reply);
-    const ended = await ui.engine.browserSessions.endOthers(browser.user.id, browser.browserId);
+    const ended = await ui.engine.browserSessions.endOthers(
+      browser.user.id,
+      browser.browserId,
+      byUser(browser.user.id, request.ip),
+    );
     return done(
       reply,
       ended === 1 ? 'Signed out of 1 other session.' : `Signed out of ${ended} other sessions.`,

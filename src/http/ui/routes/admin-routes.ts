@@ -25,6 +25,7 @@ import type { Console, ConsoleRouter } from '../admin/console-router.js';
 import { registerAuditLog } from '../admin/sections/audit.js';
 import { registerClients } from '../admin/sections/clients.js';
 import { registerDashboard } from '../admin/sections/dashboard.js';
+import { registerGrants } from '../admin/sections/grants.js';
 import { registerSigningKeys } from '../admin/sections/signing-keys.js';
 import { registerUsers } from '../admin/sections/users.js';
 import type { BrowserContext } from '../browser-context.js';
@@ -340,4 +341,5 @@ export function registerAdminRoutes(
   registerUsers(router);
   registerSigningKeys(router);
   registerAuditLog(router);
+  registerGrants(router);
 }

@@ -214,10 +214,12 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
         // Decision 42: the admin console is Gatehouse's own first-party client; its administrator chose
         // to sign in to it, so no consent page is shown (`admin` reaches only administrators: decision 29).
         if (session !== undefined && isConsoleClient(next.request.client)) {
-          const response = await ui.engine.authorization.approve(next.request, session, {
-            scope: next.request.scope,
-            lifetime: CONSOLE_GRANT_SECONDS,
-          });
+          const response = await ui.engine.authorization.approve(
+            next.request,
+            session,
+            { scope: next.request.scope, lifetime: CONSOLE_GRANT_SECONDS },
+            request.ip,
+          );
           return answer(reply, response, authorization.client.name);
         }
         return showConsent(reply, browser, next.request);
@@ -272,10 +274,12 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       case 'allow':
         break;
     }
-    const response = await ui.engine.authorization.approve(offered, session, {
-      scope: form.scope,
-      lifetime: form.lifetime,
-    });
+    const response = await ui.engine.authorization.approve(
+      offered,
+      session,
+      { scope: form.scope, lifetime: form.lifetime },
+      request.ip,
+    );
     return answer(reply, response, authorization.client.name);
   }
 }

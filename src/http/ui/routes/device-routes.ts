@@ -294,10 +294,12 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
         );
       }
       case 'allow': {
-        const approved = await device.approve(pending.userCode, session, {
-          scope: form.scope,
-          lifetime: form.lifetime,
-        });
+        const approved = await device.approve(
+          pending.userCode,
+          session,
+          { scope: form.scope, lifetime: form.lifetime },
+          request.ip,
+        );
         if (approved === 'gone') return gone();
         if (approved === 'refused') {
           return sendMessage(

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
+import { byUser } from '../../../core/audit/audit-log.js';
 import type { SessionAuthentication } from '../../../core/model.js';
 import type { SignInResult } from '../../../core/sign-in/sign-in-service.js';
 import type { SignedInContext } from '../browser-context.js';
@@ -245,10 +246,15 @@ export function registerPasskeyRoutes(
     const browser = await recentlySignedIn(request, reply);
     if (browser === 'signed-out') return reply.redirect(`${base}/sign-in?next=/account/security`, 303);
     if (browser === 'not-recent') return askToSignInAgain(ui, reply);
-    const result = await ui.engine.passkeys.register(browser.user, browser.browserId, {
-      name: field(request.body, 'name') ?? '',
-      credential: credentialField(request.body),
-    });
+    const result = await ui.engine.passkeys.register(
+      browser.user,
+      browser.browserId,
+      {
+        name: field(request.body, 'name') ?? '',
+        credential: credentialField(request.body),
+      },
+      byUser(browser.user.id, request.ip),
+    );
     setNotice(
       reply,
       result.outcome === 'added'
@@ -274,7 +280,7 @@ export function registerPasskeyRoutes(
       setNotice(reply, 'This passkey is your only way to sign in: link an account or set a password first.');
       return reply.redirect(`${base}/account/security`, 303);
     }
-    const removed = await ui.engine.passkeys.remove(browser.user.id, id);
+    const removed = await ui.engine.passkeys.remove(browser.user.id, id, byUser(browser.user.id, request.ip));
     setNotice(reply, removed ? 'Passkey removed' : 'That passkey was already removed.');
     return reply.redirect(`${base}/account/security`, 303);
   });

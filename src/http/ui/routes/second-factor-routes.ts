@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
+import { byUser } from '../../../core/audit/audit-log.js';
 import type { SignInResult } from '../../../core/sign-in/sign-in-service.js';
 import type { User } from '../../../core/model.js';
 import type { BrowserContext, SignedInContext } from '../browser-context.js';
@@ -194,7 +195,7 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const browser = await recentlySignedIn(request, reply);
     if (isReply(browser)) return browser;
-    await ui.engine.secondFactors.removeTotp(browser.user.id);
+    await ui.engine.secondFactors.removeTotp(browser.user.id, byUser(browser.user.id, request.ip));
     return done(reply, 'Authenticator app removed');
   });
 
@@ -202,7 +203,10 @@ export function registerSecondFactorRoutes(app: FastifyInstance, ui: UiContext):
     if (!ui.browsers.verifyCsrf(request, field(request.body, 'csrf_token'))) return forbiddenForm(ui, reply);
     const browser = await recentlySignedIn(request, reply);
     if (isReply(browser)) return browser;
-    const codes = await ui.engine.secondFactors.generateRecoveryCodes(browser.user.id);
+    const codes = await ui.engine.secondFactors.generateRecoveryCodes(
+      browser.user.id,
+      byUser(browser.user.id, request.ip),
+    );
     return sendPage(reply, 200, recoveryCodesPage(frameFor(ui, browser), codes));
   });
 }

@@ -6,13 +6,18 @@ import type { UserChanges } from '../../../../core/users/user-registry.js';
 import type { ApiContext } from '../context.js';
 import { auditContextOf, locationOf } from '../context.js';
 import type { AuditContext } from '../../../../core/audit/audit-log.js';
-import { notFound } from '../problem.js';
+import { notFound, Problem } from '../problem.js';
+import { isoTime } from '../../../../shared/clock.js';
+import { MAIL_LINK_TTL_SECONDS, MAILS_PER_USER_PER_HOUR } from '../../../../core/users/account-mail.js';
 import {
   FederatedLinkList,
   GrantList,
   IdParams,
   ItemGrantParams,
   ItemLinkParams,
+  ItemSessionParams,
+  PasswordResetStarted,
+  SessionList,
   Problem as ProblemSchema,
   UserWithMethods as UserSchema,
   UserCreate,
@@ -32,7 +37,8 @@ const errors = { '4xx': ProblemSchema };
 
 /** /v1/users: resource owners (scope admin). Passwords are write-only. */
 export function registerUserRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { users, grants, account, identityProviders } = context.engine;
+  const { users, grants, account, identityProviders, browserSessions, secondFactors, accountMail } =
+    context.engine;
   /** Decision 37: every answer carries the user's ways of signing in and sessions, never a secret. */
   const viewUser = async (user: User) => viewUserSummary(await account.summary(user));
   const admin = context.requireToken({ scopes: ['admin'] });
@@ -214,6 +220,145 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
         auditContextOf(request),
       );
       return reply.code(204).send();
+    },
+  );
+
+  api.get<{ Params: { id: string } }>(
+    '/users/:id/sessions',
+    {
+      schema: {
+        summary: "List a user's browser sessions",
+        description:
+          'The live sessions, oldest first, as the user’s own security page lists them (decision 37): ' +
+          'where each was signed in from and when it was last active (to within five minutes).',
+        tags,
+        params: IdParams,
+        response: { 200: SessionList, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function userSessions(request) {
+      const user = await existing(request.params.id);
+      const sessions = await browserSessions.list(user.id, undefined);
+      return {
+        items: sessions.map((session) => ({
+          id: session.sid,
+          user_agent: session.userAgent ?? null,
+          address: session.address ?? null,
+          created_at: isoTime(session.createdAt),
+          last_active_at: isoTime(session.lastActiveAt),
+        })),
+      };
+    },
+  );
+
+  api.delete<{ Params: { id: string; sid: string } }>(
+    '/users/:id/sessions/:sid',
+    {
+      schema: {
+        summary: 'Sign a user out of one browser session',
+        description:
+          'The browser is signed out at its next request. Tokens already issued to applications stay ' +
+          'valid: revoke the grant for those.',
+        tags,
+        params: ItemSessionParams,
+        response: { 204: Type.Null({ description: 'Signed out' }), ...errors },
+      },
+      preValidation: admin,
+    },
+    async function endUserSession(request, reply) {
+      const user = await existing(request.params.id);
+      if (!(await browserSessions.endOf(user.id, request.params.sid, auditContextOf(request)))) {
+        throw notFound('session', 'sid');
+      }
+      return reply.code(204).send();
+    },
+  );
+
+  api.delete<{ Params: { id: string } }>(
+    '/users/:id/sessions',
+    {
+      schema: {
+        summary: 'Sign a user out of every browser session',
+        description:
+          'Every browser the user is signed in with is signed out. Grants and their tokens stay: revoke ' +
+          'them under /grants, or set a new password, which ends both (decision 12).',
+        tags,
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Signed out everywhere' }), ...errors },
+      },
+      preValidation: admin,
+    },
+    async function endUserSessions(request, reply) {
+      const user = await existing(request.params.id);
+      await browserSessions.endAll(user.id, auditContextOf(request));
+      return reply.code(204).send();
+    },
+  );
+
+  api.delete<{ Params: { id: string } }>(
+    '/users/:id/second-factors',
+    {
+      schema: {
+        summary: "Remove a user's authenticator app and recovery codes",
+        description:
+          'As `gatehouse users reset-mfa`: the authenticator app and every recovery code are removed, so ' +
+          'the user signs in with the password alone (or sets an app up again where one is required). ' +
+          'Passkeys stay, and sessions already signed in stay.',
+        tags,
+        params: IdParams,
+        response: { 204: Type.Null({ description: 'Removed' }), ...errors },
+      },
+      preValidation: admin,
+    },
+    async function resetSecondFactors(request, reply) {
+      const user = await existing(request.params.id);
+      await secondFactors.reset(user.id, auditContextOf(request));
+      return reply.code(204).send();
+    },
+  );
+
+  api.post<{ Params: { id: string } }>(
+    '/users/:id/password-resets',
+    {
+      schema: {
+        summary: 'Mail a user a link to choose a new password',
+        description:
+          'The single-use link of "Forgot password?" (decision 35), to the user’s own email address; it ' +
+          'works for 30 minutes. Answers 202 once the link is stored: the mail is sent after the answer. ' +
+          'Nothing changes for the user until the link is followed; then every browser session ends and ' +
+          'every grant is revoked (decision 12). A user without an email address answers 409 naming ' +
+          '`email` (set one with PATCH first); more than five links in an hour, 429.',
+        tags,
+        params: IdParams,
+        response: { 202: PasswordResetStarted, ...errors },
+      },
+      preValidation: admin,
+    },
+    async function startPasswordReset(request, reply) {
+      const user = await existing(request.params.id);
+      const result = await accountMail.sendPasswordResetFor(user, auditContextOf(request), (error) =>
+        request.log.error(
+          { err: { name: (error as Error).name, message: (error as Error).message } },
+          'a mail could not be sent',
+        ),
+      );
+      if (result.outcome === 'no-email') {
+        throw new Problem(409, 'the user has no email address to send a link to: set one first', {
+          field: 'email',
+        });
+      }
+      if (result.outcome === 'throttled') {
+        throw new Problem(
+          429,
+          `this user was sent ${MAILS_PER_USER_PER_HOUR} links within the hour already: try again later`,
+          {
+            headers: { 'retry-after': '3600' },
+          },
+        );
+      }
+      reply.code(202);
+      return { email: result.address, expires_in: MAIL_LINK_TTL_SECONDS };
     },
   );
 
