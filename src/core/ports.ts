@@ -26,8 +26,11 @@ import type {
 export interface ClientFilter {
   name?: string;
   grantType?: string;
-  /** How the clients came to be registered (an operator finds self-registered clients by it). */
-  registration?: ClientRegistration;
+  /**
+   * How the clients came to be registered (an operator finds self-registered clients by it): one way,
+   * or any of several (`token` and `open`: every client that registered itself).
+   */
+  registration?: ClientRegistration | readonly ClientRegistration[];
   /** Clients whose own list of identity providers names this one (not those offered every one). */
   identityProvider?: string;
   limit: number;

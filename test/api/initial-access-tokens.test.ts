@@ -85,6 +85,18 @@ for (const backend of backends()) {
       assert.ok(
         (byToken.json as { items: { client_id: string }[] }).items.some((c) => c.client_id === clientId),
       );
+      // Every self-registered client at once: the registration filter repeated (the console's list).
+      const selfRegistered = await api.get('/clients?registration=token&registration=open&limit=100');
+      expectStatus(selfRegistered, 200);
+      const ways = (selfRegistered.json as { items: { client_id: string; registration: string }[] }).items;
+      assert.ok(ways.some((c) => c.client_id === clientId));
+      assert.ok(ways.length > 0 && ways.every((c) => c.registration !== 'operator'));
+      const operators = (await api.get('/clients?registration=operator&limit=100')).json as {
+        items: { client_id: string }[];
+      };
+      assert.ok(operators.items.length > 0, 'the admin client');
+      assert.ok(!operators.items.some((c) => c.client_id === clientId));
+      assertProblem(await api.get('/clients?registration=token&registration=nobody'), 400, 'registration');
 
       const read = await api.get(`/initial-access-tokens/${created.id}`);
       expectStatus(read, 200);

@@ -995,6 +995,16 @@ for (const backend of contractBackends) {
           offset: 0,
         });
         assert.equal(named.total, 0);
+        // Any of several ways: every self-registered client, and none for no way at all.
+        const selfRegistered = await other.clients.list({
+          registration: ['token', 'open'],
+          limit: 1000,
+          offset: 0,
+        });
+        assert.ok(selfRegistered.items.some((client) => client.id === open.id));
+        assert.ok(selfRegistered.items.some((client) => client.id === viaToken.id));
+        assert.ok(selfRegistered.items.every((client) => client.registration !== 'operator'));
+        assert.equal((await other.clients.list({ registration: [], limit: 10, offset: 0 })).total, 0);
       });
 
       it('records a client’s first grant once', async () => {

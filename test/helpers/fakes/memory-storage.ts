@@ -125,7 +125,11 @@ function clients(t: Tables): ClientStore {
       const matching = [...t.clients.values()]
         .filter((c) => name === undefined || c.name === name)
         .filter((c) => grantType === undefined || (c.grantTypes as string[]).includes(grantType))
-        .filter((c) => registration === undefined || c.registration === registration)
+        .filter(
+          (c) =>
+            registration === undefined ||
+            (typeof registration === 'string' ? [registration] : registration).includes(c.registration),
+        )
         .filter(
           (c) => identityProvider === undefined || (c.identityProviders ?? []).includes(identityProvider),
         )

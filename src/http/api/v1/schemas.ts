@@ -269,7 +269,12 @@ export const ClientQuery = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact client name' })),
     grant_type: Type.Optional(GrantTypeName),
-    registration: Type.Optional(Registration),
+    registration: Type.Optional(
+      Type.Union([Registration, Type.Array(Registration, { minItems: 1, maxItems: 3 })], {
+        description:
+          'Clients registered this way; repeat the parameter for any of several (`registration=token&registration=open`: every self-registered client)',
+      }),
+    ),
     limit: Type.Optional(Pagination.limit),
     offset: Type.Optional(Pagination.offset),
   },
