@@ -25,6 +25,10 @@ import type { Console, ConsoleRouter } from '../admin/console-router.js';
 import { registerAuditLog } from '../admin/sections/audit.js';
 import { registerClients } from '../admin/sections/clients.js';
 import { registerDashboard } from '../admin/sections/dashboard.js';
+import { registerIdentityProviders } from '../admin/sections/identity-providers.js';
+import { registerRegistrations } from '../admin/sections/registrations.js';
+import { registerResources } from '../admin/sections/resources.js';
+import { registerScopes } from '../admin/sections/scopes.js';
 import { registerSigningKeys } from '../admin/sections/signing-keys.js';
 import { registerUsers } from '../admin/sections/users.js';
 import type { BrowserContext } from '../browser-context.js';
@@ -327,4 +331,8 @@ export function registerAdminRoutes(
   registerUsers(router);
   registerSigningKeys(router);
   registerAuditLog(router);
+  registerScopes(router);
+  registerResources(router);
+  registerIdentityProviders(router);
+  registerRegistrations(router);
 }
