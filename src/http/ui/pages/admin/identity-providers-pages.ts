@@ -54,7 +54,8 @@ const providerPath = (frame: ConsoleFrame, id: string) =>
  */
 export function discoveryWords(problem: ApiProblem | undefined): ApiProblem | undefined {
   if (problem?.field !== 'issuer') return problem;
-  const match = /^discovery failed at (\S+?): (.*)$/s.exec(problem.detail.trim());
+  // The API's detail may name the field first (`issuer: discovery failed at …`).
+  const match = /^(?:issuer: )?discovery failed at (\S+?): (.*)$/s.exec(problem.detail.trim());
   if (match === null) return problem;
   const [, issuer = '', why = ''] = match;
   const where = `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`;

@@ -73,7 +73,7 @@ export function registrationsPage(
   const base = frame.basePath;
   const body = html`<h1>Registrations</h1>
     ${subNavigation(frame, 'clients')}
-    <p class="lead">Clients that registered themselves at <code>/register</code> (RFC 7591).</p>
+    <p class="lead spaced">Clients that registered themselves at <code>/register</code> (RFC 7591).</p>
     ${notice(input.notice)}
     <div class="toolbar">
       <form method="get" action="${base}/admin/registrations" class="search">
@@ -88,7 +88,6 @@ export function registrationsPage(
         </select>
         <button type="submit">Show</button>
       </form>
-      <a class="button primary" href="${base}/admin/registrations/tokens">Initial access tokens</a>
     </div>
     ${
       input.rows.length === 0
@@ -182,7 +181,7 @@ export function initialAccessTokensPage(
   const expiryError = input.problem?.field === 'expires_in' ? input.problem : undefined;
   const body = html`<h1>Initial access tokens</h1>
     ${subNavigation(frame, 'tokens')}
-    <p class="lead">
+    <p class="lead spaced">
       A token lets clients register themselves at <code>/register</code> (RFC 7591 §3) until it expires or is
       deleted.
     </p>
@@ -227,7 +226,7 @@ export function initialAccessTokensPage(
                 ${input.rows.map(
                   (row) =>
                     html`<tr>
-                      <td><code>${row.id}</code></td>
+                      <td><code title="${row.id}">${row.id.slice(0, 8)}</code></td>
                       <td>
                         ${row.scopes === null ? html`<span class="muted">as open registration</span>` : row.scopes.join(' ') || '—'}
                       </td>
@@ -235,7 +234,7 @@ export function initialAccessTokensPage(
                       <td>${String(row.clientsRegistered)}</td>
                       <td>
                         <a href="${base}/admin/registrations/tokens/${encodeURIComponent(row.id)}/delete"
-                          >Delete<span class="visually-hidden"> token ${row.id}</span>…</a
+                          >Delete<span class="visually-hidden"> token ${row.id.slice(0, 8)}</span>…</a
                         >
                       </td>
                     </tr>`,
