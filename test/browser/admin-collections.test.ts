@@ -6,7 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { sha256 } from '../../src/shared/crypto.js';
 import { pageProblems } from '../helpers/admin-console.js';
-import { backends, type Backend } from '../helpers/backends.js';
+import { backends } from '../helpers/backends.js';
 import { browserSkip, launchChromium, signIn, type TestBrowser } from '../helpers/browser-pages.js';
 import { testCertificate } from '../helpers/dev-certificate.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
