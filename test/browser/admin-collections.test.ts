@@ -246,7 +246,7 @@ describe('the admin console’s collections in Chromium (issue 30 point 2)', { s
         await page.getByRole('heading', { name: 'Initial access tokens', level: 1 }).waitFor();
         assert.ok(!(await page.content()).includes(token), 'shown once');
         assert.equal(await page.getByRole('row').filter({ hasText: '7 days' }).count(), 0);
-        assert.match(await page.getByRole('row').nth(1).innerText(), /openid ledger:read\s+\S.*\s+1\s/);
+        assert.match(await page.getByRole('row').nth(1).innerText(), /openid ledger:read\s+\S.*UTC\s+1\s*$/);
         await page.goto(`${issuer}/admin/registrations`);
         const row = page.getByRole('row').filter({ hasText: clientId });
         assert.match(await row.innerText(), /Partner app.*Initial access token/s);

@@ -100,22 +100,23 @@ export function registrationsPage(
                   <th scope="col">Client ID</th>
                   <th scope="col">How</th>
                   <th scope="col">Registered</th>
-                  <th scope="col"><span class="visually-hidden">Actions</span></th>
                 </tr>
               </thead>
               <tbody>
                 ${input.rows.map(
                   (row) =>
                     html`<tr>
-                      <td><a href="${base}/admin/clients/${encodeURIComponent(row.id)}">${row.name}</a></td>
-                      <td><code>${row.id}</code></td>
-                      <td>${howRegistered(row.registration)}</td>
-                      <td>${time(row.createdAt)}</td>
                       <td>
-                        <a href="${base}/admin/registrations/${encodeURIComponent(row.id)}/delete"
+                        <a href="${base}/admin/clients/${encodeURIComponent(row.id)}">${row.name}</a>
+                        <br /><a
+                          class="small"
+                          href="${base}/admin/registrations/${encodeURIComponent(row.id)}/delete"
                           >Delete<span class="visually-hidden"> ${row.name}</span>…</a
                         >
                       </td>
+                      <td><code>${row.id}</code></td>
+                      <td>${howRegistered(row.registration)}</td>
+                      <td>${time(row.createdAt)}</td>
                     </tr>`,
                 )}
               </tbody>
@@ -219,24 +220,25 @@ export function initialAccessTokensPage(
                   <th scope="col">Scopes</th>
                   <th scope="col">Expires</th>
                   <th scope="col">Clients registered</th>
-                  <th scope="col"><span class="visually-hidden">Actions</span></th>
                 </tr>
               </thead>
               <tbody>
                 ${input.rows.map(
                   (row) =>
                     html`<tr>
-                      <td><code title="${row.id}">${row.id.slice(0, 8)}</code></td>
+                      <td>
+                        <code title="${row.id}">${row.id.slice(0, 8)}</code>
+                        <br /><a
+                          class="small"
+                          href="${base}/admin/registrations/tokens/${encodeURIComponent(row.id)}/delete"
+                          >Delete<span class="visually-hidden"> token ${row.id.slice(0, 8)}</span>…</a
+                        >
+                      </td>
                       <td>
                         ${row.scopes === null ? html`<span class="muted">as open registration</span>` : row.scopes.join(' ') || '—'}
                       </td>
                       <td>${time(row.expiresAt)}${row.expired ? html` <strong>(expired)</strong>` : ''}</td>
                       <td>${String(row.clientsRegistered)}</td>
-                      <td>
-                        <a href="${base}/admin/registrations/tokens/${encodeURIComponent(row.id)}/delete"
-                          >Delete<span class="visually-hidden"> token ${row.id.slice(0, 8)}</span>…</a
-                        >
-                      </td>
                     </tr>`,
                 )}
               </tbody>
