@@ -397,6 +397,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     identityProviders: new IdentityProviderRegistry({
       storage,
       clock,
+      audit,
       upstream: deps.upstreamProviders ?? noUpstreamProviders,
       policy: policy.identityProviders,
     }),
@@ -411,7 +412,7 @@ export function createEngine(deps: EngineDependencies): Engine {
       allowPrivateJwksUri: policy.dynamicRegistration.allowPrivateJwksUri,
       audit,
     }),
-    initialAccessTokens: new InitialAccessTokenRegistry(storage.initialAccessTokens, clock),
+    initialAccessTokens: new InitialAccessTokenRegistry(storage, clock, audit),
     users,
     accountMail,
     scopes,

@@ -26,8 +26,11 @@ import type {
 export interface ClientFilter {
   name?: string;
   grantType?: string;
-  /** How the clients came to be registered (an operator finds self-registered clients by it). */
-  registration?: ClientRegistration;
+  /**
+   * How the clients came to be registered (an operator finds self-registered clients by it): one way,
+   * or any of several (`token` and `open`: every client that registered itself).
+   */
+  registration?: ClientRegistration | readonly ClientRegistration[];
   /** Clients whose own list of identity providers names this one (not those offered every one). */
   identityProvider?: string;
   limit: number;
@@ -59,6 +62,9 @@ export interface InitialAccessTokenStore {
   getByHash(hash: string): Promise<InitialAccessToken | undefined>;
   /** Every token, expired ones included until the purge deletes them, oldest first. */
   list(): Promise<InitialAccessToken[]>;
+  /** A page of `list`'s order, and how many there are in all. */
+  page(limit: number, offset: number): Promise<{ items: InitialAccessToken[]; total: number }>;
+  get(id: string): Promise<InitialAccessToken | undefined>;
   delete(id: string): Promise<boolean>;
   /** Adds one to the clients the token registered (one statement: concurrent registrations all count). */
   countRegistration(id: string): Promise<void>;
@@ -119,12 +125,25 @@ export interface Mailer {
   close?(): Promise<void>;
 }
 
+/**
+ * A page of a listed collection (an operator's list, /v1 and the console): `search` keeps the rows
+ * whose text (a scope's name; a resource's URI or name) contains it, the case of ASCII letters ignored
+ * (SQLite's lower() folds those alone).
+ */
+export interface SearchPage {
+  search?: string;
+  limit: number;
+  offset: number;
+}
+
 export interface ScopeStore {
   /** Adds the scopes that do not exist yet; existing descriptions are kept. */
   ensure(scopes: Scope[]): Promise<void>;
   upsert(scope: Scope): Promise<void>;
   get(name: string): Promise<Scope | undefined>;
   list(): Promise<Scope[]>;
+  /** A page of the scopes by name, and how many match in all. */
+  page(filter: SearchPage): Promise<{ items: Scope[]; total: number }>;
   delete(name: string): Promise<boolean>;
 }
 
@@ -137,6 +156,8 @@ export interface ResourceStore {
   getMany(uris: readonly string[]): Promise<ResourceServer[]>;
   /** Every resource, by URI. */
   list(): Promise<ResourceServer[]>;
+  /** A page of the resources by URI, searched by URI or name, and how many match in all. */
+  page(filter: SearchPage): Promise<{ items: ResourceServer[]; total: number }>;
   /** Writes name and scopes; false when no resource has this URI. */
   update(resource: ResourceServer): Promise<boolean>;
   delete(uri: string): Promise<boolean>;

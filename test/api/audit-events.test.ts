@@ -92,6 +92,49 @@ for (const backend of backends()) {
       assert.ok(!/secret_hash|secretHash/.test(stored));
     });
 
+    it('records each change of an identity provider, before and after as the API shows it, never its secret', async () => {
+      const secrets = ['upstream-secret-one-7d1c', 'upstream-secret-two-94be'];
+      const created = await api.post('/identity-providers', {
+        name: 'Audited IdP',
+        authorization_endpoint: 'https://idp.example/authorize',
+        token_endpoint: 'https://idp.example/token',
+        userinfo_endpoint: 'https://idp.example/userinfo',
+        client_id: 'gatehouse-at-idp',
+        client_secret: secrets[0],
+        claim_mapping: { subject: 'id' },
+      });
+      expectStatus(created, 201);
+      const id = (created.json as { id: string }).id;
+      expectStatus(
+        await api.patch(`/identity-providers/${id}`, { name: 'Audited IdP 2', client_secret: secrets[1] }),
+        201,
+      );
+      // A change refused records nothing.
+      assertProblem(await api.patch(`/identity-providers/${id}`, { name: '' }), 400, 'name');
+      expectStatus(await api.delete(`/identity-providers/${id}`), 204);
+      const { items } = await list(
+        'type=identity-provider.created,identity-provider.updated,identity-provider.deleted',
+      );
+      const ofIt = items.filter((e) => (e.after ?? e.before)?.id === id);
+      assert.deepEqual(
+        ofIt.map((e) => e.type),
+        ['identity-provider.deleted', 'identity-provider.updated', 'identity-provider.created'],
+      );
+      for (const event of ofIt) assert.deepEqual(event.actor, { type: 'client', id: adminClientId });
+      const [deleted, updated, createdEvent] = ofIt;
+      assert.equal(createdEvent?.before, null);
+      assert.equal(createdEvent?.after?.client_secret_set, true);
+      assert.equal(updated?.before?.name, 'Audited IdP');
+      assert.equal(updated?.after?.name, 'Audited IdP 2');
+      assert.equal(deleted?.before?.name, 'Audited IdP 2');
+      assert.equal(deleted?.after, null);
+      assert.match(String(deleted?.detail), /0 user link/);
+      // Every stored event, not only these: neither secret, sealed or not, anywhere.
+      const stored = JSON.stringify(await server.store.storage.auditEvents.list({ limit: 10_000 }));
+      for (const secret of secrets) assert.ok(!stored.includes(secret));
+      assert.ok(!/sealed|clientSecretSealed|private_key/i.test(stored));
+    });
+
     it('a change that fails records nothing', async () => {
       const before = await list('type=client.created&limit=200');
       assertProblem(await api.post('/clients', { name: '' }), 400, 'name');

@@ -82,6 +82,30 @@ for (const backend of backends()) {
       assertProblem(await api.patch(segment(MCP), { name: 'x' }), 404, 'uri');
     });
 
+    it('pages resources by URI and searches their URI or name on the server', async () => {
+      const made = ['https://ledger-a.example', 'https://ledger-b.example', 'https://files.example/x'];
+      expectStatus(await api.post('/resources', { uri: made[0], name: 'Ledger A' }), 201);
+      expectStatus(await api.post('/resources', { uri: made[1] }), 201);
+      expectStatus(await api.post('/resources', { uri: made[2], name: 'The Ledger files' }), 201);
+      const page = await api.get('/resources?search=LEDGER&limit=2');
+      expectStatus(page, 200);
+      const body = page.json as { items: ResourceBody[]; total: number; limit: number; offset: number };
+      assert.equal(body.total, 3, 'two by URI, one by name');
+      assert.deepEqual(
+        body.items.map((r) => r.uri),
+        [made[2], made[0]],
+        'in URI order',
+      );
+      const rest = (await api.get('/resources?search=ledger&limit=2&offset=2')).json as typeof body;
+      assert.deepEqual(
+        rest.items.map((r) => r.uri),
+        [made[1]],
+      );
+      assert.equal(((await api.get('/resources?search=nothing-like-it')).json as typeof body).total, 0);
+      assertProblem(await api.get('/resources?offset=-1'), 400, 'offset');
+      for (const uri of made) expectStatus(await api.delete(segment(uri)), 204);
+    });
+
     it('answers bad input with problem+json naming the field, and changes nothing', async () => {
       expectStatus(await api.post('/resources', { uri: 'https://dup.example' }), 201);
       assertProblem(await api.post('/resources', { uri: 'https://dup.example/' }), 409, 'uri');

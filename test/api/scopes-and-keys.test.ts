@@ -42,6 +42,31 @@ for (const backend of backends()) {
       assert.ok(names.some((scope) => scope.name === 'admin'));
     });
 
+    it('pages scopes by name and searches them on the server (search, limit, offset, total)', async () => {
+      for (const name of ['ledger:read', 'ledger:write', 'LEDGER:admin', 'ledgers', 'led_ger']) {
+        expectStatus(await api.post('/scopes', { name }), 201);
+      }
+      const first = await api.get('/scopes?search=ledger&limit=2');
+      expectStatus(first, 200);
+      const body = first.json as { items: { name: string }[]; total: number; limit: number; offset: number };
+      assert.deepEqual(
+        { total: body.total, limit: body.limit, offset: body.offset },
+        { total: 4, limit: 2, offset: 0 },
+      );
+      const second = (await api.get('/scopes?search=LEDGER&limit=2&offset=2')).json as typeof body;
+      const names = [...body.items, ...second.items].map((scope) => scope.name);
+      assert.deepEqual([...names].sort(), ['LEDGER:admin', 'ledger:read', 'ledger:write', 'ledgers']);
+      // `_` is a character, not a wildcard.
+      const literal = (await api.get('/scopes?search=led_')).json as typeof body;
+      assert.deepEqual(
+        literal.items.map((scope) => scope.name),
+        ['led_ger'],
+      );
+      assertProblem(await api.get('/scopes?search='), 400, 'search');
+      assertProblem(await api.get('/scopes?limit=101'), 400, 'limit');
+      assertProblem(await api.get('/scopes?name=ledger'), 400);
+    });
+
     it('offline_access: a store left with the former default description gets today’s at start; an operator’s stays', async () => {
       const scopes = server.store.storage.scopes;
       const stored = async () => (await scopes.get('offline_access'))?.description;

@@ -88,5 +88,63 @@ for (const backend of backends()) {
       assertRefused(await cli('audit', 'list', '--cursor', 'nonsense'), 2, /--cursor/);
       assertRefused(await cli('audit', 'list', '--type', 'Bad Type'), 2, /--type/);
     });
+
+    it('records identity providers and initial access tokens changed on the command line, never their secrets', async (t) => {
+      const store = await cliStore(backend);
+      t.after(() => store.cleanup());
+      const secret = newSecret();
+      const upstreamSecret = 'upstream-secret-kept-out-of-events';
+      const cli = (args: string[], stdin?: string) =>
+        store.cli(args, { secret, ...(stdin === undefined ? {} : { stdin }) });
+      assertOk(await cli(['init']));
+      const github = [
+        '--authorization-endpoint',
+        'https://github.example/login/oauth/authorize',
+        '--token-endpoint',
+        'https://github.example/login/oauth/access_token',
+        '--userinfo-endpoint',
+        'https://api.github.example/user',
+        '--client-id',
+        'Iv1.abc',
+        '--client-secret-stdin',
+        '--subject-claim',
+        'id',
+      ];
+      assertOk(await cli(['idps', 'create', '--name', 'GitHub', ...github], upstreamSecret));
+      assertOk(await cli(['idps', 'update', 'github', '--name', 'GitHub Enterprise']));
+      assertOk(await cli(['idps', 'delete', 'github']));
+      const made = json<{ id: string; initial_access_token: string }>(
+        await cli(['initial-access-tokens', 'create', '--scopes', 'read', '--json']),
+      );
+      assertOk(await cli(['initial-access-tokens', 'delete', made.id]));
+
+      const listed = await cli([
+        'audit',
+        'list',
+        '--type',
+        'identity-provider.created,identity-provider.updated,identity-provider.deleted,' +
+          'initial-access-token.created,initial-access-token.deleted',
+        '--json',
+      ]);
+      const { items } = json<ListJson>(listed);
+      assert.deepEqual(
+        items.map((e) => [e.type, e.actor]),
+        [
+          ['initial-access-token.deleted', { type: 'cli', id: null }],
+          ['initial-access-token.created', { type: 'cli', id: null }],
+          ['identity-provider.deleted', { type: 'cli', id: null }],
+          ['identity-provider.updated', { type: 'cli', id: null }],
+          ['identity-provider.created', { type: 'cli', id: null }],
+        ],
+      );
+      const updated = items[3];
+      assert.equal(updated?.before?.name, 'GitHub');
+      assert.equal(updated?.after?.name, 'GitHub Enterprise');
+      assert.equal(updated?.after?.client_secret_set, true);
+      assert.deepEqual(items[1]?.after?.scopes, ['read']);
+      assert.equal(items[0]?.before?.id, made.id);
+      assert.ok(!listed.stdout.includes(upstreamSecret));
+      assert.ok(!listed.stdout.includes(made.initial_access_token));
+    });
   });
 }

@@ -473,6 +473,38 @@ for (const backend of contractBackends) {
         assert.equal(await storage.scopes.get(name), undefined);
         assert.equal(await storage.scopes.delete(name), false);
       });
+
+      it('pages scopes by name, searched by a part of the name (ASCII case ignored, wildcards literal)', async () => {
+        const tag = `pg${randomUUID().slice(0, 8)}`;
+        const names = ['a', 'b', 'c', 'd_x', 'dyx'].map((suffix) => `${tag}:${suffix}`);
+        await storage.scopes.ensure(names.map((name) => ({ name, description: name, createdAt: NOW })));
+        const first = await other.scopes.page({ search: tag.toUpperCase(), limit: 2, offset: 0 });
+        assert.deepEqual(
+          first.items.map((s) => s.name),
+          names.slice(0, 2),
+        );
+        assert.equal(first.total, 5);
+        const last = await other.scopes.page({ search: tag, limit: 2, offset: 4 });
+        assert.deepEqual(
+          last.items.map((s) => s.name),
+          [names[4]],
+        );
+        // `_` and `%` are themselves, not LIKE's wildcards.
+        const literal = await storage.scopes.page({ search: `${tag}:d_`, limit: 10, offset: 0 });
+        assert.deepEqual(
+          literal.items.map((s) => s.name),
+          [`${tag}:d_x`],
+        );
+        assert.equal((await storage.scopes.page({ search: `${tag}%`, limit: 10, offset: 0 })).total, 0);
+        assert.equal((await storage.scopes.page({ search: 'a\u0000b', limit: 10, offset: 0 })).total, 0);
+        const all = await storage.scopes.page({ limit: 100, offset: 0 });
+        assert.ok(all.total >= 5);
+        assert.deepEqual(
+          all.items.map((s) => s.name),
+          (await storage.scopes.list()).map((s) => s.name).slice(0, 100),
+        );
+        for (const name of names) await storage.scopes.delete(name);
+      });
     });
 
     describe('grants', () => {
@@ -963,6 +995,16 @@ for (const backend of contractBackends) {
           offset: 0,
         });
         assert.equal(named.total, 0);
+        // Any of several ways: every self-registered client, and none for no way at all.
+        const selfRegistered = await other.clients.list({
+          registration: ['token', 'open'],
+          limit: 1000,
+          offset: 0,
+        });
+        assert.ok(selfRegistered.items.some((client) => client.id === open.id));
+        assert.ok(selfRegistered.items.some((client) => client.id === viaToken.id));
+        assert.ok(selfRegistered.items.every((client) => client.registration !== 'operator'));
+        assert.equal((await other.clients.list({ registration: [], limit: 10, offset: 0 })).total, 0);
       });
 
       it('records a client’s first grant once', async () => {
@@ -1020,6 +1062,26 @@ for (const backend of contractBackends) {
         assert.equal(await other.initialAccessTokens.delete(token.id), false);
         assert.equal(await storage.initialAccessTokens.delete('a\u0000b'), false);
         assert.equal(await storage.initialAccessTokens.getByHash(token.hash), undefined);
+      });
+
+      it('reads an initial access token by id, and pages them oldest first', async () => {
+        const made = [0, 1, 2].map((i) => ({
+          id: randomUUID(),
+          hash: sha256(randomToken('iat_')),
+          scopes: i === 0 ? null : ['read'],
+          createdAt: NOW + 10 + i,
+          expiresAt: NOW + 86_400,
+          clientsRegistered: 0,
+        }));
+        for (const token of made) await storage.initialAccessTokens.insert(token);
+        assert.deepEqual(await other.initialAccessTokens.get(made[1]!.id), made[1]);
+        assert.equal(await other.initialAccessTokens.get(randomUUID()), undefined);
+        assert.equal(await other.initialAccessTokens.get('a\u0000b'), undefined);
+        const all = await other.initialAccessTokens.list();
+        const { items, total } = await other.initialAccessTokens.page(2, 1);
+        assert.equal(total, all.length);
+        assert.deepEqual(items, all.slice(1, 3));
+        for (const token of made) await storage.initialAccessTokens.delete(token.id);
       });
     });
 
@@ -1214,6 +1276,25 @@ for (const backend of contractBackends) {
         assert.equal(await storage.resources.delete(api.uri), true);
         assert.equal(await other.resources.delete(api.uri), false);
         assert.equal(await other.resources.get(api.uri), undefined);
+      });
+
+      it('pages resources by URI, searched by URI or name', async () => {
+        const tag = `pg${randomUUID().slice(0, 8)}`;
+        const made = [
+          { uri: `https://${tag}-a.example`, name: 'Alpha', scopes: [], createdAt: NOW },
+          { uri: `https://${tag}-b.example`, name: null, scopes: ['read'], createdAt: NOW },
+          { uri: `https://${tag}-c.example/z`, name: 'Zeta billing', scopes: [], createdAt: NOW },
+        ];
+        for (const resource of made) assert.equal(await storage.resources.insert(resource), true);
+        const byUri = await other.resources.page({ search: tag.toUpperCase(), limit: 2, offset: 0 });
+        assert.equal(byUri.total, 3);
+        assert.deepEqual(byUri.items, [made[0], made[1]]);
+        assert.deepEqual((await other.resources.page({ search: tag, limit: 2, offset: 2 })).items, [made[2]]);
+        const byName = await other.resources.page({ search: 'zeta BILLING', limit: 10, offset: 0 });
+        assert.ok(byName.items.some((r) => r.uri === made[2]!.uri));
+        assert.ok(!byName.items.some((r) => r.uri === made[0]!.uri));
+        assert.equal((await storage.resources.page({ search: `${tag}_`, limit: 10, offset: 0 })).total, 0);
+        for (const resource of made) await storage.resources.delete(resource.uri);
       });
 
       it('of concurrent registrations of one URI, exactly one succeeds', async () => {

@@ -1,3 +1,4 @@
+import { CLI_AUDIT } from '../../core/audit/audit-log.js';
 import type {
   ClaimMappingInput,
   IdentityProviderInput,
@@ -146,12 +147,15 @@ export async function runIdpsCommand(argv: string[], cli: Cli): Promise<void> {
     const registry = engine.identityProviders;
     switch (action) {
       case 'create': {
-        const provider = await registry.create({
-          ...settings,
-          id: values.id,
-          name: values.name as string,
-          client_id: values['client-id'] as string,
-        });
+        const provider = await registry.create(
+          {
+            ...settings,
+            id: values.id,
+            name: values.name as string,
+            client_id: values['client-id'] as string,
+          },
+          CLI_AUDIT,
+        );
         const view = registry.view(provider);
         if (json) printJson(context, view);
         else out.write(registration(view) + describe(view));
@@ -185,7 +189,7 @@ export async function runIdpsCommand(argv: string[], cli: Cli): Promise<void> {
               '--trust-upstream-assurance (or their --no-), --required-acr or --logo-uri',
           );
         }
-        const provider = await registry.update(await registry.require(id as string), settings);
+        const provider = await registry.update(await registry.require(id as string), settings, CLI_AUDIT);
         const view = registry.view(provider);
         if (json) printJson(context, view);
         else out.write(`Updated identity provider ${view.id}.\n` + describe(view));
@@ -193,7 +197,7 @@ export async function runIdpsCommand(argv: string[], cli: Cli): Promise<void> {
       }
       case 'delete': {
         const provider = await registry.require(id as string);
-        const deleted = await registry.delete(provider.id);
+        const deleted = await registry.delete(provider.id, CLI_AUDIT);
         if (deleted === undefined) throw notFound(`identity provider with id ${id}`);
         if (json) {
           printJson(context, {

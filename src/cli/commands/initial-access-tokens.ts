@@ -1,3 +1,4 @@
+import { CLI_AUDIT } from '../../core/audit/audit-log.js';
 import { INITIAL_ACCESS_TOKEN_MAX_TTL } from '../../core/clients/dynamic-registration.js';
 import type { InitialAccessTokenView } from '../../core/clients/initial-access-tokens.js';
 import { UsageError, integerFlag, isHelpFlag, parseCommandArgs, type Options } from '../args.js';
@@ -56,10 +57,13 @@ export async function runInitialAccessTokensCommand(argv: string[], cli: Cli): P
     const { engine, json, out, config } = context;
     switch (action) {
       case 'create': {
-        const { token, view } = await engine.initialAccessTokens.create({
-          ...(expiresIn === undefined ? {} : { expiresIn }),
-          ...(scopes === undefined ? {} : { scopes }),
-        });
+        const { token, view } = await engine.initialAccessTokens.create(
+          {
+            ...(expiresIn === undefined ? {} : { expiresIn }),
+            ...(scopes === undefined ? {} : { scopes }),
+          },
+          CLI_AUDIT,
+        );
         if (json) printJson(context, { ...view, initial_access_token: token });
         else {
           out.write(
@@ -87,7 +91,7 @@ export async function runInitialAccessTokensCommand(argv: string[], cli: Cli): P
         return;
       }
       case 'delete': {
-        await engine.initialAccessTokens.delete(id as string);
+        await engine.initialAccessTokens.delete(id as string, CLI_AUDIT);
         if (json) printJson(context, { deleted: id });
         else out.write(`Deleted initial access token ${id}; the clients it registered stay.\n`);
         return;

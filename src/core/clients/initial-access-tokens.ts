@@ -6,8 +6,9 @@ import {
   INITIAL_ACCESS_TOKEN_TTL,
   NEVER_REGISTRABLE_SCOPES,
 } from './dynamic-registration.js';
+import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 import type { InitialAccessToken } from '../model.js';
-import type { InitialAccessTokenStore } from '../ports.js';
+import type { Storage } from '../ports.js';
 import { isValidScopeName } from '../scopes/scopes.js';
 import { NotFoundError, ValidationError } from '../validation.js';
 
@@ -42,16 +43,22 @@ export interface InitialAccessTokenInput {
 
 /**
  * RFC 7591 §3 initial access tokens, as operators make, list and delete them (`gatehouse
- * initial-access-tokens`). A token registers any number of clients until it expires or is deleted
- * (docs/decisions.md, decision 20); each is shown once, when made, and stored as its SHA-256 only.
+ * initial-access-tokens`, /v1/initial-access-tokens). A token registers any number of clients until it
+ * expires or is deleted (docs/decisions.md, decision 20); each is shown once, when made, and stored as
+ * its SHA-256 only. Making and deleting one are audit events (decision 41) whose before and after are
+ * the view: never the token, nor its hash.
  */
 export class InitialAccessTokenRegistry {
   constructor(
-    private readonly store: InitialAccessTokenStore,
+    private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly audit: AuditLog = new AuditLog(storage, clock),
   ) {}
 
-  async create(input: InitialAccessTokenInput): Promise<{ token: string; view: InitialAccessTokenView }> {
+  async create(
+    input: InitialAccessTokenInput,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<{ token: string; view: InitialAccessTokenView }> {
     const expiresIn = input.expiresIn ?? INITIAL_ACCESS_TOKEN_TTL;
     if (!Number.isSafeInteger(expiresIn) || expiresIn < 60 || expiresIn > INITIAL_ACCESS_TOKEN_MAX_TTL) {
       throw new ValidationError(
@@ -71,7 +78,7 @@ export class InitialAccessTokenRegistry {
     }
     const now = this.clock.now();
     const token = randomToken('iat_');
-    const record: InitialAccessToken = {
+    const stored: InitialAccessToken = {
       id: randomUUID(),
       hash: sha256(token),
       scopes,
@@ -79,19 +86,44 @@ export class InitialAccessTokenRegistry {
       expiresAt: now + expiresIn,
       clientsRegistered: 0,
     };
-    await this.store.insert(record);
-    return { token, view: viewInitialAccessToken(record, now) };
+    const view = viewInitialAccessToken(stored, now);
+    await this.audit.change(context, async (storage, record) => {
+      await storage.initialAccessTokens.insert(stored);
+      await record({ type: 'initial-access-token.created', after: view });
+    });
+    return { token, view };
   }
 
   async list(): Promise<InitialAccessTokenView[]> {
     const now = this.clock.now();
-    return (await this.store.list()).map((token) => viewInitialAccessToken(token, now));
+    return (await this.storage.initialAccessTokens.list()).map((token) => viewInitialAccessToken(token, now));
+  }
+
+  /** A page of the tokens, oldest first, and how many there are. */
+  async page(limit: number, offset: number): Promise<{ items: InitialAccessTokenView[]; total: number }> {
+    const now = this.clock.now();
+    const { items, total } = await this.storage.initialAccessTokens.page(limit, offset);
+    return { items: items.map((token) => viewInitialAccessToken(token, now)), total };
+  }
+
+  /** The token's view, or a NotFoundError. */
+  async get(id: string): Promise<InitialAccessTokenView> {
+    const token = await this.storage.initialAccessTokens.get(id);
+    if (token === undefined) throw noSuchToken(id);
+    return viewInitialAccessToken(token, this.clock.now());
   }
 
   /** Deletes the token: it registers nothing more; the clients it registered stay. */
-  async delete(id: string): Promise<void> {
-    if (!(await this.store.delete(id))) {
-      throw new NotFoundError('id', `no initial access token with id ${id}`);
-    }
+  async delete(id: string, context: AuditContext = UNATTRIBUTED): Promise<void> {
+    await this.audit.change(context, async (storage, record) => {
+      const token = await storage.initialAccessTokens.get(id);
+      if (token === undefined || !(await storage.initialAccessTokens.delete(id))) throw noSuchToken(id);
+      await record({
+        type: 'initial-access-token.deleted',
+        before: viewInitialAccessToken(token, this.clock.now()),
+      });
+    });
   }
 }
+
+const noSuchToken = (id: string) => new NotFoundError('id', `no initial access token with id ${id}`);

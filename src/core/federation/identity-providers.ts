@@ -9,7 +9,8 @@ import type {
   UpstreamClaimMapping,
   UpstreamClientAuth,
 } from '../model.js';
-import type { ClientStore, FederatedLinkStore, IdentityProviderStore } from '../ports.js';
+import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
+import type { Storage } from '../ports.js';
 import { ConflictError, NotFoundError, ValidationError } from '../validation.js';
 import { sealContext, UpstreamError, type DiscoveredProvider, type UpstreamProviders } from './upstream.js';
 
@@ -508,12 +509,13 @@ export interface IdentityProviderPolicy {
 }
 
 export interface IdentityProviderRegistryDependencies {
-  storage: {
-    readonly identityProviders: IdentityProviderStore;
-    readonly federatedLinks: FederatedLinkStore;
-    readonly clients: ClientStore;
-  };
+  storage: Storage;
   clock: Clock;
+  /**
+   * Every change is recorded in its own transaction (decision 41), before and after as the view:
+   * never the client secret nor the private key, sealed or not.
+   */
+  audit?: AuditLog;
   /** OpenID Connect Discovery, checked at creation and whenever the issuer changes. */
   upstream: Pick<UpstreamProviders, 'discover'>;
   policy: IdentityProviderPolicy;
@@ -544,7 +546,11 @@ const PAGE = 100;
  * operator's view of links read and change, and what the sign-in page asks which providers to offer.
  */
 export class IdentityProviderRegistry {
-  constructor(private readonly deps: IdentityProviderRegistryDependencies) {}
+  private readonly audit: AuditLog;
+
+  constructor(private readonly deps: IdentityProviderRegistryDependencies) {
+    this.audit = deps.audit ?? new AuditLog(deps.storage, deps.clock);
+  }
 
   /** The provider, or undefined (also for an id no provider could have). */
   get(id: string): Promise<IdentityProvider | undefined> {
@@ -599,7 +605,10 @@ export class IdentityProviderRegistry {
    * A new provider. An OpenID Provider is looked up by discovery first, and refused when discovery
    * fails (the error says why); a private_key_jwt provider gets a new key pair (ES256).
    */
-  async create(input: IdentityProviderInput): Promise<IdentityProvider> {
+  async create(
+    input: IdentityProviderInput,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<IdentityProvider> {
     const id = input.id === undefined ? this.idFromName(input.name) : validId(input.id);
     const endpoints = endpointsOf(input);
     const settings = validateIdentityProviderInput(input, endpoints.kind);
@@ -614,7 +623,11 @@ export class IdentityProviderRegistry {
       createdAt: now,
       updatedAt: now,
     };
-    if (!(await this.deps.storage.identityProviders.insert(provider))) throw idTaken(id);
+    // Discovery and key making, slow and outside the store, are done: the transaction holds only writes.
+    await this.audit.change(context, async (storage, record) => {
+      if (!(await storage.identityProviders.insert(provider))) throw idTaken(id);
+      await record({ type: 'identity-provider.created', after: this.view(provider) });
+    });
     return provider;
   }
 
@@ -622,14 +635,18 @@ export class IdentityProviderRegistry {
    * Replaces a provider's settings with `input`, validated in full as at creation (PUT): a field left
    * out takes its default, but the write-only secret left out is kept. A new issuer is discovered again.
    */
-  async replace(provider: IdentityProvider, input: IdentityProviderInput): Promise<IdentityProvider> {
+  async replace(
+    provider: IdentityProvider,
+    input: IdentityProviderInput,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<IdentityProvider> {
     if (input.id !== undefined && input.id !== provider.id) {
       throw new ValidationError(
         'id',
         "a provider's id is in the redirect URI registered upstream: it cannot change",
       );
     }
-    return this.write(provider, input);
+    return this.write(provider, input, context);
   }
 
   /**
@@ -641,6 +658,7 @@ export class IdentityProviderRegistry {
   async update(
     provider: IdentityProvider,
     changes: Partial<IdentityProviderInput>,
+    context: AuditContext = UNATTRIBUTED,
   ): Promise<IdentityProvider> {
     if (changes.id !== undefined && changes.id !== provider.id) {
       throw new ValidationError(
@@ -676,10 +694,14 @@ export class IdentityProviderRegistry {
       client_auth: clientAuth,
       claim_mapping: { ...current.claim_mapping, ...changes.claim_mapping },
     };
-    return this.write(provider, merged);
+    return this.write(provider, merged, context);
   }
 
-  private async write(provider: IdentityProvider, input: IdentityProviderInput): Promise<IdentityProvider> {
+  private async write(
+    provider: IdentityProvider,
+    input: IdentityProviderInput,
+    context: AuditContext,
+  ): Promise<IdentityProvider> {
     const endpoints = endpointsOf(input);
     const settings = validateIdentityProviderInput(
       input,
@@ -703,7 +725,14 @@ export class IdentityProviderRegistry {
       ...(await this.credentials(provider.id, settings, provider)),
       updatedAt: this.deps.clock.now(),
     };
-    if (!(await this.deps.storage.identityProviders.update(updated))) throw noSuchProvider(provider.id);
+    await this.audit.change(context, async (storage, record) => {
+      if (!(await storage.identityProviders.update(updated))) throw noSuchProvider(provider.id);
+      await record({
+        type: 'identity-provider.updated',
+        before: this.view(provider),
+        after: this.view(updated),
+      });
+    });
     return updated;
   }
 
@@ -711,24 +740,36 @@ export class IdentityProviderRegistry {
    * Deletes the provider, every user's link through it, and its id from the clients that named it;
    * undefined when there is none.
    */
-  async delete(id: string): Promise<IdentityProviderDeletion | undefined> {
-    const provider = await this.get(id);
-    if (provider === undefined) return undefined;
-    const { storage, clock } = this.deps;
-    const linksRemoved = await storage.federatedLinks.countByProvider(id);
-    // A client that named it offers one provider less (never every one: its list is not made null).
-    let clientsChanged = 0;
-    for (;;) {
-      const { items } = await storage.clients.list({ identityProvider: id, limit: PAGE, offset: 0 });
-      for (const client of items) {
-        const identityProviders = (client.identityProviders ?? []).filter((other) => other !== id);
-        await storage.clients.update({ ...client, identityProviders, updatedAt: clock.now() }, 'keep');
-        clientsChanged++;
+  async delete(
+    id: string,
+    context: AuditContext = UNATTRIBUTED,
+  ): Promise<IdentityProviderDeletion | undefined> {
+    if (!IDENTITY_PROVIDER_ID.test(id)) return undefined;
+    const { clock } = this.deps;
+    // The provider, its links and the clients' lists go together, with the event: both or neither.
+    return this.audit.change(context, async (storage, record) => {
+      const provider = await storage.identityProviders.get(id);
+      if (provider === undefined) return undefined;
+      const linksRemoved = await storage.federatedLinks.countByProvider(id);
+      // A client that named it offers one provider less (never every one: its list is not made null).
+      let clientsChanged = 0;
+      for (;;) {
+        const { items } = await storage.clients.list({ identityProvider: id, limit: PAGE, offset: 0 });
+        for (const client of items) {
+          const identityProviders = (client.identityProviders ?? []).filter((other) => other !== id);
+          await storage.clients.update({ ...client, identityProviders, updatedAt: clock.now() }, 'keep');
+          clientsChanged++;
+        }
+        if (items.length < PAGE) break;
       }
-      if (items.length < PAGE) break;
-    }
-    if (!(await storage.identityProviders.delete(id))) return undefined;
-    return { linksRemoved, clientsChanged };
+      if (!(await storage.identityProviders.delete(id))) return undefined;
+      await record({
+        type: 'identity-provider.deleted',
+        before: this.view(provider),
+        detail: `${linksRemoved} user link(s) removed, ${clientsChanged} client(s) changed`,
+      });
+      return { linksRemoved, clientsChanged };
+    });
   }
 
   /** A user's links to upstream people, oldest first, with each provider's name. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../../shared/clock.js';
 import { registerScopesOf } from './scope-registry.js';
 import type { ResourceServer } from '../model.js';
-import type { Storage } from '../ports.js';
+import type { SearchPage, Storage } from '../ports.js';
 import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 import { canonicalResourceUri, ResourceTargets } from './resources.js';
 import { isValidScopeName } from './scopes.js';
@@ -90,6 +90,11 @@ export class ResourceRegistry {
 
   list(): Promise<ResourceServer[]> {
     return this.storage.resources.list();
+  }
+
+  /** A page of the resources by URI, searched by a part of the URI or name (an operator's list). */
+  page(filter: SearchPage): Promise<{ items: ResourceServer[]; total: number }> {
+    return this.storage.resources.page(filter);
   }
 
   /** The resource a URI names (in any spelling of it), or undefined. */

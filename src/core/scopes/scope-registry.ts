@@ -1,6 +1,6 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Scope } from '../model.js';
-import type { ScopeStore, Storage } from '../ports.js';
+import type { ScopeStore, SearchPage, Storage } from '../ports.js';
 import { isoTime } from '../../shared/clock.js';
 import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 import { isValidScopeName } from './scopes.js';
@@ -62,6 +62,11 @@ export class ScopeRegistry {
 
   list(): Promise<Scope[]> {
     return this.storage.scopes.list();
+  }
+
+  /** A page of the scopes by name, searched by a part of the name (an operator's list). */
+  page(filter: SearchPage): Promise<{ items: Scope[]; total: number }> {
+    return this.storage.scopes.page(filter);
   }
 
   get(name: string): Promise<Scope | undefined> {

@@ -129,7 +129,11 @@ function clients(t: Tables): ClientStore {
       const matching = [...t.clients.values()]
         .filter((c) => name === undefined || c.name === name)
         .filter((c) => grantType === undefined || (c.grantTypes as string[]).includes(grantType))
-        .filter((c) => registration === undefined || c.registration === registration)
+        .filter(
+          (c) =>
+            registration === undefined ||
+            (typeof registration === 'string' ? [registration] : registration).includes(c.registration),
+        )
         .filter(
           (c) => identityProvider === undefined || (c.identityProviders ?? []).includes(identityProvider),
         )
@@ -178,6 +182,16 @@ function initialAccessTokens(t: Tables): InitialAccessTokenStore {
       return [...t.initialAccessTokens.values()]
         .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
         .map(copy);
+    },
+    async page(limit, offset) {
+      const all = [...t.initialAccessTokens.values()].sort(
+        (a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+      );
+      return { items: all.slice(offset, offset + limit).map(copy), total: all.length };
+    },
+    async get(id) {
+      const token = t.initialAccessTokens.get(id);
+      return token && copy(token);
     },
     async delete(id) {
       return t.initialAccessTokens.delete(id);
@@ -257,6 +271,12 @@ function users(t: Tables): UserStore {
   };
 }
 
+/** SearchPage's match (ports.ts): contains, the case of ASCII letters ignored, as SQLite's lower(). */
+function contains(text: string, search: string): boolean {
+  const lower = (value: string) => value.replace(/[A-Z]/g, (c) => c.toLowerCase());
+  return lower(text).includes(lower(search));
+}
+
 function scopes(t: Tables): ScopeStore {
   return {
     async ensure(list) {
@@ -272,6 +292,12 @@ function scopes(t: Tables): ScopeStore {
     },
     async list() {
       return [...t.scopes.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map(copy);
+    },
+    async page({ search, limit, offset }) {
+      const all = [...t.scopes.values()]
+        .filter((scope) => search === undefined || contains(scope.name, search))
+        .sort((a, b) => (a.name < b.name ? -1 : 1));
+      return { items: all.slice(offset, offset + limit).map(copy), total: all.length };
     },
     async delete(name) {
       return t.scopes.delete(name);
@@ -298,6 +324,17 @@ function resources(t: Tables): ResourceStore {
     },
     async list() {
       return [...t.resources.values()].sort((a, b) => (a.uri < b.uri ? -1 : 1)).map(copy);
+    },
+    async page({ search, limit, offset }) {
+      const all = [...t.resources.values()]
+        .filter(
+          (resource) =>
+            search === undefined ||
+            contains(resource.uri, search) ||
+            (resource.name !== null && contains(resource.name, search)),
+        )
+        .sort((a, b) => (a.uri < b.uri ? -1 : 1));
+      return { items: all.slice(offset, offset + limit).map(copy), total: all.length };
     },
     async update(resource) {
       const stored = t.resources.get(resource.uri);

@@ -54,6 +54,11 @@ export function openApiOptions(options: {
           description:
             'Upstream identity providers people may sign in through (“Continue with NAME”); users’ links to them are under /v1/users/{id}/identity-links',
         },
+        {
+          name: 'initial-access-tokens',
+          description:
+            'RFC 7591 §3 initial access tokens: what lets clients register themselves at /register when GATEHOUSE_DYNAMIC_REGISTRATION is token',
+        },
         { name: 'scopes', description: 'The scope registry and the descriptions the consent page shows' },
         {
           name: 'resources',

@@ -13,6 +13,7 @@ import { registerAuditEventRoutes } from './routes/audit-events.js';
 import { registerStatisticsRoutes } from './routes/statistics.js';
 import { registerClientRoutes } from './routes/clients.js';
 import { registerIdentityProviderRoutes } from './routes/identity-providers.js';
+import { registerInitialAccessTokenRoutes } from './routes/initial-access-tokens.js';
 import { registerMeRoutes } from './routes/me.js';
 import { openApiOptions } from './openapi-document.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
@@ -143,6 +144,7 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
     registerClientRoutes(api, context);
     registerUserRoutes(api, context);
     registerIdentityProviderRoutes(api, context);
+    registerInitialAccessTokenRoutes(api, context);
     registerScopeRoutes(api, context);
     registerResourceRoutes(api, context);
     registerSigningKeyRoutes(api, context);

@@ -1,5 +1,9 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { MAX_CLIENT_KEYS } from '../../../core/clients/client-keys.js';
+import {
+  INITIAL_ACCESS_TOKEN_MAX_TTL,
+  INITIAL_ACCESS_TOKEN_TTL,
+} from '../../../core/clients/dynamic-registration.js';
 import { CLIENT_AUTH_METHODS, CLIENT_REGISTRATIONS, GRANT_TYPES, TOKEN_TYPES } from '../../../core/model.js';
 import { ID_TOKEN_SIGNING_ALGORITHMS } from '../../../core/tokens/id-token.js';
 import { RESOURCE_NAME_MAX_LENGTH, RESOURCE_SCOPES_MAX } from '../../../core/scopes/resource-registry.js';
@@ -265,7 +269,12 @@ export const ClientQuery = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact client name' })),
     grant_type: Type.Optional(GrantTypeName),
-    registration: Type.Optional(Registration),
+    registration: Type.Optional(
+      Type.Union([Registration, Type.Array(Registration, { minItems: 1, maxItems: 3 })], {
+        description:
+          'Clients registered this way; repeat the parameter for any of several (`registration=token&registration=open`: every self-registered client)',
+      }),
+    ),
     limit: Type.Optional(Pagination.limit),
     offset: Type.Optional(Pagination.offset),
   },
@@ -481,7 +490,22 @@ export const ScopeCreate = Type.Object(
 export const ScopeReplace = Type.Object({ description: ScopeDescription }, strict);
 export const ScopePatch = Type.Object({ description: Type.Optional(ScopeDescription) }, strict);
 export const ScopeParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) }, strict);
-export const ScopeList = Type.Object({ items: Type.Array(Scope) }, strict);
+/** `search`: a part of what operators look a collection up by (SearchPage in core/ports.ts). */
+const Search = (what: string) =>
+  Type.String({
+    minLength: 1,
+    maxLength: 200,
+    description: `Only those whose ${what} contains this text (the case of ASCII letters ignored)`,
+  });
+export const ScopeQuery = Type.Object(
+  {
+    search: Type.Optional(Search('name')),
+    limit: Type.Optional(Pagination.limit),
+    offset: Type.Optional(Pagination.offset),
+  },
+  strict,
+);
+export const ScopeList = page(Scope);
 
 // ---- resources (RFC 8707)
 const ResourceUri = Type.String({
@@ -541,7 +565,66 @@ export const ResourceParams = Type.Object(
   },
   strict,
 );
-export const ResourceList = Type.Object({ items: Type.Array(Resource) }, strict);
+export const ResourceQuery = Type.Object(
+  {
+    search: Type.Optional(Search('URI or name')),
+    limit: Type.Optional(Pagination.limit),
+    offset: Type.Optional(Pagination.offset),
+  },
+  strict,
+);
+export const ResourceList = page(Resource);
+
+// ---- initial access tokens (RFC 7591 §3; decision 20)
+export const InitialAccessToken = Type.Object(
+  {
+    id: Type.String(),
+    scopes: Type.Union([Type.Array(Type.String()), Type.Null()], {
+      description:
+        'The scopes the clients it registers may have; null: those open registration allows (GATEHOUSE_DYNAMIC_REGISTRATION_SCOPES)',
+    }),
+    created_at: Timestamp,
+    expires_at: Timestamp,
+    expired: Type.Boolean(),
+    clients_registered: Type.Integer({ description: 'How many clients it registered so far' }),
+  },
+  { ...strict, description: 'An initial access token as operators see it: never the token itself' },
+);
+export const InitialAccessTokenCreate = Type.Object(
+  {
+    expires_in: Type.Optional(
+      Type.Integer({
+        minimum: 60,
+        maximum: INITIAL_ACCESS_TOKEN_MAX_TTL,
+        default: INITIAL_ACCESS_TOKEN_TTL,
+        description: 'Seconds until it expires (a day unless given)',
+      }),
+    ),
+    scopes: Type.Optional(
+      Type.Array(ScopeName, {
+        maxItems: 100,
+        description:
+          'The scopes the clients it registers may have (never admin); absent: those open registration allows',
+      }),
+    ),
+  },
+  strict,
+);
+export const InitialAccessTokenCreated = Type.Object(
+  {
+    ...InitialAccessToken.properties,
+    initial_access_token: Type.String({
+      description:
+        'The token, shown only in this answer (stored as its SHA-256): a client presents it at /register as a Bearer token',
+    }),
+  },
+  strict,
+);
+export const InitialAccessTokenQuery = Type.Object(
+  { limit: Type.Optional(Pagination.limit), offset: Type.Optional(Pagination.offset) },
+  strict,
+);
+export const InitialAccessTokenList = page(InitialAccessToken);
 
 // ---- signing keys
 export const SigningKey = Type.Object(
@@ -938,3 +1021,7 @@ export type ScopePatchBody = Static<typeof ScopePatch>;
 export type ResourceCreateBody = Static<typeof ResourceCreate>;
 export type ResourceReplaceBody = Static<typeof ResourceReplace>;
 export type ResourcePatchBody = Static<typeof ResourcePatch>;
+export type ScopeQueryString = Static<typeof ScopeQuery>;
+export type ResourceQueryString = Static<typeof ResourceQuery>;
+export type InitialAccessTokenCreateBody = Static<typeof InitialAccessTokenCreate>;
+export type InitialAccessTokenQueryString = Static<typeof InitialAccessTokenQuery>;

@@ -26,6 +26,10 @@ import { registerAuditLog } from '../admin/sections/audit.js';
 import { registerClients } from '../admin/sections/clients.js';
 import { registerDashboard } from '../admin/sections/dashboard.js';
 import { registerGrants } from '../admin/sections/grants.js';
+import { registerIdentityProviders } from '../admin/sections/identity-providers.js';
+import { registerRegistrations } from '../admin/sections/registrations.js';
+import { registerResources } from '../admin/sections/resources.js';
+import { registerScopes } from '../admin/sections/scopes.js';
 import { registerSigningKeys } from '../admin/sections/signing-keys.js';
 import { registerUsers } from '../admin/sections/users.js';
 import type { BrowserContext } from '../browser-context.js';
@@ -342,4 +346,8 @@ export function registerAdminRoutes(
   registerSigningKeys(router);
   registerAuditLog(router);
   registerGrants(router);
+  registerScopes(router);
+  registerResources(router);
+  registerIdentityProviders(router);
+  registerRegistrations(router);
 }

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Client } from '../../../core/model.js';
 import type { ClientFilter, ClientStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
@@ -96,7 +96,13 @@ export function createClientRepository(
         // grant_types is a JSON array of known names; a quoted match cannot hit a longer name.
         query = query.where('grant_types', 'like', `%"${filter.grantType}"%`);
       }
-      if (filter.registration !== undefined) query = query.where('registration', '=', filter.registration);
+      if (filter.registration !== undefined) {
+        const ways: readonly string[] =
+          typeof filter.registration === 'string' ? [filter.registration] : filter.registration;
+        // No way at all matches no client (an empty IN list is not SQL).
+        query =
+          ways.length === 0 ? query.where(sql<boolean>`1 = 0`) : query.where('registration', 'in', ways);
+      }
       if (filter.identityProvider !== undefined) {
         // A JSON array of provider ids ([a-z0-9-], no quote nor LIKE wildcard but "-"): a quoted match
         // is that id and no longer one.

@@ -31,6 +31,30 @@ export function createInitialAccessTokenRepository(db: Kysely<Database>): Initia
         .execute();
       return rows.map(initialAccessTokenFromRow);
     },
+    async page(limit, offset) {
+      const total = await db
+        .selectFrom('initial_access_tokens')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      const rows = await db
+        .selectFrom('initial_access_tokens')
+        .selectAll()
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(limit)
+        .offset(offset)
+        .execute();
+      return { items: rows.map(initialAccessTokenFromRow), total: Number(total.n) };
+    },
+    async get(id) {
+      if (!isLookupKey(id)) return undefined;
+      const row = await db
+        .selectFrom('initial_access_tokens')
+        .selectAll()
+        .where('id', '=', id)
+        .executeTakeFirst();
+      return row && initialAccessTokenFromRow(row);
+    },
     async delete(id) {
       if (!isLookupKey(id)) return false;
       const result = await db.deleteFrom('initial_access_tokens').where('id', '=', id).executeTakeFirst();

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ResourceServer } from '../../../core/model.js';
 import type { ResourceStore } from '../../../core/ports.js';
 import type { Database } from '../schema.js';
-import { isLookupKey } from './lookup-key.js';
+import { contains, isLookupKey } from './lookup-key.js';
 import { resourceFromRow, resourceToRow } from './mappers.js';
 
 /** The registered resource servers (RFC 8707), keyed by canonical URI. */
@@ -31,6 +31,16 @@ export function createResourceRepository(db: Kysely<Database>): ResourceStore {
     async list() {
       const rows = await db.selectFrom('resources').selectAll().orderBy('uri').execute();
       return rows.map(resourceFromRow);
+    },
+    async page({ search, limit, offset }) {
+      if (search !== undefined && !isLookupKey(search)) return { items: [], total: 0 };
+      let query = db.selectFrom('resources');
+      if (search !== undefined) {
+        query = query.where((eb) => eb.or([contains('uri', search), contains('name', search)]));
+      }
+      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('uri').limit(limit).offset(offset).execute();
+      return { items: rows.map(resourceFromRow), total: Number(total.n) };
     },
     async update(resource: ResourceServer) {
       const { name, scopes } = resourceToRow(resource);

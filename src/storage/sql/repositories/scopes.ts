@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Scope } from '../../../core/model.js';
 import type { ScopeStore } from '../../../core/ports.js';
 import type { Database, ScopesTable } from '../schema.js';
-import { isLookupKey } from './lookup-key.js';
+import { contains, isLookupKey } from './lookup-key.js';
 
 const fromRow = (row: ScopesTable): Scope => ({
   name: row.name,
@@ -40,6 +40,14 @@ export function createScopeRepository(db: Kysely<Database>): ScopeStore {
     async list() {
       const rows = await db.selectFrom('scopes').selectAll().orderBy('name').execute();
       return rows.map(fromRow);
+    },
+    async page({ search, limit, offset }) {
+      if (search !== undefined && !isLookupKey(search)) return { items: [], total: 0 };
+      let query = db.selectFrom('scopes');
+      if (search !== undefined) query = query.where(contains('name', search));
+      const total = await query.select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const rows = await query.selectAll().orderBy('name').limit(limit).offset(offset).execute();
+      return { items: rows.map(fromRow), total: Number(total.n) };
     },
     async delete(name: string) {
       if (!isLookupKey(name)) return false;

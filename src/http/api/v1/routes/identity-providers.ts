@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import type { IdentityProvider } from '../../../../core/model.js';
 import type { ApiContext } from '../context.js';
-import { locationOf } from '../context.js';
+import { auditContextOf, locationOf } from '../context.js';
 import { notFound } from '../problem.js';
 import {
   IdParams,
@@ -72,7 +72,7 @@ export function registerIdentityProviderRoutes(api: FastifyInstance, context: Ap
       preValidation: admin,
     },
     async function createIdentityProvider(request, reply) {
-      const provider = await registry.create(request.body);
+      const provider = await registry.create(request.body, auditContextOf(request));
       reply.code(201).header('location', locationOf(context, 'identity-providers', provider.id));
       return registry.view(provider);
     },
@@ -111,7 +111,11 @@ export function registerIdentityProviderRoutes(api: FastifyInstance, context: Ap
       preValidation: admin,
     },
     async function replaceIdentityProvider(request, reply) {
-      const provider = await registry.replace(await existing(request.params.id), request.body);
+      const provider = await registry.replace(
+        await existing(request.params.id),
+        request.body,
+        auditContextOf(request),
+      );
       reply.code(201);
       return registry.view(provider);
     },
@@ -134,7 +138,11 @@ export function registerIdentityProviderRoutes(api: FastifyInstance, context: Ap
       preValidation: admin,
     },
     async function patchIdentityProvider(request, reply) {
-      const provider = await registry.update(await existing(request.params.id), request.body);
+      const provider = await registry.update(
+        await existing(request.params.id),
+        request.body,
+        auditContextOf(request),
+      );
       reply.code(201);
       return registry.view(provider);
     },
@@ -155,7 +163,9 @@ export function registerIdentityProviderRoutes(api: FastifyInstance, context: Ap
       preValidation: admin,
     },
     async function deleteIdentityProvider(request, reply) {
-      if ((await registry.delete(request.params.id)) === undefined) throw notFound('identity provider');
+      if ((await registry.delete(request.params.id, auditContextOf(request))) === undefined) {
+        throw notFound('identity provider');
+      }
       return reply.code(204).send();
     },
   );

@@ -12,9 +12,11 @@ import {
   ResourceList,
   ResourceParams,
   ResourcePatch,
+  ResourceQuery,
   ResourceReplace,
   type ResourceCreateBody,
   type ResourcePatchBody,
+  type ResourceQueryString,
   type ResourceReplaceBody,
 } from '../schemas.js';
 
@@ -36,14 +38,27 @@ export function registerResourceRoutes(api: FastifyInstance, context: ApiContext
     return resource;
   }
 
-  api.get(
+  api.get<{ Querystring: ResourceQueryString }>(
     '/resources',
     {
-      schema: { summary: 'List resource servers', tags, response: { 200: ResourceList, ...errors } },
+      schema: {
+        summary: 'List resource servers',
+        description:
+          'In URI order, paged with `limit` and `offset`; `search` finds those whose URI or name contains it.',
+        tags,
+        querystring: ResourceQuery,
+        response: { 200: ResourceList, ...errors },
+      },
       preValidation: admin,
     },
-    async function listResources() {
-      return { items: (await resources.list()).map(viewResource) };
+    async function listResources(request) {
+      const { search, limit = 20, offset = 0 } = request.query;
+      const { items, total } = await resources.page({
+        ...(search === undefined ? {} : { search }),
+        limit,
+        offset,
+      });
+      return { items: items.map(viewResource), total, limit, offset };
     },
   );
 

@@ -12,9 +12,11 @@ import {
   ScopeList,
   ScopeParams,
   ScopePatch,
+  ScopeQuery,
   ScopeReplace,
   type ScopeCreateBody,
   type ScopePatchBody,
+  type ScopeQueryString,
   type ScopeReplaceBody,
 } from '../schemas.js';
 
@@ -41,14 +43,26 @@ export function registerScopeRoutes(api: FastifyInstance, context: ApiContext): 
     return viewScope(await scopes.describe(scope.name, description ?? scope.description, audit));
   }
 
-  api.get(
+  api.get<{ Querystring: ScopeQueryString }>(
     '/scopes',
     {
-      schema: { summary: 'List scopes', tags, response: { 200: ScopeList, ...errors } },
+      schema: {
+        summary: 'List scopes',
+        description: 'In name order, paged with `limit` and `offset`; `search` finds names containing it.',
+        tags,
+        querystring: ScopeQuery,
+        response: { 200: ScopeList, ...errors },
+      },
       preValidation: admin,
     },
-    async function listScopes() {
-      return { items: (await scopes.list()).map(viewScope) };
+    async function listScopes(request) {
+      const { search, limit = 20, offset = 0 } = request.query;
+      const { items, total } = await scopes.page({
+        ...(search === undefined ? {} : { search }),
+        limit,
+        offset,
+      });
+      return { items: items.map(viewScope), total, limit, offset };
     },
   );
 
