@@ -163,11 +163,25 @@ export interface ResourceStore {
   delete(uri: string): Promise<boolean>;
 }
 
+/** Whose grants: a client's, a user's, or both at once. */
+export type GrantOwnerFilter = { clientId: string; userId?: string } | { clientId?: string; userId: string };
+
 export interface GrantStore {
   insert(grant: Grant): Promise<void>;
   get(id: string): Promise<Grant | undefined>;
   listByUser(userId: string): Promise<Grant[]>;
   listByClient(clientId: string): Promise<Grant[]>;
+  /**
+   * One page of the standing grants (not revoked, not expired at `at`) of a client, a user, or a user
+   * at one client, newest first (ties by id), and how many there are: what operators list, never a
+   * whole table. At least one of the two is given.
+   */
+  pageStanding(
+    owner: GrantOwnerFilter,
+    at: number,
+    limit: number,
+    offset: number,
+  ): Promise<{ items: Grant[]; total: number }>;
   /** Marks the grant revoked and retires its refresh tokens, in one transaction. */
   revoke(id: string, at: number): Promise<boolean>;
 }

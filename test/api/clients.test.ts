@@ -369,8 +369,51 @@ for (const backend of backends()) {
         headers: { authorization: basicAuth(client.client_id, client.client_secret as string) },
       });
       expectStatus(refresh, 400);
-      assert.deepEqual((await api.get(`/clients/${client.client_id}/grants`)).json, { items: [] });
+      assert.deepEqual((await api.get(`/clients/${client.client_id}/grants`)).json, {
+        items: [],
+        total: 0,
+        limit: 20,
+        offset: 0,
+      });
       assertProblem(await api.delete(`/clients/${client.client_id}/grants/${items[0]!.id}`), 404);
+    });
+
+    it('pages a client’s grants on the server (limit, offset, total), and a user’s at one client', async () => {
+      const client = await create({ name: 'many grants', grant_types: ['password'], scopes: ['profile'] });
+      const people = [await server.user(), await server.user(), await server.user()];
+      for (const { user, password } of people) {
+        await tokenFor(
+          server,
+          { grant_type: 'password', username: user.username, password },
+          { id: client.client_id, secret: client.client_secret as string },
+        );
+      }
+      type Page = {
+        items: Array<{ id: string; user_id: string }>;
+        total: number;
+        limit: number;
+        offset: number;
+      };
+      const first = (await api.get(`/clients/${client.client_id}/grants?limit=2`)).json as Page;
+      const second = (await api.get(`/clients/${client.client_id}/grants?limit=2&offset=2`)).json as Page;
+      assert.equal(first.items.length, 2);
+      assert.equal(second.items.length, 1);
+      assert.deepEqual([first.total, first.limit, first.offset, second.offset], [3, 2, 0, 2]);
+      assert.deepEqual(
+        new Set([...first.items, ...second.items].map((grant) => grant.user_id)),
+        new Set(people.map(({ user }) => user.id)),
+      );
+      const mine = (await api.get(`/users/${people[1]!.user.id}/grants?client_id=${client.client_id}`))
+        .json as Page;
+      assert.deepEqual(
+        mine.items.map((grant) => grant.user_id),
+        [people[1]!.user.id],
+      );
+      assert.equal(
+        ((await api.get(`/users/${people[1]!.user.id}/grants?client_id=nobody`)).json as Page).total,
+        0,
+      );
+      assertProblem(await api.get(`/clients/${client.client_id}/grants?limit=0`), 400, 'limit');
     });
 
     it('answers 404 for a missing client on every verb, doing nothing', async () => {

@@ -19,7 +19,7 @@ import type {
   SigningKeyRecord,
   User,
 } from '../../src/core/model.js';
-import type { AuditEventFilter, GatehouseStore, Storage } from '../../src/core/ports.js';
+import type { AuditEventFilter, GatehouseStore, GrantOwnerFilter, Storage } from '../../src/core/ports.js';
 import { createSqlStorage, type SqlStorage } from '../../src/storage/sql/index.js';
 import { randomToken, sha256 } from '../../src/shared/crypto.js';
 import { backends, createTestStore, type Backend, type TestStore } from '../helpers/backends.js';
@@ -523,6 +523,37 @@ for (const backend of contractBackends) {
         );
         assert.deepEqual(await storage.grants.listByUser('nobody'), []);
         assert.equal(await storage.grants.get('no-such-grant'), undefined);
+      });
+
+      it('pages the standing grants of a client or a user, newest first, with their total', async () => {
+        const { client, user, grant } = await seedGrant({ createdAt: NOW });
+        const otherUser = makeUser();
+        await storage.users.insert(otherUser);
+        const newer = makeGrant(client, user, { createdAt: NOW + 5 });
+        const newest = makeGrant(client, otherUser, { createdAt: NOW + 9 });
+        const revoked = makeGrant(client, user, { createdAt: NOW + 7, revokedAt: NOW + 8 });
+        const expired = makeGrant(client, user, { createdAt: NOW + 6, expiresAt: NOW + 100 });
+        const lasting = makeGrant(client, user, { createdAt: NOW + 1, expiresAt: NOW + 101 });
+        for (const g of [newer, newest, revoked, expired, lasting]) await storage.grants.insert(g);
+        const at = NOW + 100;
+        const ids = async (owner: GrantOwnerFilter, limit: number, offset: number) => {
+          const page = await other.grants.pageStanding(owner, at, limit, offset);
+          return { ids: page.items.map((g) => g.id), total: page.total };
+        };
+        assert.deepEqual(await ids({ clientId: client.id }, 2, 0), { ids: [newest.id, newer.id], total: 4 });
+        assert.deepEqual(await ids({ clientId: client.id }, 2, 2), { ids: [lasting.id, grant.id], total: 4 });
+        assert.deepEqual(await ids({ userId: user.id }, 10, 0), {
+          ids: [newer.id, lasting.id, grant.id],
+          total: 3,
+        });
+        assert.deepEqual(await ids({ userId: 'nobody' }, 10, 0), { ids: [], total: 0 });
+        assert.deepEqual(await ids({ userId: otherUser.id, clientId: client.id }, 10, 0), {
+          ids: [newest.id],
+          total: 1,
+        });
+        assert.deepEqual((await other.grants.pageStanding({ clientId: client.id }, at, 1, 0)).items, [
+          newest,
+        ]);
       });
 
       it('revoke marks the grant and retires its live refresh tokens, once', async () => {

@@ -1,7 +1,7 @@
 import { isoTime, type Clock } from '../../shared/clock.js';
 import { isGrantLive } from './liveness.js';
 import type { Grant } from '../model.js';
-import type { Storage } from '../ports.js';
+import type { GrantOwnerFilter, Storage } from '../ports.js';
 import { AuditLog, UNATTRIBUTED, type AuditContext } from '../audit/audit-log.js';
 
 /** A grant as operators see it, on the command line and in /v1. */
@@ -49,6 +49,11 @@ export class GrantRegistry {
 
   async standingOfUser(userId: string): Promise<Grant[]> {
     return this.standing(await this.storage.grants.listByUser(userId));
+  }
+
+  /** One page of a client's or a user's standing grants, newest first, and how many there are. */
+  pageOf(owner: GrantOwnerFilter, limit: number, offset: number): Promise<{ items: Grant[]; total: number }> {
+    return this.storage.grants.pageStanding(owner, this.clock.now(), limit, offset);
   }
 
   /**

@@ -366,6 +366,15 @@ function grants(t: Tables): GrantStore {
     async listByClient(clientId) {
       return newestFirst([...t.grants.values()].filter((g) => g.clientId === clientId));
     },
+    async pageStanding(owner, at, limit, offset) {
+      const standing = [...t.grants.values()]
+        .filter((g) => owner.clientId === undefined || g.clientId === owner.clientId)
+        .filter((g) => owner.userId === undefined || g.userId === owner.userId)
+        .filter((g) => g.revokedAt === null && (g.expiresAt === null || g.expiresAt > at))
+        .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .map(copy);
+      return { items: standing.slice(offset, offset + limit), total: standing.length };
+    },
     async revoke(id, at) {
       // One step: the grant and its live refresh tokens (GrantStore.revoke).
       const grant = t.grants.get(id);

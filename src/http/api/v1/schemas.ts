@@ -437,7 +437,23 @@ export const Grant = Type.Object(
   },
   { ...strict, description: 'A standing grant: what a user let a client do, and until when' },
 );
-export const GrantList = Type.Object({ items: Type.Array(Grant) }, strict);
+export const GrantList = page(Grant);
+export const GrantQuery = Type.Object(
+  { limit: Type.Optional(Pagination.limit), offset: Type.Optional(Pagination.offset) },
+  strict,
+);
+export const UserGrantQuery = Type.Object(
+  {
+    client_id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: "Only the user's grants to this client" }),
+    ),
+    limit: Type.Optional(Pagination.limit),
+    offset: Type.Optional(Pagination.offset),
+  },
+  strict,
+);
+export type UserGrantQueryString = Static<typeof UserGrantQuery>;
+export type GrantQueryString = Static<typeof GrantQuery>;
 
 // ---- a user's browser sessions (decision 37) and an operator's resets
 export const ItemSessionParams = Type.Object(

@@ -37,6 +37,25 @@ export function createGrantRepository(db: Kysely<Database>, statements?: Request
         .execute();
       return rows.map(grantFromRow);
     },
+    async pageStanding(owner, at, limit, offset) {
+      let standing = db
+        .selectFrom('grants')
+        .where('revoked_at', 'is', null)
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', at)]));
+      if (owner.clientId !== undefined) standing = standing.where('client_id', '=', owner.clientId);
+      if (owner.userId !== undefined) standing = standing.where('user_id', '=', owner.userId);
+      const [rows, count] = await Promise.all([
+        standing
+          .selectAll()
+          .orderBy('created_at', 'desc')
+          .orderBy('id')
+          .limit(limit)
+          .offset(offset)
+          .execute(),
+        standing.select((eb) => eb.fn.countAll<number | string | bigint>().as('n')).executeTakeFirst(),
+      ]);
+      return { items: rows.map(grantFromRow), total: Number(count?.n ?? 0) };
+    },
     async revoke(id: string, at: number) {
       return inTransaction(db, async (trx) => {
         const result = await trx

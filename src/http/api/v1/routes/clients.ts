@@ -18,6 +18,8 @@ import {
   ClientSecret,
   ClientWithSecret,
   GrantList,
+  GrantQuery,
+  type GrantQueryString,
   IdParams,
   ItemGrantParams,
   Problem as ProblemSchema,
@@ -33,7 +35,7 @@ const errors = { '4xx': ProblemSchema };
 
 /** /v1/clients: the client registry (scope admin). */
 export function registerClientRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { clients, grants } = context.engine;
+  const { clients } = context.engine;
   const admin = context.requireToken({ scopes: ['admin'] });
 
   async function existing(id: string): Promise<Client> {
@@ -194,20 +196,21 @@ export function registerClientRoutes(api: FastifyInstance, context: ApiContext):
     },
   );
 
-  api.get<{ Params: { id: string } }>(
+  api.get<{ Params: { id: string }; Querystring: GrantQueryString }>(
     '/clients/:id/grants',
     {
       schema: {
         summary: "List a client's standing grants",
         tags,
         params: IdParams,
+        querystring: GrantQuery,
         response: { 200: GrantList, ...errors },
       },
       preValidation: admin,
     },
     async function clientGrants(request) {
       const client = await existing(request.params.id);
-      return listGrants(await grants.standingOfClient(client.id));
+      return listGrants(context, { clientId: client.id }, request.query);
     },
   );
 

@@ -12,6 +12,8 @@ import { MAIL_LINK_TTL_SECONDS, MAILS_PER_USER_PER_HOUR } from '../../../../core
 import {
   FederatedLinkList,
   GrantList,
+  UserGrantQuery,
+  type UserGrantQueryString,
   IdParams,
   ItemGrantParams,
   ItemLinkParams,
@@ -37,8 +39,7 @@ const errors = { '4xx': ProblemSchema };
 
 /** /v1/users: resource owners (scope admin). Passwords are write-only. */
 export function registerUserRoutes(api: FastifyInstance, context: ApiContext): void {
-  const { users, grants, account, identityProviders, browserSessions, secondFactors, accountMail } =
-    context.engine;
+  const { users, account, identityProviders, browserSessions, secondFactors, accountMail } = context.engine;
   /** Decision 37: every answer carries the user's ways of signing in and sessions, never a secret. */
   const viewUser = async (user: User) => viewUserSummary(await account.summary(user));
   const admin = context.requireToken({ scopes: ['admin'] });
@@ -182,20 +183,26 @@ export function registerUserRoutes(api: FastifyInstance, context: ApiContext): v
     },
   );
 
-  api.get<{ Params: { id: string } }>(
+  api.get<{ Params: { id: string }; Querystring: UserGrantQueryString }>(
     '/users/:id/grants',
     {
       schema: {
         summary: "List a user's standing grants",
         tags,
         params: IdParams,
+        querystring: UserGrantQuery,
         response: { 200: GrantList, ...errors },
       },
       preValidation: admin,
     },
     async function userGrants(request) {
       const user = await existing(request.params.id);
-      return listGrants(await grants.standingOfUser(user.id));
+      const { client_id: clientId, ...paging } = request.query;
+      return listGrants(
+        context,
+        { userId: user.id, ...(clientId !== undefined ? { clientId } : {}) },
+        paging,
+      );
     },
   );
 

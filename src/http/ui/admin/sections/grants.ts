@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { items, problemOf, str, strings, type AdminApi, type ApiAnswer } from '../admin-api.js';
+import { items, num, problemOf, str, strings, type AdminApi, type ApiAnswer } from '../admin-api.js';
 import type { Console, ConsoleRouter } from '../console-router.js';
 import {
   confirmRevokeGrantPage,
@@ -70,35 +70,43 @@ export async function grantRows(
 export function registerGrants(router: ConsoleRouter): void {
   const grantsPath = `${router.adminPath}/grants`;
 
-  /** The grants a search names, or the API's answer when it is no success (404 is "none found"). */
+  /**
+   * The page of grants a search names (the API pages them: `limit`, `offset`, `total`), or the API's
+   * answer when it is no success (404 is "none found").
+   */
   async function find(
     c: Console,
     search: GrantsSearch,
+    offset: number,
   ): Promise<
-    { grants: Record<string, unknown>[]; known: { clientName?: string; username?: string } } | ApiAnswer
+    | { grants: Record<string, unknown>[]; total: number; known: { clientName?: string; username?: string } }
+    | ApiAnswer
   > {
+    const paging = new URLSearchParams({ limit: String(router.pageSize), offset: String(offset) });
     if (search.username !== '') {
       const found = await c.api.get(
         `/users?${new URLSearchParams({ username: search.username }).toString()}`,
       );
       if (found.status !== 200) return found;
       const user = items(found.body)[0];
-      if (user === undefined) return { grants: [], known: {} };
-      const answer = await c.api.get(`/users/${encodeURIComponent(str(user, 'id'))}/grants`);
+      if (user === undefined) return { grants: [], total: 0, known: {} };
+      if (search.clientId !== '') paging.set('client_id', search.clientId);
+      const answer = await c.api.get(
+        `/users/${encodeURIComponent(str(user, 'id'))}/grants?${paging.toString()}`,
+      );
       if (answer.status !== 200) return answer;
-      const grants = items(answer.body);
       return {
-        grants:
-          search.clientId === ''
-            ? grants
-            : grants.filter((grant) => str(grant, 'client_id') === search.clientId),
+        grants: items(answer.body),
+        total: num(answer.body, 'total') ?? 0,
         known: { username: str(user, 'username') },
       };
     }
-    const answer = await c.api.get(`/clients/${encodeURIComponent(search.clientId)}/grants`);
-    if (answer.status === 404) return { grants: [], known: {} };
+    const answer = await c.api.get(
+      `/clients/${encodeURIComponent(search.clientId)}/grants?${paging.toString()}`,
+    );
+    if (answer.status === 404) return { grants: [], total: 0, known: {} };
     if (answer.status !== 200) return answer;
-    return { grants: items(answer.body), known: {} };
+    return { grants: items(answer.body), total: num(answer.body, 'total') ?? 0, known: {} };
   }
 
   router.page(grantsPath, async (request, reply, c) => {
@@ -124,17 +132,16 @@ export function registerGrants(router: ConsoleRouter): void {
     if (search.username === '' && search.clientId === '') {
       return sendPage(reply, 200, grantsPage(c.frame, { ...common, total: 0 }));
     }
-    const found = await find(c, search);
+    const found = await find(c, search, offset);
     if ('status' in found) return router.failed(request, reply, c, found, 'grants');
-    // One user's or one client's grants: the page shows a slice of them, its names read for that slice.
-    const page = found.grants.slice(offset, offset + router.pageSize);
+    // One page of one user's or one client's grants, its names read for that page.
     return sendPage(
       reply,
       200,
       grantsPage(c.frame, {
         ...common,
-        rows: await grantRows(c.api, page, found.known),
-        total: found.grants.length,
+        rows: await grantRows(c.api, found.grants, found.known),
+        total: found.total,
       }),
     );
   });
