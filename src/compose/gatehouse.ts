@@ -11,7 +11,7 @@ import type { KeyRing } from '../core/keys/key-ring.js';
 import { DEFAULT_PURGE_PACING, Purger, PurgeScheduler, type PurgePolicy } from '../core/ops/purge.js';
 import type { GatehouseMetrics } from '../http/metrics.js';
 import { FigureRecorder } from '../core/ops/figures.js';
-import { Statistics, type ServedCertificate } from '../core/ops/statistics.js';
+import { COUNT_LIMIT, Statistics, type ServedCertificate } from '../core/ops/statistics.js';
 import { systemClock, type Clock } from '../shared/clock.js';
 import type { GatehouseStore } from '../core/ports.js';
 import { openStore, storeOpensFromOtherProcesses, type StoreOpenOptions } from '../storage/open-store.js';
@@ -144,6 +144,7 @@ export async function createGatehouse(
     storage.metricSamples,
     clock,
     `${hostname().slice(0, 40)}/${process.pid}/${randomBytes(4).toString('hex')}`,
+    () => storage.browserSessions.countLive(clock.now(), COUNT_LIMIT),
   );
   const engine = createEngine({
     storage,

@@ -98,8 +98,8 @@ describe('the admin dashboard in Chromium (decision 43)', { skip: browserSkip },
         const root = page.locator('[data-dashboard]');
         await page.locator('[data-dashboard][data-updated]').waitFor({ state: 'attached' });
         const first = await root.getAttribute('data-updated');
-        assert.equal(await page.locator('.chart canvas').count(), 4);
-        for (const chart of ['tokens', 'sign-ins', 'errors', 'latency']) {
+        assert.equal(await page.locator('.chart canvas').count(), 5);
+        for (const chart of ['tokens', 'sign-ins', 'errors', 'latency', 'sessions']) {
           assert.equal(await page.locator(`[data-chart="${chart}"] canvas`).count(), 1, chart);
         }
         // Each chart has its text alternative: a named image and a table of the same figures.

@@ -142,6 +142,48 @@ function flakyStore(): {
   };
 }
 
+describe('dashboard figures: the live sessions, a level read once a minute', () => {
+  it('reads the level at the first flush of each minute only, even with nothing counted', async () => {
+    const clock = new ManualClock(NOW + 10);
+    const { store, written } = flakyStore();
+    let live = 7;
+    let reads = 0;
+    const recorder = new FigureRecorder(store, clock, 'p1', async () => {
+      reads++;
+      return live;
+    });
+    await recorder.flush();
+    await recorder.flush();
+    live = 9;
+    clock.advance(60);
+    await recorder.flush();
+    const by = (s: MetricSample) => `${s.minute - NOW} ${s.series}=${s.value}`;
+    assert.deepEqual(written.map(by), ['0 active_sessions=7', '60 active_sessions=9']);
+    assert.equal(reads, 2);
+  });
+
+  it('takes the highest reading of a minute across processes, never their sum; null where none read', () => {
+    const sample = (processId: string, minute: number, value: number): MetricSample => ({
+      processId,
+      minute,
+      series: 'active_sessions',
+      label: '',
+      value,
+    });
+    const summary = summarize(
+      [sample('a', NOW, 5), sample('b', NOW, 6), sample('a', NOW + 120, 4)],
+      NOW + 120,
+      3,
+    );
+    assert.deepEqual(summary.activeSessions, [6, null, 4]);
+    assert.equal(
+      summary.requests.reduce((sum, n) => sum + n, 0),
+      0,
+      'a level is no request',
+    );
+  });
+});
+
 describe('dashboard figures: one process counting and flushing', () => {
   it('counts by minute in memory and writes only at a flush', async () => {
     const clock = new ManualClock(NOW + 10);

@@ -35,6 +35,13 @@ export const LATENCY_BUCKETS: readonly number[] = [
 ];
 const LATENCY_LABELS = [...LATENCY_BUCKETS.map(String), '+Inf'];
 
+/**
+ * A gauge: a level read once a minute by each process (the live sessions, counted in the shared store),
+ * not a count. Every process reads the same level, so a minute's value is the highest any process
+ * wrote, never their sum.
+ */
+export const ACTIVE_SESSIONS_SERIES = 'active_sessions';
+
 /** How often a process adds what it counted to the store. */
 export const FLUSH_INTERVAL_MS = 15_000;
 
@@ -67,12 +74,16 @@ export class FigureRecorder {
   private readonly labels = new Map<string, Set<string>>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
+  /** The minute the live sessions were last read in. */
+  private gaugeMinute = -1;
 
   constructor(
     private readonly store: MetricSampleStore,
     private readonly clock: Clock,
     /** This process's id: its rows are its own, so no two processes ever add to one row. */
     readonly processId: string,
+    /** Reads the live sessions (a bounded count), once a minute at a flush; none when not given. */
+    private readonly activeSessions?: () => Promise<number>,
   ) {}
 
   /** Adds `n` to a series; a label beyond the series' bound counts as `other`. */
@@ -115,10 +126,23 @@ export class FigureRecorder {
    */
   async flush(): Promise<void> {
     while (this.flushing !== undefined) await this.flushing.catch(() => undefined);
+    const samples: MetricSample[] = [];
+    const minuteNow = minuteOf(this.clock.now());
+    if (this.activeSessions !== undefined && minuteNow !== this.gaugeMinute) {
+      // Read before the counts are taken: a failed read leaves them where they are.
+      const value = await this.activeSessions();
+      this.gaugeMinute = minuteNow;
+      samples.push({
+        processId: this.processId,
+        minute: minuteNow,
+        series: ACTIVE_SESSIONS_SERIES,
+        label: '',
+        value,
+      });
+    }
     const taken = this.pending;
     this.pending = new Map();
     this.currentMinute = -1;
-    const samples: MetricSample[] = [];
     for (const [minute, counts] of taken) {
       for (const [k, value] of counts) {
         const [series, label] = k.split('\u0000') as [string, string];
@@ -219,6 +243,8 @@ export interface FigureSummary {
   requests: number[];
   /** Latency quantiles per minute, in milliseconds; null for a minute without requests. */
   latencyMs: { p50: (number | null)[]; p99: (number | null)[] };
+  /** Live sessions per minute: the highest level any process read; null where none read it. */
+  activeSessions: (number | null)[];
 }
 
 /** How many minutes the dashboard shows. */
@@ -245,11 +271,16 @@ export function summarize(
   };
   const buckets = axis.map(() => new Array<number>(LATENCY_LABELS.length).fill(0));
   const processes = new Set<string>();
+  const activeSessions: (number | null)[] = axis.map(() => null);
   for (const sample of samples) {
     if (sample.minute < first || sample.minute > last) continue;
     const i = (sample.minute - first) / 60;
     if (!Number.isInteger(i)) continue;
     processes.add(sample.processId);
+    if (sample.series === ACTIVE_SESSIONS_SERIES) {
+      activeSessions[i] = Math.max(activeSessions[i] ?? 0, sample.value);
+      continue;
+    }
     if (sample.series === 'latency') {
       const b = LATENCY_LABELS.indexOf(sample.label);
       if (b >= 0) (buckets[i] as number[])[b] = ((buckets[i] as number[])[b] ?? 0) + sample.value;
@@ -270,5 +301,6 @@ export function summarize(
       p50: buckets.map((b) => toMs(bucketQuantile(LATENCY_BUCKETS, b, 0.5))),
       p99: buckets.map((b) => toMs(bucketQuantile(LATENCY_BUCKETS, b, 0.99))),
     },
+    activeSessions,
   };
 }

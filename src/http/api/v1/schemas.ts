@@ -969,6 +969,11 @@ export const Statistics = Type.Object(
     active_sessions: Type.Integer({
       description: 'Browser sessions live now (counted up to `count_limit`)',
     }),
+    active_sessions_per_minute: Type.Array(Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]), {
+      description:
+        'Browser sessions live in each minute of `minutes`, as the processes read them once a minute ' +
+        '(the highest reading, not a sum); null for a minute no process read it',
+    }),
     signing_keys: Type.Array(
       Type.Object(
         {

@@ -22,6 +22,7 @@ interface Statistics {
   errors: Record<string, number[]>;
   requests: number[];
   latency_ms: { p50: (number | null)[]; p99: (number | null)[] };
+  active_sessions_per_minute: (number | null)[];
 }
 
 type Values = (number | null)[];
@@ -67,7 +68,15 @@ const CHARTS: Chart[] = [
       { label: 'p99', values: s.latency_ms.p99 },
     ],
   },
+  {
+    name: 'sessions',
+    unit: 'sessions',
+    series: (s) => [{ label: 'Active sessions', values: s.active_sessions_per_minute }],
+  },
 ];
+
+/** Charts of a level read per minute (latency, live sessions), not of counts summed over minutes. */
+const LEVELS = new Set(['latency', 'sessions']);
 
 const root = document.querySelector<HTMLElement>('[data-dashboard]');
 const drawn = new Map<string, { plot: uPlot; labels: string }>();
@@ -99,10 +108,9 @@ const text = (value: number | null | undefined) =>
 /** The table beside a chart, as the server renders it (pages/admin/dashboard-page.ts). */
 function fillTable(body: HTMLTableSectionElement, chart: Chart, statistics: Statistics): void {
   const rows = chart.series(statistics).map(({ label, values }) => {
-    const cells =
-      chart.name === 'latency'
-        ? [values.at(-1), values.at(-2), highest(values)]
-        : [values.at(-1) ?? 0, sum(values, -5), sum(values, 0)];
+    const cells = LEVELS.has(chart.name)
+      ? [values.at(-1), values.at(-2), highest(values)]
+      : [values.at(-1) ?? 0, sum(values, -5), sum(values, 0)];
     const row = document.createElement('tr');
     const head = document.createElement('th');
     head.scope = 'row';
@@ -149,8 +157,8 @@ function draw(Plot: typeof uPlot, statistics: Statistics): void {
             stroke: COLOURS[i % COLOURS.length],
             width: 2,
             spanGaps: false,
-            // A quantile has gaps (minutes without requests): its points are drawn, so a lone minute shows.
-            ...(chart.name === 'latency' ? { points: { show: true, size: 5 } } : {}),
+            // A level has gaps (minutes without requests or readings): its points are drawn, so a lone minute shows.
+            ...(LEVELS.has(chart.name) ? { points: { show: true, size: 5 } } : {}),
             value: (_u: uPlot, value: number | null) => (value === null ? '—' : `${value} ${chart.unit}`),
           })),
         ],

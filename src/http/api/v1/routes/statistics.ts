@@ -46,6 +46,7 @@ export function registerStatisticsRoutes(
         requests: figures.requests,
         latency_ms: figures.latencyMs,
         active_sessions: report.activeSessions,
+        active_sessions_per_minute: figures.activeSessions,
         signing_keys: report.signingKeys.map((key) => ({
           kid: key.kid,
           alg: key.alg,

@@ -14,6 +14,7 @@ export interface DashboardStatistics {
   requests: number[];
   latency_ms: { p50: (number | null)[]; p99: (number | null)[] };
   active_sessions: number;
+  active_sessions_per_minute: (number | null)[];
   signing_keys: { kid: string; alg: string; status: string; created_at: string; age_seconds: number }[];
   pending_migrations: string[];
   tls_certificate: { subject: string; not_after: string; expires_in_seconds: number } | null;
@@ -78,6 +79,8 @@ function chartRows(
           { label: 'Locked out', values: s.lockouts },
         ],
       };
+    case 'sessions':
+      return { rows: [{ label: 'Active sessions', values: s.active_sessions_per_minute }] };
     default:
       return {
         rows: [
@@ -95,10 +98,14 @@ function chartRows(
  */
 function chart(name: string, title: string, description: string, s: DashboardStatistics): SafeHtml {
   const latency = name === 'latency';
+  // A level (latency, live sessions) is read per minute, not summed over minutes.
+  const level = latency || name === 'sessions';
   const { rows } = chartRows(name, s);
   const headings = latency
     ? ['This minute (ms)', 'Previous minute (ms)', 'Slowest minute of the hour (ms)']
-    : ['This minute', 'Last 5 minutes', 'Last hour'];
+    : level
+      ? ['This minute', 'Previous minute', 'Highest of the hour']
+      : ['This minute', 'Last 5 minutes', 'Last hour'];
   return html`<figure class="chart-figure" aria-labelledby="chart-${name}-title">
     <figcaption>
       <h3 id="chart-${name}-title">${title}</h3>
@@ -123,7 +130,7 @@ function chart(name: string, title: string, description: string, s: DashboardSta
         </thead>
         <tbody data-table="${name}">
           ${rows.map(({ label, values }) => {
-            const cells = latency
+            const cells = level
               ? [values.at(-1), values.at(-2), highest(values)]
               : [values.at(-1) ?? 0, sum(values, -5), sum(values, 0)];
             return html`<tr>
@@ -262,6 +269,7 @@ export function dashboardPage(
         ${chart('sign-ins', 'Sign-ins', 'Sign-in steps that succeeded, failed, or met a lockout.', s)}
         ${chart('errors', 'Errors', 'Error responses, by OAuth error code; server_error is a 5xx.', s)}
         ${chart('latency', 'Latency', 'Time to answer a request: median (p50) and 99th percentile.', s)}
+        ${chart('sessions', 'Active sessions', 'Browser sessions live, as read once a minute.', s)}
       </div>
     </section>
     ${stateOfThings(s, input)}`;
