@@ -8,6 +8,7 @@ import {
   notice,
   pager,
   type ConsoleFrame,
+  confirmationPage,
 } from './console-layout.js';
 
 export interface ClientRow {
@@ -187,17 +188,15 @@ export function clientPage(
 
 export function confirmDeleteClientPage(frame: ConsoleFrame, client: ClientRow): string {
   const path = `${frame.basePath}/admin/clients/${encodeURIComponent(client.id)}`;
-  const body = html`<h1>Delete ${client.name}?</h1>
-    <div class="caution">
-      <p>
-        Its grants go with it, so every token it holds stops working at once, and the people who use it can no
-        longer sign in to it. This cannot be undone.
-      </p>
-    </div>
-    <form method="post" action="${path}/delete" class="actions">
-      ${csrf(frame)}
-      <button type="submit" class="danger">Delete client</button>
-      <a class="button" href="${path}">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'clients', `Delete ${client.name}`, body);
+  return confirmationPage(frame, 'clients', {
+    title: `Delete ${client.name}`,
+    heading: html`Delete ${client.name}?`,
+    caution: html`<p>
+      Its grants go with it, so every token it holds stops working at once, and the people who use it can no
+      longer sign in to it. This cannot be undone.
+    </p>`,
+    action: `${path}/delete`,
+    button: 'Delete client',
+    cancel: `${path}`,
+  });
 }

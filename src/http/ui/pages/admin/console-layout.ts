@@ -156,6 +156,39 @@ export function ageInDays(iso: string, now: number): string {
   return Number.isFinite(days) ? (days <= 0 ? 'today' : days === 1 ? '1 day' : `${days} days`) : '—';
 }
 
+/**
+ * A page that asks before a change that cannot be undone (delete, revoke, reset): the question as its
+ * heading, what it is about, a caution saying what it breaks, and a form of one red button (with the
+ * CSRF token and any hidden fields) beside "Cancel".
+ */
+export function confirmationPage(
+  frame: ConsoleFrame,
+  section: ConsoleSection,
+  page: {
+    title: string;
+    heading: SafeHtml | string;
+    about?: SafeHtml;
+    caution: SafeHtml;
+    action: string;
+    button: string;
+    cancel: string;
+    hidden?: Record<string, string>;
+  },
+): string {
+  const body = html`<h1>${page.heading}</h1>
+    ${page.about ?? ''}
+    <div class="caution">${page.caution}</div>
+    <form method="post" action="${page.action}" class="actions">
+      ${csrf(frame)}
+      ${Object.entries(page.hidden ?? {}).map(
+        ([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`,
+      )}
+      <button type="submit" class="danger">${page.button}</button>
+      <a class="button" href="${page.cancel}">Cancel</a>
+    </form>`;
+  return consolePage(frame, section, page.title, body);
+}
+
 /** What an administrator sees when the API refused the console (a problem outside any form). */
 export function consoleErrorPage(frame: ConsoleFrame, section: ConsoleSection, problem: ApiProblem): string {
   const body = html`<h1>That did not work</h1>

@@ -1,6 +1,14 @@
 import { html } from '../../html.js';
 import type { ApiProblem } from '../../admin/admin-api.js';
-import { consolePage, csrf, formProblem, notice, pager, time, type ConsoleFrame } from './console-layout.js';
+import {
+  consolePage,
+  formProblem,
+  notice,
+  pager,
+  time,
+  type ConsoleFrame,
+  confirmationPage,
+} from './console-layout.js';
 
 /** A standing grant as the console shows it: /v1's grant with the names of its client and user. */
 export interface GrantRow {
@@ -136,8 +144,10 @@ export function grantsPage(
 /** "Revoke…": what it stops, then the button (decision 42: a confirmation is its own page). */
 export function confirmRevokeGrantPage(frame: ConsoleFrame, grant: GrantRow, back: string): string {
   const base = frame.basePath;
-  const body = html`<h1>Revoke ${grant.clientName}’s grant from ${grant.username}?</h1>
-    <dl class="facts">
+  return confirmationPage(frame, 'grants', {
+    title: 'Revoke grant',
+    heading: html`Revoke ${grant.clientName}’s grant from ${grant.username}?`,
+    about: html`<dl class="facts">
       <dt>Client</dt>
       <dd>${grant.clientName} (<code>${grant.clientId}</code>)</dd>
       <dt>User</dt>
@@ -146,19 +156,14 @@ export function confirmRevokeGrantPage(frame: ConsoleFrame, grant: GrantRow, bac
       <dd>${grant.scopes.length === 0 ? '—' : grant.scopes.join(' ')}</dd>
       <dt>Granted</dt>
       <dd>${time(grant.createdAt)}</dd>
-    </dl>
-    <div class="caution">
-      <p>
-        The client’s refresh and access tokens under this grant stop working at once. It can act for
-        ${grant.username} again only after they allow it again.
-      </p>
-    </div>
-    <form method="post" action="${base}/admin/grants/${encodeURIComponent(grant.id)}/revoke" class="actions">
-      ${csrf(frame)}
-      <input type="hidden" name="user" value="${grant.userId}" />
-      <input type="hidden" name="back" value="${back}" />
-      <button type="submit" class="danger">Revoke grant</button>
-      <a class="button" href="${base}${back}">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'grants', 'Revoke grant', body);
+    </dl>`,
+    caution: html`<p>
+      The client’s refresh and access tokens under this grant stop working at once. It can act for
+      ${grant.username} again only after they allow it again.
+    </p>`,
+    action: `${base}/admin/grants/${encodeURIComponent(grant.id)}/revoke`,
+    button: 'Revoke grant',
+    cancel: `${base}${back}`,
+    hidden: { user: grant.userId, back },
+  });
 }

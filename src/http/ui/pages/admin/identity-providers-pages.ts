@@ -9,6 +9,7 @@ import {
   pager,
   time,
   type ConsoleFrame,
+  confirmationPage,
 } from './console-layout.js';
 
 /**
@@ -225,18 +226,16 @@ export function identityProviderPage(
 
 export function confirmDeleteIdentityProviderPage(frame: ConsoleFrame, provider: ProviderRow): string {
   const path = providerPath(frame, provider.id);
-  const body = html`<h1>Delete ${provider.name}?</h1>
-    <div class="caution">
-      <p>
-        “Continue with ${provider.name}” leaves every sign-in page. Every user’s link through it goes with it,
-        so those users no longer sign in through it, and clients that named it no longer offer it. This cannot
-        be undone.
-      </p>
-    </div>
-    <form method="post" action="${path}/delete" class="actions">
-      ${csrf(frame)}
-      <button type="submit" class="danger">Delete identity provider</button>
-      <a class="button" href="${path}">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'identity-providers', `Delete ${provider.name}`, body);
+  return confirmationPage(frame, 'identity-providers', {
+    title: `Delete ${provider.name}`,
+    heading: html`Delete ${provider.name}?`,
+    caution: html`<p>
+      “Continue with ${provider.name}” leaves every sign-in page. Every user’s link through it goes with it,
+      so those users no longer sign in through it, and clients that named it no longer offer it. This cannot
+      be undone.
+    </p>`,
+    action: `${path}/delete`,
+    button: 'Delete identity provider',
+    cancel: `${path}`,
+  });
 }

@@ -9,6 +9,7 @@ import {
   pager,
   time,
   type ConsoleFrame,
+  confirmationPage,
 } from './console-layout.js';
 import { plainWords } from '../../admin/admin-api.js';
 
@@ -129,23 +130,21 @@ export function registrationsPage(
 
 export function confirmDeleteRegistrationPage(frame: ConsoleFrame, row: RegisteredRow): string {
   const base = `${frame.basePath}/admin/registrations`;
-  const body = html`<h1>Delete ${row.name}?</h1>
-    <p>
+  return confirmationPage(frame, 'registrations', {
+    title: `Delete ${row.name}`,
+    heading: html`Delete ${row.name}?`,
+    about: html`<p>
       <code>${row.id}</code>, registered by ${howRegistered(row.registration).toLowerCase()}, on
       ${time(row.createdAt)}.
-    </p>
-    <div class="caution">
-      <p>
-        Its grants go with it, so every token it holds stops working at once. It may register again if
-        registration lets it. This cannot be undone.
-      </p>
-    </div>
-    <form method="post" action="${base}/${encodeURIComponent(row.id)}/delete" class="actions">
-      ${csrf(frame)}
-      <button type="submit" class="danger">Delete client</button>
-      <a class="button" href="${base}">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'registrations', `Delete ${row.name}`, body);
+    </p>`,
+    caution: html`<p>
+      Its grants go with it, so every token it holds stops working at once. It may register again if
+      registration lets it. This cannot be undone.
+    </p>`,
+    action: `${base}/${encodeURIComponent(row.id)}/delete`,
+    button: 'Delete client',
+    cancel: `${base}`,
+  });
 }
 
 /** Choices of "Expires in", in seconds (RFC 7591 §3 leaves the lifetime to the server; a day by default). */
@@ -283,15 +282,15 @@ export function initialAccessTokensPage(
 
 export function confirmDeleteTokenPage(frame: ConsoleFrame, row: TokenRow): string {
   const base = `${frame.basePath}/admin/registrations/tokens`;
-  const body = html`<h1>Delete this initial access token?</h1>
-    <p><code>${row.id}</code>: ${String(row.clientsRegistered)} client(s) registered with it.</p>
-    <div class="caution">
-      <p>It registers nothing more; the clients it registered stay. This cannot be undone.</p>
-    </div>
-    <form method="post" action="${base}/${encodeURIComponent(row.id)}/delete" class="actions">
-      ${csrf(frame)}
-      <button type="submit" class="danger">Delete token</button>
-      <a class="button" href="${base}">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'registrations', 'Delete initial access token', body);
+  return confirmationPage(frame, 'registrations', {
+    title: 'Delete initial access token',
+    heading: 'Delete this initial access token?',
+    about: html`<p>
+      <code>${row.id}</code>: ${String(row.clientsRegistered)} client(s) registered with it.
+    </p>`,
+    caution: html`<p>It registers nothing more; the clients it registered stay. This cannot be undone.</p>`,
+    action: `${base}/${encodeURIComponent(row.id)}/delete`,
+    button: 'Delete token',
+    cancel: `${base}`,
+  });
 }

@@ -9,6 +9,7 @@ import {
   pager,
   time,
   type ConsoleFrame,
+  confirmationPage,
 } from './console-layout.js';
 
 /**
@@ -160,18 +161,16 @@ export function resourcePage(
 
 export function confirmDeleteResourcePage(frame: ConsoleFrame, resource: ResourceRow): string {
   const path = resourcePath(frame, resource.uri);
-  const body = html`<h1>Delete ${resource.name || 'this resource'}?</h1>
-    <p><code>${resource.uri}</code></p>
-    <div class="caution">
-      <p>
-        Requests naming it are refused from now on (invalid_target); access tokens already issued for it stay
-        valid until they expire. This cannot be undone.
-      </p>
-    </div>
-    <form method="post" action="${path}/delete" class="actions">
-      ${csrf(frame)}
-      <button type="submit" class="danger">Delete resource</button>
-      <a class="button" href="${path}">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'resources', `Delete ${resource.name || resource.uri}`, body);
+  return confirmationPage(frame, 'resources', {
+    title: `Delete ${resource.name || resource.uri}`,
+    heading: html`Delete ${resource.name || 'this resource'}?`,
+    about: html`<p><code>${resource.uri}</code></p>`,
+    caution: html`<p>
+      Requests naming it are refused from now on (invalid_target); access tokens already issued for it stay
+      valid until they expire. This cannot be undone.
+    </p>`,
+    action: `${path}/delete`,
+    button: 'Delete resource',
+    cancel: `${path}`,
+  });
 }

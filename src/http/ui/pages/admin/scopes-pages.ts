@@ -9,6 +9,7 @@ import {
   pager,
   time,
   type ConsoleFrame,
+  confirmationPage,
 } from './console-layout.js';
 
 /**
@@ -150,17 +151,15 @@ export function scopePage(
 
 export function confirmDeleteScopePage(frame: ConsoleFrame, scope: ScopeRow): string {
   const path = scopePath(frame, scope.name);
-  const body = html`<h1>Delete the scope <code>${scope.name}</code>?</h1>
-    <div class="caution">
-      <p>
-        Its description goes with it: the server’s metadata no longer lists it, and a consent page shows the
-        bare name. Clients and resource servers that name it keep it. This cannot be undone.
-      </p>
-    </div>
-    <form method="post" action="${path}/delete" class="actions">
-      ${csrf(frame)}
-      <button type="submit" class="danger">Delete scope</button>
-      <a class="button" href="${path}">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'scopes', `Delete ${scope.name}`, body);
+  return confirmationPage(frame, 'scopes', {
+    title: `Delete ${scope.name}`,
+    heading: html`Delete the scope <code>${scope.name}</code>?`,
+    caution: html`<p>
+      Its description goes with it: the server’s metadata no longer lists it, and a consent page shows the
+      bare name. Clients and resource servers that name it keep it. This cannot be undone.
+    </p>`,
+    action: `${path}/delete`,
+    button: 'Delete scope',
+    cancel: `${path}`,
+  });
 }

@@ -1,5 +1,13 @@
 import { html } from '../../html.js';
-import { ageInDays, consolePage, csrf, notice, time, type ConsoleFrame } from './console-layout.js';
+import {
+  ageInDays,
+  consolePage,
+  csrf,
+  notice,
+  time,
+  type ConsoleFrame,
+  confirmationPage,
+} from './console-layout.js';
 
 export interface KeyView {
   kid: string;
@@ -64,19 +72,17 @@ export function signingKeysPage(
 
 export function confirmRevokeKeyPage(frame: ConsoleFrame, key: KeyView): string {
   const path = `${frame.basePath}/admin/signing-keys/${encodeURIComponent(key.kid)}/revoke`;
-  const body = html`<h1>Revoke key ${key.kid}?</h1>
-    <div class="caution">
-      <p>
+  return confirmationPage(frame, 'signing-keys', {
+    title: `Revoke ${key.kid}`,
+    heading: html`Revoke key ${key.kid}?`,
+    caution: html`<p>
         Revoke a key only when it may have been stolen. It leaves /jwks at once, and every token it signed is
         refused from then on: access and ID tokens already handed out stop working, and their users and
         services must get new ones.
       </p>
-      ${key.status === 'active' ? html`<p>This is the active key: a new one is made to sign from now on.</p>` : ''}
-    </div>
-    <form method="post" action="${path}" class="actions">
-      ${csrf(frame)}
-      <button type="submit" class="danger">Revoke key</button>
-      <a class="button" href="${frame.basePath}/admin/signing-keys">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'signing-keys', `Revoke ${key.kid}`, body);
+      ${key.status === 'active' ? html`<p>This is the active key: a new one is made to sign from now on.</p>` : ''}`,
+    action: `${path}`,
+    button: 'Revoke key',
+    cancel: `${frame.basePath}/admin/signing-keys`,
+  });
 }

@@ -9,6 +9,7 @@ import {
   pager,
   time,
   type ConsoleFrame,
+  confirmationPage,
 } from './console-layout.js';
 import { grantsTable, type GrantRow } from './grants-pages.js';
 
@@ -295,20 +296,20 @@ export function confirmResetSecondFactorsPage(frame: ConsoleFrame, user: UserRow
     ...(totp ? ['their authenticator app'] : []),
     ...(recoveryCodes > 0 ? [`their ${recoveryCodes} unused recovery codes`] : []),
   ];
-  const body = html`<h1>Reset ${user.username}’s second factors?</h1>
-    <div class="caution">
-      <p>This removes ${removed.length === 0 ? 'nothing: they have none' : removed.join(' and ')}.</p>
+  return confirmationPage(frame, 'users', {
+    title: `Reset second factors of ${user.username}`,
+    heading: html`Reset ${user.username}’s second factors?`,
+    caution: html`<p>
+        This removes ${removed.length === 0 ? 'nothing: they have none' : removed.join(' and ')}.
+      </p>
       <p>
         They then sign in with their password alone, or set up an authenticator app again where one is
         required.
         ${passkeys > 0 ? `Their ${passkeys === 1 ? 'passkey stays' : `${passkeys} passkeys stay`}.` : ''}
         Sessions already signed in stay. Do this only once you are sure the request comes from them.
-      </p>
-    </div>
-    <form method="post" action="${path}/second-factors" class="actions">
-      ${csrf(frame)}
-      <button type="submit" class="danger">Reset second factors</button>
-      <a class="button" href="${path}">Cancel</a>
-    </form>`;
-  return consolePage(frame, 'users', `Reset second factors of ${user.username}`, body);
+      </p>`,
+    action: `${path}/second-factors`,
+    button: 'Reset second factors',
+    cancel: `${path}`,
+  });
 }
