@@ -6,26 +6,22 @@ import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { pageProblems } from '../helpers/admin-console.js';
 import { introspect, type TokenBody } from '../helpers/api-requests.js';
-import { backends, type Backend } from '../helpers/backends.js';
-import { browserSkip, launchChromium, signIn, type TestBrowser } from '../helpers/browser-pages.js';
+import { backends } from '../helpers/backends.js';
+import { browserSkip, launchChromiumPerBackend, signIn } from '../helpers/browser-pages.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
 import { startSmtpServer, type TestSmtpServer } from '../helpers/smtp-server.js';
-import { freePort } from '../helpers/spawned-server.js';
 import { appCode } from '../helpers/totp.js';
 
 // Issue 30 points 2 and 6 for people (decision 42): a user's security and grants, as an operator
 // handles them in the console. Screenshots of each page go to SHOTS.
 const SHOTS = mkdtempSync(join(tmpdir(), 'gatehouse-admin-people-'));
-const host = (backend: Backend) => `people-${backend}.test`;
 const FIREFOX_MAC = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14.5; rv:127.0) Gecko/20100101 Firefox/127.0';
 
 describe('people in the admin console, in Chromium (decision 42)', { skip: browserSkip }, () => {
-  let chrome: TestBrowser;
-  const ports = new Map<Backend, number>();
+  let chrome: Awaited<ReturnType<typeof launchChromiumPerBackend>>;
 
   before(async () => {
-    for (const backend of backends()) ports.set(backend, await freePort());
-    chrome = await launchChromium(Object.fromEntries(backends().map((b) => [host(b), ports.get(b)!])));
+    chrome = await launchChromiumPerBackend('people', backends());
   });
   after(async () => {
     await chrome?.close();
@@ -39,8 +35,8 @@ describe('people in the admin console, in Chromium (decision 42)', { skip: brows
       let context: BrowserContext | undefined;
 
       before(async () => {
-        const port = ports.get(backend)!;
-        issuer = `https://${host(backend)}:${port}`;
+        const port = chrome.port(backend);
+        issuer = chrome.issuer(backend);
         smtp = await startSmtpServer();
         server = await startTestServer(backend, { port, issuer, smtpUrl: smtp.url }, { transport: 'https' });
       });

@@ -4,23 +4,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { backends, type Backend } from '../helpers/backends.js';
-import { browserSkip, launchChromium, signIn, type TestBrowser } from '../helpers/browser-pages.js';
+import { backends } from '../helpers/backends.js';
+import { browserSkip, launchChromiumPerBackend, signIn } from '../helpers/browser-pages.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { freePort } from '../helpers/spawned-server.js';
 import { pageProblems } from '../helpers/admin-console.js';
 
 // Decision 42: the admin console, as an operator uses it. Screenshots of each page go to SHOTS.
 const SHOTS = mkdtempSync(join(tmpdir(), 'gatehouse-admin-console-'));
-const host = (backend: Backend) => `admin-${backend}.test`;
 
 describe('the admin console in Chromium (decision 42)', { skip: browserSkip }, () => {
-  let chrome: TestBrowser;
-  const ports = new Map<Backend, number>();
+  let chrome: Awaited<ReturnType<typeof launchChromiumPerBackend>>;
 
   before(async () => {
-    for (const backend of backends()) ports.set(backend, await freePort());
-    chrome = await launchChromium(Object.fromEntries(backends().map((b) => [host(b), ports.get(b)!])));
+    chrome = await launchChromiumPerBackend('admin', backends());
   });
   after(async () => {
     await chrome?.close();
@@ -33,8 +29,8 @@ describe('the admin console in Chromium (decision 42)', { skip: browserSkip }, (
       const contexts: BrowserContext[] = [];
 
       before(async () => {
-        const port = ports.get(backend)!;
-        issuer = `https://${host(backend)}:${port}`;
+        const port = chrome.port(backend);
+        issuer = chrome.issuer(backend);
         server = await startTestServer(backend, { port, issuer }, { transport: 'https' });
       });
       after(async () => {

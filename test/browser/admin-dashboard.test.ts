@@ -4,24 +4,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { BrowserContext } from 'playwright-core';
-import { backends, type Backend } from '../helpers/backends.js';
-import { browserSkip, launchChromium, signIn, type TestBrowser } from '../helpers/browser-pages.js';
+import { backends } from '../helpers/backends.js';
+import { browserSkip, launchChromiumPerBackend, signIn } from '../helpers/browser-pages.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { freePort } from '../helpers/spawned-server.js';
 import { pageProblems } from '../helpers/admin-console.js';
 import { clientCredentialsToken } from '../helpers/api-requests.js';
 
 // Decision 43: the dashboard, as an operator looks at it. Screenshots go to SHOTS.
 const SHOTS = mkdtempSync(join(tmpdir(), 'gatehouse-admin-dashboard-'));
-const host = (backend: Backend) => `dashboard-${backend}.test`;
 
 describe('the admin dashboard in Chromium (decision 43)', { skip: browserSkip }, () => {
-  let chrome: TestBrowser;
-  const ports = new Map<Backend, number>();
+  let chrome: Awaited<ReturnType<typeof launchChromiumPerBackend>>;
 
   before(async () => {
-    for (const backend of backends()) ports.set(backend, await freePort());
-    chrome = await launchChromium(Object.fromEntries(backends().map((b) => [host(b), ports.get(b)!])));
+    chrome = await launchChromiumPerBackend('dashboard', backends());
   });
   after(async () => {
     await chrome?.close();
@@ -34,8 +30,8 @@ describe('the admin dashboard in Chromium (decision 43)', { skip: browserSkip },
       let context: BrowserContext | undefined;
 
       before(async () => {
-        const port = ports.get(backend)!;
-        issuer = `https://${host(backend)}:${port}`;
+        const port = chrome.port(backend);
+        issuer = chrome.issuer(backend);
         server = await startTestServer(backend, { port, issuer }, { transport: 'https' });
       });
       after(async () => {

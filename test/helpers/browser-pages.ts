@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { browserSkip, CHROMIUM, launchTestChromium, startStubSite } from './chromium.js';
+import type { Backend } from './backends.js';
 import type { TestServer } from './server.js';
+import { freePort } from './spawned-server.js';
 
 export { browserSkip, CHROMIUM };
 
@@ -60,6 +62,27 @@ export async function launchChromium(
       await client.close();
     },
   };
+}
+
+/**
+ * Chromium for a file that starts a server per store: each backend gets a free port and a host name
+ * (`PREFIX-BACKEND.test`) that Chromium resolves to that port, so each server has an origin of its own
+ * (its issuer, `https://HOST:PORT`) and cookies never cross between them.
+ */
+export async function launchChromiumPerBackend(
+  prefix: string,
+  backends: readonly Backend[],
+): Promise<TestBrowser & { issuer(backend: Backend): string; port(backend: Backend): number }> {
+  const ports = new Map<Backend, number>();
+  for (const backend of backends) ports.set(backend, await freePort());
+  const host = (backend: Backend) => `${prefix}-${backend}.test`;
+  const chrome = await launchChromium(Object.fromEntries(backends.map((b) => [host(b), ports.get(b)!])));
+  const port = (backend: Backend) => {
+    const found = ports.get(backend);
+    if (found === undefined) throw new Error(`no port for ${backend}`);
+    return found;
+  };
+  return { ...chrome, port, issuer: (backend) => `https://${host(backend)}:${port(backend)}` };
 }
 
 export interface ClientSite {
