@@ -1,9 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { migrationProvider } from '../../src/storage/sql/migrations/index.js';
 import {
   createSqlStorage,
   sqliteFilename,
@@ -88,83 +87,6 @@ function migratedSqliteTemplate(): Promise<string> {
   return sqliteTemplate;
 }
 
-/**
- * Migrated PostgreSQL schemas are used again: a store's cleanup empties its tables (TRUNCATE … RESTART
- * IDENTITY, so it is as a fresh migration leaves it) and hands the schema to the next store of any test
- * process, instead of dropping it. Migrating a new schema runs every migration's DDL (seconds on a busy
- * machine) and each drop waits for every migration in progress (SCHEMA_LOCK); a reused schema costs one
- * TRUNCATE and a claim. Schemas are pooled by the migrations they were made by (a hash of the compiled
- * migration files), so a changed migration never meets an old schema; one whose migration rows a test
- * changed and did not restore is dropped, not pooled.
- */
-const POOL_TABLE = 'public.gatehouse_test_schema_pool';
-
-let migrationsKey: Promise<{ key: string; names: string[] }> | undefined;
-
-function currentMigrations(): Promise<{ key: string; names: string[] }> {
-  migrationsKey ??= (async () => {
-    const names = Object.keys(await migrationProvider.getMigrations()).sort();
-    const folder = new URL('../../src/storage/sql/migrations/', import.meta.url);
-    const hash = createHash('sha256');
-    for (const file of readdirSync(folder)
-      .filter((name) => name.endsWith('.js'))
-      .sort()) {
-      hash.update(file).update(readFileSync(new URL(file, folder)));
-    }
-    return { key: hash.digest('hex').slice(0, 32), names };
-  })();
-  return migrationsKey;
-}
-
-async function withClient<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await client.connect();
-  try {
-    return await run(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/** A pooled schema made by the current migrations, claimed for this store; undefined when none is free. */
-async function claimPooledSchema(): Promise<string | undefined> {
-  const { key } = await currentMigrations();
-  return withClient(async (client) => {
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS ${POOL_TABLE} (schema_name text PRIMARY KEY, migrations text NOT NULL)`,
-    );
-    const claimed = await client.query<{ schema_name: string }>(
-      `DELETE FROM ${POOL_TABLE} WHERE schema_name = (
-         SELECT schema_name FROM ${POOL_TABLE} WHERE migrations = $1 LIMIT 1 FOR UPDATE SKIP LOCKED
-       ) RETURNING schema_name`,
-      [key],
-    );
-    return claimed.rows[0]?.schema_name;
-  });
-}
-
-/** Empties `schema` and pools it; false when it is not as the current migrations leave it (then drop it). */
-async function returnToPool(schema: string): Promise<boolean> {
-  const { key, names } = await currentMigrations();
-  return withClient(async (client) => {
-    const applied = await client.query<{ name: string }>(
-      `SELECT name FROM ${schema}.kysely_migration ORDER BY name`,
-    );
-    if (applied.rows.map((row) => row.name).join(',') !== names.join(',')) return false;
-    const tables = await client.query<{ table_name: string }>(
-      `SELECT table_name FROM information_schema.tables
-        WHERE table_schema = $1 AND table_type = 'BASE TABLE' AND table_name NOT LIKE 'kysely_migration%'`,
-      [schema],
-    );
-    if (tables.rows.length > 0) {
-      const list = tables.rows.map((row) => `${schema}."${row.table_name}"`).join(', ');
-      await client.query(`TRUNCATE ${list} RESTART IDENTITY CASCADE`);
-    }
-    await client.query(`INSERT INTO ${POOL_TABLE} (schema_name, migrations) VALUES ($1, $2)`, [schema, key]);
-    return true;
-  });
-}
-
 export interface TestStore {
   backend: Backend;
   dataDir: string;
@@ -179,29 +101,25 @@ export interface TestStore {
 /** A fresh, migrated store: a temp SQLite file, or a new PostgreSQL schema dropped afterwards. */
 export async function createTestStore(
   backend: Backend,
-  options: Pick<SqlStorageOptions, 'nowMs'> & {
-    /** A new PostgreSQL schema, migrated from nothing, never one from the pool. */
-    fresh?: boolean;
-  } = {},
+  options: Pick<SqlStorageOptions, 'nowMs'> = {},
 ): Promise<TestStore> {
-  const { fresh, ...storageOptions } = options;
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   let schema: string | undefined;
   let databaseUrl: string | undefined;
   if (backend === 'postgres') {
     if (!TEST_DATABASE_URL) throw new Error('GATEHOUSE_TEST_DATABASE_URL is not set');
     databaseUrl = TEST_DATABASE_URL;
-    schema = fresh === true ? undefined : await claimPooledSchema();
-    if (schema === undefined) {
-      schema = `t_${randomBytes(6).toString('hex')}`;
-      await withClient((client) => client.query(`CREATE SCHEMA ${schema}`));
-    }
+    schema = `t_${randomBytes(6).toString('hex')}`;
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    await client.query(`CREATE SCHEMA ${schema}`);
+    await client.end();
   } else {
     // Keeps the file's mode (0600, as the store makes it).
     copyFileSync(await migratedSqliteTemplate(), sqliteFilename(undefined, dataDir));
   }
   const open = () => {
-    const storage = createSqlStorage({ databaseUrl, dataDir, schema, ...storageOptions });
+    const storage = createSqlStorage({ databaseUrl, dataDir, schema, ...options });
     return backend === 'postgres' ? lockingMigrations(storage) : storage;
   };
   const storage = open();
@@ -217,12 +135,10 @@ export async function createTestStore(
       opened.push(another);
       return another;
     },
-    /** Closes every handle (each waits for its statements in flight), then pools (or drops) the schema. */
+    /** Closes every handle (each waits for its statements in flight), then drops the schema. */
     async cleanup() {
       for (const handle of opened.splice(0)) await handle.close().catch(() => undefined);
-      if (schema !== undefined && !(await returnToPool(schema).catch(() => false))) {
-        await dropTestSchema(schema);
-      }
+      if (schema !== undefined) await dropTestSchema(schema);
       rmSync(dataDir, { recursive: true, force: true });
     },
   };

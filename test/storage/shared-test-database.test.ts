@@ -55,7 +55,7 @@ describe('test stores in the shared PostgreSQL database', { skip: TEST_DATABASE_
     const failures: string[] = [];
     for (let stores = 0; stores < STORES; stores += 1) {
       try {
-        const store = await createTestStore('postgres', { fresh: true });
+        const store = await createTestStore('postgres');
         await store.cleanup();
       } catch (error) {
         failures.push((error as Error).message);
