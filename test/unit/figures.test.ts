@@ -162,6 +162,19 @@ describe('dashboard figures: the live sessions, a level read once a minute', () 
     assert.equal(reads, 2);
   });
 
+  it('two flushes at once (the timer and a read of /v1/statistics) write the reading once', async () => {
+    const clock = new ManualClock(NOW + 10);
+    const { store, written } = flakyStore();
+    const recorder = new FigureRecorder(store, clock, 'p1', async () => 7);
+    recorder.count('token_responses', 'client_credentials');
+    await Promise.all([recorder.flush(), recorder.flush(), recorder.flush()]);
+    const by = (s: MetricSample) => `${s.minute - NOW} ${s.series} ${s.label}=${s.value}`;
+    assert.deepEqual(written.map(by).sort(), [
+      '0 active_sessions =7',
+      '0 token_responses client_credentials=1',
+    ]);
+  });
+
   it('takes the highest reading of a minute across processes, never their sum; null where none read', () => {
     const sample = (processId: string, minute: number, value: number): MetricSample => ({
       processId,

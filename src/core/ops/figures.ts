@@ -126,35 +126,46 @@ export class FigureRecorder {
    */
   async flush(): Promise<void> {
     while (this.flushing !== undefined) await this.flushing.catch(() => undefined);
-    const samples: MetricSample[] = [];
+    // From here to `this.flushing` nothing awaits: one flush at a time takes the counts and the
+    // minute's reading of the live sessions, which is read inside the flush it belongs to.
     const minuteNow = minuteOf(this.clock.now());
-    if (this.activeSessions !== undefined && minuteNow !== this.gaugeMinute) {
-      // Read before the counts are taken: a failed read leaves them where they are.
-      const value = await this.activeSessions();
-      this.gaugeMinute = minuteNow;
-      samples.push({
-        processId: this.processId,
-        minute: minuteNow,
-        series: ACTIVE_SESSIONS_SERIES,
-        label: '',
-        value,
-      });
-    }
+    const gaugeDue = this.activeSessions !== undefined && minuteNow !== this.gaugeMinute;
+    const previousGaugeMinute = this.gaugeMinute;
+    if (gaugeDue) this.gaugeMinute = minuteNow;
     const taken = this.pending;
     this.pending = new Map();
     this.currentMinute = -1;
+    const samples: MetricSample[] = [];
     for (const [minute, counts] of taken) {
       for (const [k, value] of counts) {
         const [series, label] = k.split('\u0000') as [string, string];
         samples.push({ processId: this.processId, minute, series, label, value });
       }
     }
-    if (samples.length === 0) return;
-    this.flushing = this.store.add(samples).then(
+    if (samples.length === 0 && !gaugeDue) return;
+    const write = async () => {
+      if (gaugeDue && this.activeSessions !== undefined) {
+        const value = await this.activeSessions();
+        samples.push({
+          processId: this.processId,
+          minute: minuteNow,
+          series: ACTIVE_SESSIONS_SERIES,
+          label: '',
+          value,
+        });
+      }
+      await this.store.add(samples);
+    };
+    this.flushing = write().then(
       () => undefined,
       (error: unknown) => {
+        // Nothing was written: the counts (and a reading, if one was made) go back for the next flush;
+        // a reading that failed is made again then.
         for (const sample of samples)
           this.addAt(sample.minute, key(sample.series, sample.label), sample.value);
+        if (gaugeDue && !samples.some((sample) => sample.series === ACTIVE_SESSIONS_SERIES)) {
+          this.gaugeMinute = previousGaugeMinute;
+        }
         throw error;
       },
     );
