@@ -62,6 +62,15 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       allowPrivateJwksUri: config.allowPrivateJwksUri,
       clientConfigurationUri: (id) => endpointUrl(config.issuer, ENDPOINTS.registrationConfiguration, { id }),
     },
+    // Decision 46: documents' clients are held to open registration's scopes and names.
+    clientMetadataDocuments: {
+      enabled: config.clientIdMetadataDocuments === 'on',
+      hosts: config.clientIdMetadataHosts,
+      issuer: config.issuer,
+      scopes: config.dynamicRegistrationScopes,
+      reservedNames: [...new Set(['Gatehouse', config.productName])],
+      allowPrivateJwksUri: config.allowPrivateJwksUri,
+    },
     mail: {
       productName: config.productName,
       passwordResetUrl: endpointUrl(config.issuer, ENDPOINTS.passwordReset),

@@ -104,6 +104,7 @@ export async function createGatehouse(
     { createMetrics },
     { clusterMetrics, localMetrics },
     { createJwksFetcher },
+    { createClientMetadataFetcher },
     { OpenIdUpstreamProviders, DEFAULT_UPSTREAM_FETCH_POLICY },
     { createLogMailer },
     { startPurgeProcess },
@@ -113,6 +114,7 @@ export async function createGatehouse(
     import('../http/metrics.js'),
     import('./cluster-metrics.js'),
     import('../outbound/jwks-fetcher.js'),
+    import('../outbound/client-metadata-fetcher.js'),
     import('../outbound/upstream-client.js'),
     import('../outbound/log-mailer.js'),
     import('./purge-process.js'),
@@ -120,6 +122,13 @@ export async function createGatehouse(
   ]);
   const jwksFetcher = createJwksFetcher({
     allowPrivateAddresses: config.allowPrivateJwksUri,
+    timeoutMs: config.jwksUriTimeoutMs,
+    maxBytes: config.jwksUriMaxBytes,
+    ca: options.outboundCa,
+  });
+  // Decision 46: documents are fetched under jwks_uri's limits, private addresses under their own switch.
+  const clientMetadataFetcher = createClientMetadataFetcher({
+    allowPrivateAddresses: config.allowPrivateClientMetadata,
     timeoutMs: config.jwksUriTimeoutMs,
     maxBytes: config.jwksUriMaxBytes,
     ca: options.outboundCa,
@@ -151,6 +160,7 @@ export async function createGatehouse(
     clock,
     policy: enginePolicy(config),
     jwksFetcher,
+    clientMetadataFetcher,
     mailer,
     upstreamProviders,
     auditSink: {

@@ -1,4 +1,5 @@
 import type { RegistrationPolicy } from '../core/clients/dynamic-registration.js';
+import { parseHostRule, type HostRule } from '../core/clients/metadata-document-hosts.js';
 import type { SigningAlgorithm } from '../core/keys/key-ring.js';
 import type { MfaPolicy } from '../core/users/second-factor-policy.js';
 import {
@@ -12,6 +13,7 @@ import {
   type RateLimitedEndpoint,
 } from './rate-limits.js';
 import { decodeSecret, generatedSecret, readSettingFile, type SecretOptions } from './server-secret.js';
+import { ConfigError } from './config-error.js';
 import {
   basePath,
   boolean,
@@ -84,6 +86,10 @@ export interface GatehouseConfig {
   requestTimeoutSeconds: number;
   maxConnections: number;
   allowPrivateJwksUri: boolean;
+  /** Decision 46: Client ID Metadata Documents, their private addresses, and the hosts they come from. */
+  clientIdMetadataDocuments: 'on' | 'off';
+  allowPrivateClientMetadata: boolean;
+  clientIdMetadataHosts: HostRule;
   jwksUriTimeoutMs: number;
   jwksUriMaxBytes: number;
   dynamicRegistration: RegistrationPolicy;
@@ -190,6 +196,18 @@ const issuerUrl: ValueType<string> = {
 const secretValue: ValueType<Buffer> = {
   parse: (value, name) => decodeSecret(value, name),
   values: '32+ random bytes, base64url (`…_FILE`: a file holding them)',
+};
+
+/** GATEHOUSE_CLIENT_ID_METADATA_HOSTS: host patterns, `!` before one that is never taken (decision 46). */
+const HOST_RULE: ValueType<HostRule> = {
+  parse(value, name) {
+    try {
+      return parseHostRule(value);
+    } catch (error) {
+      throw new ConfigError(`${name}: ${(error as Error).message}`);
+    }
+  },
+  values: 'comma-separated host names and `*.name`; `!` before one refuses it',
 };
 
 /**
@@ -606,6 +624,28 @@ export const SETTINGS: SettingsTable = {
     variables: ['GATEHOUSE_ALLOW_PRIVATE_JWKS_URI'],
     type: boolean,
     default: false,
+  },
+  clientIdMetadataDocuments: {
+    description:
+      'take a `client_id` that is the https URL of a Client ID Metadata Document, fetched from there (the MCP registration; [decision 46](decisions.md))',
+    variables: ['GATEHOUSE_CLIENT_ID_METADATA_DOCUMENTS'],
+    type: oneOf(['off', 'on'] as const),
+    default: 'off',
+  },
+  allowPrivateClientMetadata: {
+    description:
+      'fetch Client ID Metadata Documents from loopback, private, link-local and unique-local addresses too ([decision 46](decisions.md))',
+    variables: ['GATEHOUSE_ALLOW_PRIVATE_CLIENT_METADATA'],
+    type: boolean,
+    default: false,
+  },
+  clientIdMetadataHosts: {
+    description:
+      'the hosts whose Client ID Metadata Documents are taken: `app.example`, `*.example`; `!host` never; empty: every host ([decision 46](decisions.md))',
+    variables: ['GATEHOUSE_CLIENT_ID_METADATA_HOSTS'],
+    type: HOST_RULE,
+    documented: { default: 'every host' },
+    derive: () => ({ allow: [], deny: [] }),
   },
   jwksUriTimeoutMs: {
     description: 'a `jwks_uri` fetch must be done within this many milliseconds',

@@ -29,8 +29,13 @@ import { RpInitiatedLogout } from './oidc/logout.js';
 import { macTokens, type MacTokens } from './keys/mac.js';
 import { IdTokenIssuer } from './tokens/id-token.js';
 import { InitialAccessTokenRegistry } from './clients/initial-access-tokens.js';
+import {
+  ClientMetadataDocuments,
+  withMetadataDocuments,
+  type ClientMetadataDocumentPolicy,
+} from './clients/metadata-documents.js';
 import { UserInfoService } from './oidc/userinfo.js';
-import type { JwksFetcher, Mailer, Storage } from './ports.js';
+import type { ClientMetadataFetcher, JwksFetcher, Mailer, Storage } from './ports.js';
 import { ResourceRegistry } from './scopes/resource-registry.js';
 import { ResourceTargets } from './scopes/resources.js';
 import { ScopeRegistry } from './scopes/scope-registry.js';
@@ -94,6 +99,8 @@ export interface EnginePolicy {
     /** RFC 7592 §3 `registration_client_uri` of a client: the endpoint table's configuration endpoint. */
     clientConfigurationUri: (clientId: string) => string;
   };
+  /** Client ID Metadata Documents (decision 46): whether they are taken, from where, and to what rules. */
+  clientMetadataDocuments: ClientMetadataDocumentPolicy;
   /** Recovery and email verification by mail: the mails' links and name (decision 35). */
   mail: AccountMailPolicy;
   /** Second factors after a password and who must use one (docs/decisions.md, decision 34). */
@@ -118,6 +125,11 @@ export interface EngineDependencies {
    * docs/decisions.md). Without one, such clients cannot authenticate (the command line needs none).
    */
   jwksFetcher?: JwksFetcher;
+  /**
+   * Reads Client ID Metadata Documents (src/outbound/client-metadata-fetcher.ts, decision 46). Without
+   * one, such clients are refused with the reason.
+   */
+  clientMetadataFetcher?: ClientMetadataFetcher;
   /**
    * Sends the recovery and verification mails (src/outbound/: SMTP, or the log). Without one, such
    * mails fail (the command line sends none).
@@ -177,6 +189,11 @@ export interface Engine {
   readonly logout: RpInitiatedLogout;
   readonly connectedApps: ConnectedApps;
   readonly clients: ClientRegistry;
+  /**
+   * Clients by their Client ID Metadata Document (decision 46): what /authorize, /par and client
+   * authentication look clients up through.
+   */
+  readonly clientDocuments: ClientMetadataDocuments;
   /** The audit log (decision 41): listed at /v1/audit-events and by `gatehouse audit list`. */
   readonly audit: AuditLog;
   /**
@@ -257,9 +274,23 @@ export const noUpstreamProviders: UpstreamProviders = {
   finish: () => Promise.reject(new UpstreamError('unreachable', 'this process reaches no upstream provider')),
 };
 
+const noClientMetadataFetcher: ClientMetadataFetcher = {
+  fetch: () => Promise.reject(new Error('this process fetches no client metadata documents')),
+};
+
 const noMailer: Mailer = {
   send: () => Promise.reject(new Error('this process sends no mail')),
 };
+
+/** What AuthorizationService reads from the store; its clients are replaced by the front doors' view. */
+function storageParts(storage: Storage) {
+  return {
+    grants: storage.grants,
+    codes: storage.codes,
+    pushedRequests: storage.pushedRequests,
+    users: storage.users,
+  };
+}
 
 export function createEngine(deps: EngineDependencies): Engine {
   const { storage, clock, policy } = deps;
@@ -271,8 +302,17 @@ export function createEngine(deps: EngineDependencies): Engine {
     issuer: policy.issuer,
     tokenEndpoint: policy.tokenEndpoint,
   });
+  const clientDocuments = new ClientMetadataDocuments({
+    storage,
+    clock,
+    fetcher: deps.clientMetadataFetcher ?? noClientMetadataFetcher,
+    policy: policy.clientMetadataDocuments,
+    audit,
+  });
+  // The front doors' view of clients: the stored ones, and documents' clients fetched as they come.
+  const frontDoorClients = withMetadataDocuments(storage.clients, clientDocuments);
   const authenticate = (credentials: ClientCredentialsInput) =>
-    authenticateClient(credentials, storage.clients, assertions);
+    authenticateClient(credentials, frontDoorClients, assertions);
   const keyRing = new KeyRing({
     store: storage.signingKeys,
     keyEncryptionKey: policy.keyRing.keyEncryptionKey,
@@ -367,7 +407,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     tokens,
     macTokens: macTokens(policy.macSecret, policy.macTimestampWindowSeconds, storage.macNonces, clock),
     authorization: new AuthorizationService({
-      storage,
+      storage: { ...storageParts(storage), clients: frontDoorClients },
       audit,
       issuer,
       issuerIdentifier: policy.issuer,
@@ -393,6 +433,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     logout: new RpInitiatedLogout({ clients: storage.clients, verifyIdTokenHint: checkIdTokenHint }),
     connectedApps: new ConnectedApps(storage, clock, audit),
     clients: new ClientRegistry(storage, clock, audit),
+    clientDocuments,
     audit,
     identityProviders: new IdentityProviderRegistry({
       storage,

@@ -41,9 +41,10 @@ export interface PublicJwkSet {
 /**
  * How a client came to be registered: by an operator (`gatehouse clients create`, /v1/clients), or by
  * itself at the RFC 7591 registration endpoint, with an initial access token or with none (docs/decisions.md,
- * decision 20).
+ * decision 20), or not at all: `document`, a client whose id is the https URL of its Client ID Metadata
+ * Document, stored as last fetched (decision 46).
  */
-export const CLIENT_REGISTRATIONS = ['operator', 'token', 'open'] as const;
+export const CLIENT_REGISTRATIONS = ['operator', 'token', 'open', 'document'] as const;
 export type ClientRegistration = (typeof CLIENT_REGISTRATIONS)[number];
 
 export interface Client {
@@ -110,6 +111,11 @@ export interface Client {
    * null offers every one there is (docs/decisions.md, decision 39). An empty list offers none.
    */
   identityProviders: string[] | null;
+  /**
+   * A `document` client: until when (seconds) its stored metadata stands for the document at its id
+   * without a fetch (the document's HTTP caching, within the bounds of decision 46); null for others.
+   */
+  documentExpiresAt: number | null;
   createdAt: number;
   updatedAt: number;
 }

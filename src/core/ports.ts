@@ -415,6 +415,25 @@ export interface JwksFetcher {
   fetch(uri: string): Promise<unknown>;
 }
 
+/** A Client ID Metadata Document as fetched: the JSON, and how long its HTTP caching says it stands. */
+export interface FetchedClientMetadata {
+  document: unknown;
+  /**
+   * Seconds the answer's `Cache-Control: max-age` (or `Expires`) lets it be used; 0 for `no-store` or
+   * `no-cache`; undefined when it says nothing. Core keeps it within the bounds of decision 46.
+   */
+  maxAgeSeconds: number | undefined;
+}
+
+/**
+ * Reads a Client ID Metadata Document from the URL that is the client's id, under the outbound rules of
+ * a `jwks_uri` (decisions 21, 46). Network I/O, so implemented outside core (src/outbound).
+ */
+export interface ClientMetadataFetcher {
+  /** Throws when the document cannot be had under the fetch policy; the message says why, for the page. */
+  fetch(url: string): Promise<FetchedClientMetadata>;
+}
+
 /** Pushed authorization requests (RFC 9126), shared by every process: any one may serve the /authorize. */
 export interface PushedAuthorizationRequestStore {
   insert(request: PushedAuthorizationRequest): Promise<void>;

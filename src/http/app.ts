@@ -164,6 +164,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
           ...tokenManagementAuthMetadata(),
           // RFC 9449 §5.1: the algorithms the token endpoint (and every resource here) takes proofs in.
           dpop_signing_alg_values_supported: DPOP_SIGNING_ALGORITHMS,
+          // draft-ietf-oauth-client-id-metadata-document §5 (decision 46): said only when on.
+          ...(engine.clientDocuments.enabled ? { client_id_metadata_document_supported: true } : {}),
         },
         requirePushedAuthorizationRequests: engine.authorization.requiresPushedRequests,
       });

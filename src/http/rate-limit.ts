@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { RateLimit, RateLimitedEndpoint } from '../config.js';
 import { BatchedRateCounter } from '../core/ops/batched-rate-counter.js';
 import { claimedClientId } from '../core/clients/client-assertion.js';
+import { isDocumentClientId } from '../core/clients/metadata-documents.js';
 import { requestSource } from '../core/users/account-lockout.js';
 import { RATE_LIMITED } from '../core/errors.js';
 import type { RateLimitStore } from '../core/ports.js';
@@ -57,7 +58,8 @@ function clientIdentity(
   endpoint: RateLimitedEndpoint,
   address: string,
 ): string | undefined {
-  const unauthenticated = (id: string | undefined) => id && `ca:${sha256(`${id}\n${address}`)}`;
+  // Decision 46: every id on one host is one client, so minting URLs on a host buys no allowance.
+  const unauthenticated = (id: string | undefined) => id && `ca:${sha256(`${countedAs(id)}\n${address}`)}`;
   if (ADDRESS_ONLY.has(endpoint)) return undefined;
   if (endpoint === 'authorize') return unauthenticated(field(request.query, 'client_id'));
   const header = request.headers.authorization;
@@ -72,6 +74,11 @@ function clientIdentity(
   if (assertion !== undefined) return unauthenticated(id);
   const secret = field(request.body, 'client_secret');
   return secret === undefined ? unauthenticated(id) : id && `c:${sha256(`${id}\n${secret}`)}`;
+}
+
+/** A Client ID Metadata Document's id counts as its host (decision 46); any other id as itself. */
+function countedAs(id: string): string {
+  return isDocumentClientId(id) ? `host:${new URL(id).host}` : id;
 }
 
 function refuse(reply: FastifyReply, browser: boolean, retryAfter: number): FastifyReply {

@@ -196,6 +196,7 @@ for (const backend of backends()) {
         registrationAccessTokenHash: null,
         registrationScopes: null,
         firstGrantedAt: null,
+        documentExpiresAt: null,
         requirePushedAuthorizationRequests: false,
         dpopBoundAccessTokens: false,
         requireMfa: false,

@@ -28,6 +28,7 @@ const client: Client = {
   registrationAccessTokenHash: null,
   registrationScopes: null,
   firstGrantedAt: null,
+  documentExpiresAt: null,
   requirePushedAuthorizationRequests: false,
   dpopBoundAccessTokens: false,
   requireMfa: false,

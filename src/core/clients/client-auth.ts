@@ -6,6 +6,7 @@ import {
   type ClientAssertionVerifier,
 } from './client-assertion.js';
 import { invalidClient, invalidRequest } from '../errors.js';
+import { ClientMetadataDocumentError } from './metadata-documents.js';
 import type { Client, ClientAuthMethod } from '../model.js';
 import type { ClientStore } from '../ports.js';
 
@@ -112,7 +113,7 @@ export async function authenticateClient(
     throw invalidClient('client authentication required');
   }
 
-  const client = id === '' ? undefined : await clients.get(id);
+  const client = id === '' ? undefined : await lookUp(clients, id);
   if (client === undefined) throw invalidClient('unknown client or wrong credentials');
   if (client.isPublic) {
     if (method !== 'none') throw invalidClient('public clients have no secret');
@@ -123,6 +124,19 @@ export async function authenticateClient(
     throw invalidClient('unknown client or wrong credentials');
   }
   return { client, method };
+}
+
+/**
+ * The client `id` names. A Client ID Metadata Document that cannot be used (decision 46) is
+ * invalid_client, saying why: the client's own document is at fault, and its owner must see what.
+ */
+async function lookUp(clients: ClientStore, id: string): Promise<Client | undefined> {
+  try {
+    return await clients.get(id);
+  } catch (error) {
+    if (error instanceof ClientMetadataDocumentError) throw invalidClient(error.message);
+    throw error;
+  }
 }
 
 /** RFC 7521 §4.2 with RFC 7523 §2.2: client_assertion_type, client_assertion, and client_id optional. */
@@ -144,7 +158,7 @@ async function authenticateAssertion(
     throw invalidClient('client_id does not match the client assertion');
   }
   const id = input.clientId ?? claimed;
-  const client = id === undefined || id === '' ? undefined : await clients.get(id);
+  const client = id === undefined || id === '' ? undefined : await lookUp(clients, id);
   if (client === undefined || assertions === undefined) throw invalidClient(ASSERTION_REJECTED);
   await assertions.verify(client, assertion, input.endpointUrl);
   return { client, method: 'private_key_jwt' };

@@ -136,6 +136,7 @@ export type ClientSettings = Omit<
   | 'registrationAccessTokenHash'
   | 'registrationScopes'
   | 'firstGrantedAt'
+  | 'documentExpiresAt'
 >;
 
 /** Checks the operator's input and fills in defaults; throws ValidationError naming the field. */
@@ -485,6 +486,7 @@ export class ClientRegistry {
       registrationAccessTokenHash: origin.registrationAccessTokenHash,
       registrationScopes: origin.registrationScopes,
       firstGrantedAt: null,
+      documentExpiresAt: null,
       createdAt: now,
       updatedAt: now,
     };

@@ -40,7 +40,30 @@ export function canonicalRedirectUri(value: string): CanonicalRedirectUri {
  * address the browser is sent to is exactly the one checked; a registration made before URIs were
  * canonicalised matches only through its canonical form.
  */
-export function isRegisteredRedirectUri(registered: readonly string[], requested: string): boolean {
+export function isRegisteredRedirectUri(
+  registered: readonly string[],
+  requested: string,
+  options: { anyLoopbackPort?: boolean } = {},
+): boolean {
   if (canonicalRedirectUri(requested).uri !== requested) return false;
-  return registered.some((uri) => canonicalRedirectUri(uri).uri === requested);
+  const portless = options.anyLoopbackPort === true ? withoutLoopbackPort(requested) : undefined;
+  return registered.some((uri) => {
+    const canonical = canonicalRedirectUri(uri).uri;
+    if (canonical === requested) return true;
+    return portless !== undefined && canonical !== undefined && withoutLoopbackPort(canonical) === portless;
+  });
+}
+
+/**
+ * RFC 8252 §7.3: a native app's loopback redirect (`http://127.0.0.1` or `http://[::1]`, never the name
+ * `localhost`, §8.3) gets its port from the system at the time of the request, so the port is not
+ * compared. The URI without its port, or undefined when it is not such a redirect.
+ */
+function withoutLoopbackPort(uri: string): string | undefined {
+  const url = new URL(uri);
+  if (url.protocol !== 'http:' || (url.hostname !== '127.0.0.1' && url.hostname !== '[::1]')) {
+    return undefined;
+  }
+  url.port = '';
+  return url.href;
 }

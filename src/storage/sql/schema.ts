@@ -17,7 +17,7 @@ export interface ClientsTable {
   /** A JSON JWK Set, or null. */
   jwks: string | null;
   jwks_uri: string | null;
-  /** operator | token | open. */
+  /** operator | token | open | document. */
   registration: string;
   registration_access_token_hash: string | null;
   /** Space-delimited: the scopes a self-registered client's registration was made under; null otherwise. */
@@ -33,6 +33,8 @@ export interface ClientsTable {
   require_mfa: number;
   /** Decision 39: JSON array of the identity provider ids its sign-in page offers; null offers every one. */
   identity_providers: string | null;
+  /** Decision 46: a `document` client's stored metadata stands until then (seconds); null otherwise. */
+  document_expires_at: number | null;
 }
 
 export interface InitialAccessTokensTable {

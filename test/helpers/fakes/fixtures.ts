@@ -44,6 +44,7 @@ export async function addClient(
     registrationAccessTokenHash: null,
     registrationScopes: null,
     firstGrantedAt: null,
+    documentExpiresAt: null,
     requirePushedAuthorizationRequests: false,
     dpopBoundAccessTokens: false,
     requireMfa: false,

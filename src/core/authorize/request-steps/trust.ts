@@ -1,3 +1,4 @@
+import { ClientMetadataDocumentError } from '../../clients/metadata-documents.js';
 import { canonicalRedirectUri, isRegisteredRedirectUri } from '../../clients/redirect-uri.js';
 import { isPushedRequestUri } from '../pushed-requests.js';
 import { filled, single, type PageError, type TrustDraft } from './draft.js';
@@ -12,7 +13,15 @@ export async function checkClient(draft: TrustDraft): Promise<PageError | undefi
   const clientId = single(draft.params, 'client_id');
   if (clientId.repeated) return { page: 'client_id was sent more than once.' };
   if (clientId.value === undefined) return { page: 'The request does not say which application it is for.' };
-  const client = await draft.clients.get(clientId.value);
+  let client;
+  try {
+    client = await draft.clients.get(clientId.value);
+  } catch (error) {
+    // Decision 46: a Client ID Metadata Document that cannot be used is said on the page, never
+    // redirected: nothing about the redirect URI can be trusted without the document.
+    if (!(error instanceof ClientMetadataDocumentError)) throw error;
+    return { page: `The application's metadata document cannot be used: ${error.message}.` };
+  }
   if (client === undefined) return { page: 'The application is not registered here.' };
   draft.client = client;
   return undefined;
@@ -70,7 +79,12 @@ export function checkRedirectUri(draft: TrustDraft): PageError | undefined {
     const only = first === undefined ? undefined : canonicalRedirectUri(first).uri;
     if (only === undefined || others.length > 0) return { page: NO_REDIRECT_URI };
     draft.redirectUri = only;
-  } else if (isRegisteredRedirectUri(client.redirectUris, redirect.value)) {
+  } else if (
+    isRegisteredRedirectUri(client.redirectUris, redirect.value, {
+      // Decision 46: a document describes a native client once for every port it may listen on.
+      anyLoopbackPort: client.registration === 'document',
+    })
+  ) {
     draft.redirectUri = redirect.value;
   } else {
     return { page: 'The return address (redirect_uri) is not one the application registered.' };

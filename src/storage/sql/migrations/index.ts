@@ -24,6 +24,7 @@ import * as tokenAssurance from './0021-token-assurance.js';
 import * as clientIdentityProviders from './0023-client-identity-providers.js';
 import * as auditEvents from './0024-audit-events.js';
 import * as metricSamples from './0025-metric-samples.js';
+import * as clientMetadataDocuments from './0026-client-metadata-documents.js';
 
 /** Every migration, in order. Names sort lexically, which is the order Kysely applies them in. */
 const migrations: Record<string, Migration> = {
@@ -52,6 +53,7 @@ const migrations: Record<string, Migration> = {
   '0023-client-identity-providers': clientIdentityProviders,
   '0024-audit-events': auditEvents,
   '0025-metric-samples': metricSamples,
+  '0026-client-metadata-documents': clientMetadataDocuments,
 };
 
 export const migrationProvider: MigrationProvider = {

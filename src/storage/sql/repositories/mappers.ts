@@ -68,6 +68,7 @@ export const clientFromRow = (row: ClientsTable): Client => ({
   requireMfa: row.require_mfa === 1,
   identityProviders:
     row.identity_providers === null ? null : (JSON.parse(row.identity_providers) as string[]),
+  documentExpiresAt: row.document_expires_at === null ? null : Number(row.document_expires_at),
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
@@ -97,6 +98,7 @@ export const clientToRow = (client: Client): ClientsTable => ({
   token_exchange_targets: JSON.stringify(client.tokenExchangeTargets),
   require_mfa: client.requireMfa ? 1 : 0,
   identity_providers: client.identityProviders === null ? null : JSON.stringify(client.identityProviders),
+  document_expires_at: client.documentExpiresAt,
 });
 
 export const initialAccessTokenFromRow = (row: InitialAccessTokensTable): InitialAccessToken => ({

@@ -71,7 +71,8 @@ const PLANS: Record<PurgeKind, PurgePlan> = {
   // Mail links, used or not, once past their expiry (decision 35; migration 0019 indexes it).
   mail_links: { table: 'mail_links', key: ['hash'], dead: (c) => sql`expires_at <= ${c.now}` },
   // Clients that registered themselves anonymously and were never granted anything in their first
-  // days (docs/decisions.md, decision 20). Last: after the grants, and with none of their own, their
+  // days (docs/decisions.md, decision 20); and Client ID Metadata Documents' clients not fetched for as
+  // long that hold no grant (decision 46: a stored document is a copy, fetched again when next used). Last: after the grants, and with none of their own, their
   // delete cascades over nothing (migration 0010 indexes the search and the cascade).
   clients: {
     table: 'clients',
@@ -79,7 +80,7 @@ const PLANS: Record<PurgeKind, PurgePlan> = {
     dead: (c) =>
       c.unusedOpenClientsRegisteredBefore === undefined || c.unusedOpenClientsRegisteredBefore === null
         ? sql`1 = 0`
-        : sql`registration = 'open' AND created_at <= ${c.unusedOpenClientsRegisteredBefore} AND first_granted_at IS NULL AND NOT EXISTS (SELECT 1 FROM grants WHERE grants.client_id = clients.id)`,
+        : sql`((registration = 'open' AND created_at <= ${c.unusedOpenClientsRegisteredBefore} AND first_granted_at IS NULL) OR (registration = 'document' AND updated_at <= ${c.unusedOpenClientsRegisteredBefore})) AND NOT EXISTS (SELECT 1 FROM grants WHERE grants.client_id = clients.id)`,
   },
   // Audit events older than the retention (decision 41; migration 0024 indexes `at`).
   audit_events: {
