@@ -86,7 +86,7 @@ export const CLIENTS_HELP = `Usage:
                            [--require-dpop | --no-require-dpop] [--require-mfa | --no-require-mfa]
                            [--exchange-target URI]...
                            [--identity-providers ID,ID | --all-identity-providers] [--json]
-  gatehouse clients list [--registration operator|token|open] [--json]
+  gatehouse clients list [--registration operator|token|open|document] [--json]
   gatehouse clients show CLIENT_ID [--json]
   gatehouse clients update CLIENT_ID [--name NAME] [--redirect-uri URI]... [--grant-types LIST]
                            [--scopes "a b"] [--token-type bearer|mac]
@@ -147,7 +147,10 @@ export const CLIENTS_HELP = `Usage:
 update changes the settings given and keeps the others (--redirect-uri or --post-logout-redirect-uri
 given replaces that list).
 list shows how each client was registered: by an operator, or by itself at /register (RFC 7591) with
-an initial access token (token) or with none (open); --registration lists only those.
+an initial access token (token) or with none (open), or not at all: a client whose id is the https
+URL of its Client ID Metadata Document (document; GATEHOUSE_CLIENT_ID_METADATA_DOCUMENTS=on), stored
+as its document was last fetched; --registration lists only those. A document's client is changed by
+changing its document, not by update; delete forgets it until it is next used.
 The client secret is printed once, at creation and by rotate-secret (the old one stops working at
 once); only its hash is stored. A private_key_jwt client has no secret; changing a client to a
 secret method makes it one, printed once.

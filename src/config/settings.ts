@@ -627,21 +627,21 @@ export const SETTINGS: SettingsTable = {
   },
   clientIdMetadataDocuments: {
     description:
-      'take a `client_id` that is the https URL of a Client ID Metadata Document, fetched from there (the MCP registration; [decision 46](decisions.md))',
+      'take a `client_id` that is the https URL of a Client ID Metadata Document, fetched from there (the MCP registration; [decision 46](decisions.md#46-client-id-metadata-documents-fetched-like-a-jwks_uri-stored-as-a-client-never-trusted-for-consent))',
     variables: ['GATEHOUSE_CLIENT_ID_METADATA_DOCUMENTS'],
     type: oneOf(['off', 'on'] as const),
     default: 'off',
   },
   allowPrivateClientMetadata: {
     description:
-      'fetch Client ID Metadata Documents from loopback, private, link-local and unique-local addresses too ([decision 46](decisions.md))',
+      'fetch Client ID Metadata Documents from loopback, private, link-local and unique-local addresses too ([decision 46](decisions.md#46-client-id-metadata-documents-fetched-like-a-jwks_uri-stored-as-a-client-never-trusted-for-consent))',
     variables: ['GATEHOUSE_ALLOW_PRIVATE_CLIENT_METADATA'],
     type: boolean,
     default: false,
   },
   clientIdMetadataHosts: {
     description:
-      'the hosts whose Client ID Metadata Documents are taken: `app.example`, `*.example`; `!host` never; empty: every host ([decision 46](decisions.md))',
+      'the hosts whose Client ID Metadata Documents are taken: `app.example`, `*.example`; `!host` never; empty: every host ([decision 46](decisions.md#46-client-id-metadata-documents-fetched-like-a-jwks_uri-stored-as-a-client-never-trusted-for-consent))',
     variables: ['GATEHOUSE_CLIENT_ID_METADATA_HOSTS'],
     type: HOST_RULE,
     documented: { default: 'every host' },

@@ -54,7 +54,8 @@ const Registration = Type.Union(
   {
     description:
       'Who registered the client: `operator` (the command line or this API), or the client itself at ' +
-      '/register (RFC 7591) with an initial access token (`token`) or with none (`open`)',
+      '/register (RFC 7591) with an initial access token (`token`) or with none (`open`), or a client whose ' +
+      'id is the https URL of its Client ID Metadata Document (`document`, decision 46), stored as last fetched',
   },
 );
 const PostLogoutRedirectUri = Type.String({
@@ -270,7 +271,7 @@ export const ClientQuery = Type.Object(
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: 'Exact client name' })),
     grant_type: Type.Optional(GrantTypeName),
     registration: Type.Optional(
-      Type.Union([Registration, Type.Array(Registration, { minItems: 1, maxItems: 3 })], {
+      Type.Union([Registration, Type.Array(Registration, { minItems: 1, maxItems: 4 })], {
         description:
           'Clients registered this way; repeat the parameter for any of several (`registration=token&registration=open`: every self-registered client)',
       }),
