@@ -273,7 +273,8 @@ async function main(): Promise<void> {
     throw new Error('--client-metadata-url must be an https URL with a path');
   }
   if (values['print-client-metadata'] === true) {
-    if (clientMetadataUrl === undefined) throw new Error('--print-client-metadata needs --client-metadata-url');
+    if (clientMetadataUrl === undefined)
+      throw new Error('--print-client-metadata needs --client-metadata-url');
     console.log(JSON.stringify(clientMetadataDocument(clientMetadataUrl), null, 2));
     return;
   }
