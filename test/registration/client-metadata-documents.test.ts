@@ -349,10 +349,21 @@ for (const backend of backends()) {
           name: 'operator native',
           public: true,
           redirect_uris: ['http://127.0.0.1:8080/cb'],
+          scopes: ['profile'],
         });
         const refused = await browser.get(authorizePath(client.id, { redirect_uri: otherPort }));
         assert.equal(refused.status, 400, refused.text.slice(0, 400));
         assert.equal(refused.headers.location, undefined);
+        assert.match(
+          pageText(refused),
+          /The return address \(redirect_uri\) is not one the application registered/,
+        );
+        // Its registered port is taken: the refusal was the port's.
+        assert.ok(
+          isConsentPage(
+            await browser.get(authorizePath(client.id, { redirect_uri: 'http://127.0.0.1:8080/cb' })),
+          ),
+        );
       });
 
       const FAILURES: Array<[string, string, () => KeyServerAnswer, RegExp]> = [
