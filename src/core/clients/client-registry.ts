@@ -518,7 +518,7 @@ export class ClientRegistry {
     if (client.registration === 'document') {
       throw new ConflictError(
         'registration',
-        `client ${client.id} is described by its document at ${client.id}: change the document instead`,
+        `this client is described by its document at ${client.id}: change the document instead`,
       );
     }
     const fields = validateClientInput(input);
