@@ -35,6 +35,24 @@ export interface PublicJsonAnswer {
   headers: IncomingHttpHeaders;
 }
 
+/**
+ * What a failed connection says, in words naming nothing but the reason: Node's own messages hold
+ * addresses and ports (`connect ECONNREFUSED 10.0.0.5:443`), and the reason reaches the page of a
+ * Client ID Metadata Document's authorization request (decision 46).
+ */
+function connectionFailure(error: Error): string {
+  if (error instanceof PublicFetchError) return error.message;
+  const code = (error as NodeJS.ErrnoException).code ?? '';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'the host name does not resolve';
+  if (code === 'ECONNREFUSED') return 'the connection was refused';
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'the connection was dropped';
+  if (code === 'ETIMEDOUT' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH') {
+    return 'the host cannot be reached';
+  }
+  if (/CERT|SELF_SIGNED|UNABLE_TO_|TLS|SSL/.test(code)) return 'its TLS certificate is not trusted';
+  return 'the connection failed';
+}
+
 type LookupCallback = (
   error: NodeJS.ErrnoException | null,
   address: string | LookupAddress[],
@@ -68,8 +86,8 @@ function guardedLookup(allowPrivate: boolean) {
           : addresses.find((entry) => isNonPublicAddress(entry.address));
         const first = addresses[0];
         if (refused !== undefined || first === undefined) {
-          const reason =
-            first === undefined ? 'has no address' : `resolves to the non-public address ${refused?.address}`;
+          // The address itself is not told: the reason reaches the client's page (decision 46).
+          const reason = first === undefined ? 'has no address' : 'resolves to a non-public address';
           callback(
             Object.assign(new PublicFetchError(`${hostname} ${reason}`), { code: 'EJWKSADDRESS' }),
             '',
@@ -157,7 +175,7 @@ export function getPublicJson(
         }
         chunks.push(chunk);
       });
-      res.on('error', (error) => finish(error));
+      res.on('error', (error) => finish(new PublicFetchError(connectionFailure(error))));
       res.on('end', () => {
         let body: unknown;
         try {
@@ -170,7 +188,7 @@ export function getPublicJson(
       });
     });
     const timer = setTimeout(() => fail(`no answer within ${policy.timeoutMs} ms`), policy.timeoutMs);
-    req.on('error', (error) => finish(error));
+    req.on('error', (error) => finish(new PublicFetchError(connectionFailure(error))));
     req.end();
   });
 }

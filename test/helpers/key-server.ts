@@ -6,8 +6,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadTls } from '../../src/compose/dev-certificate.js';
 
-/** What a path of the key server answers: a JSON document, raw bytes, or nothing ever. */
-export type KeyServerAnswer = { json: unknown } | { bytes: Buffer } | 'never';
+/**
+ * What a path of the key server answers: a JSON document, raw bytes, a bare status (a redirect, an
+ * error), or nothing ever. `headers` are added to the answer's (Cache-Control, Location, …).
+ */
+export type KeyServerAnswer =
+  | { json: unknown; headers?: Record<string, string> }
+  | { bytes: Buffer; headers?: Record<string, string> }
+  | { status: number; headers?: Record<string, string> }
+  | 'never';
 
 /**
  * An HTTPS server on 127.0.0.1 standing in for a client's jwks_uri host (RFC 7591 §2): each path
@@ -47,8 +54,12 @@ export async function startKeyServer(): Promise<KeyServer> {
       res.writeHead(404).end();
       return;
     }
+    if ('status' in answer) {
+      res.writeHead(answer.status, answer.headers ?? {}).end();
+      return;
+    }
     const body = 'json' in answer ? Buffer.from(JSON.stringify(answer.json)) : answer.bytes;
-    res.writeHead(200, { 'content-type': 'application/jwk-set+json' }).end(body);
+    res.writeHead(200, { 'content-type': 'application/jwk-set+json', ...answer.headers }).end(body);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -514,6 +514,13 @@ export class ClientRegistry {
     input: ClientInput,
     context: AuditContext = UNATTRIBUTED,
   ): Promise<ClientWithSecret> {
+    // Decision 46: a document's client is what its document says; its next fetch would undo an edit.
+    if (client.registration === 'document') {
+      throw new ConflictError(
+        'registration',
+        `this client is described by its document at ${client.id}: change the document instead`,
+      );
+    }
     const fields = validateClientInput(input);
     await this.checkIdentityProviders(fields.identityProviders);
     const now = this.clock.now();
