@@ -242,7 +242,14 @@ export class ClientMetadataDocuments {
       const reason = error instanceof Error ? error.message : 'the fetch failed';
       throw new ClientMetadataDocumentError(`the document at ${host} could not be fetched: ${reason}`);
     }
-    const client = clientFromDocument(id, answer.document, policy, now, answer.maxAgeSeconds, stored);
+    let client: Client;
+    try {
+      client = clientFromDocument(id, answer.document, policy, now, answer.maxAgeSeconds, stored);
+    } catch (error) {
+      // The page says whose document it was: the host is the one fact the person can check.
+      if (!(error instanceof ClientMetadataDocumentError)) throw error;
+      throw new ClientMetadataDocumentError(`the document at ${host} was refused: ${error.message}`);
+    }
     await audit.change(UNATTRIBUTED, async (tx, record) => {
       await registerScopesOf(tx, client.scopes, now);
       const current = await tx.clients.get(id);
