@@ -22,7 +22,10 @@ export function offeredProviders<P extends Pick<IdentityProvider, 'id'>>(
 }
 
 /** What a sign-in page is rendered with, beyond what sendSignInPage finds itself. */
-export type SignInFormInput = Omit<SignInPageInput, 'providers' | 'pendingLink' | 'clientName' | 'clientHost'> & {
+export type SignInFormInput = Omit<
+  SignInPageInput,
+  'providers' | 'pendingLink' | 'clientName' | 'clientHost'
+> & {
   /**
    * The authorization request the sign-in is for, when the caller has it validated already; else the
    * one `next` names is looked up (pendingAuthorization).

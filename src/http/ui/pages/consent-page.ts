@@ -81,18 +81,18 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
             }
           </p>`
         : input.selfRegistered === true
-        ? html`<p class="self-registered">
-            This application registered itself with ${frame.productName}, so nobody has checked that its name
-            is really its own.
-            ${
-              // Decision 20: its name is its own claim; where the answer goes is the fact to judge it by.
-              input.returnTo !== undefined
-                ? html`Whatever you choose, it will redirect you to
-                    <strong class="redirect-host">${input.returnTo}</strong>.`
-                : ''
-            }
-          </p>`
-        : ''
+          ? html`<p class="self-registered">
+              This application registered itself with ${frame.productName}, so nobody has checked that its
+              name is really its own.
+              ${
+                // Decision 20: its name is its own claim; where the answer goes is the fact to judge it by.
+                input.returnTo !== undefined
+                  ? html`Whatever you choose, it will redirect you to
+                      <strong class="redirect-host">${input.returnTo}</strong>.`
+                  : ''
+              }
+            </p>`
+          : ''
     }
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
     ${

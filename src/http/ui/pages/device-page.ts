@@ -57,8 +57,8 @@ export function deviceDonePage(
   const body = input.approved
     ? html` <h1>Device connected</h1>
         <p class="notice" role="status">
-          You allowed <strong>${name}</strong>. Your device may continue: it will carry on by
-          itself in a few seconds.
+          You allowed <strong>${name}</strong>. Your device may continue: it will carry on by itself in a few
+          seconds.
         </p>
         <p class="muted">You can close this page. To end its access, revoke it under Connected apps.</p>`
     : html` <h1>Access denied</h1>

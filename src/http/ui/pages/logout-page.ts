@@ -18,7 +18,9 @@ export function logoutPage(frame: PageFrame, input: LogoutPageInput): string {
     <p class="lead">Signed in as <strong>${frame.username}</strong>.</p>
     ${
       input.clientName !== undefined
-        ? html`<p><strong>${clientLabel(input.clientName, input.clientHost)}</strong> asks you to sign out.</p>`
+        ? html`<p>
+            <strong>${clientLabel(input.clientName, input.clientHost)}</strong> asks you to sign out.
+          </p>`
         : ''
     }
     <form method="post" action="${frame.basePath}/logout/confirm" class="stack">

@@ -82,7 +82,9 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
           ? html`<p class="lead">Enter your password again, or use a passkey, to change how you sign in.</p>`
           : html`<p class="lead">Enter your password again to change how you sign in.</p>`
         : input.clientName !== undefined
-          ? html`<p class="lead">to continue to <strong>${clientLabel(input.clientName, input.clientHost)}</strong></p>`
+          ? html`<p class="lead">
+              to continue to <strong>${clientLabel(input.clientName, input.clientHost)}</strong>
+            </p>`
           : html`<p class="lead">to ${frame.productName}</p>`
     }
     ${

@@ -293,7 +293,11 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
         return sendPage(
           reply,
           200,
-          deviceDonePage(frameFor(ui, browser), { approved: false, clientName: pending.client.name, clientHost: documentHost(pending.client) }),
+          deviceDonePage(frameFor(ui, browser), {
+            approved: false,
+            clientName: pending.client.name,
+            clientHost: documentHost(pending.client),
+          }),
         );
       }
       case 'allow': {
@@ -317,7 +321,11 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
         return sendPage(
           reply,
           200,
-          deviceDonePage(frameFor(ui, browser), { approved: true, clientName: pending.client.name, clientHost: documentHost(pending.client) }),
+          deviceDonePage(frameFor(ui, browser), {
+            approved: true,
+            clientName: pending.client.name,
+            clientHost: documentHost(pending.client),
+          }),
         );
       }
     }

@@ -53,7 +53,8 @@ export function registerLogoutRoutes(app: FastifyInstance, ui: UiContext): void 
         csrfToken: browser.csrfToken,
         request: validation.request.query,
         clientName: validation.request.client?.name,
-        clientHost: validation.request.client === undefined ? undefined : documentHost(validation.request.client),
+        clientHost:
+          validation.request.client === undefined ? undefined : documentHost(validation.request.client),
       }),
     );
   }
