@@ -32,7 +32,7 @@ function registeredBy(registration: string): string {
     case 'operator':
       return 'An operator';
     case 'document':
-      return 'Nobody: it is described by its Client ID Metadata Document';
+      return 'Nobody: its Client ID Metadata Document describes it';
     default:
       return 'Itself (dynamic registration)';
   }
