@@ -1,6 +1,7 @@
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Storage } from '../ports.js';
+import { documentHost } from '../clients/metadata-documents.js';
 
 type AppStorage = Pick<Storage, 'grants' | 'clients'>;
 import { isGrantLive } from '../grants/liveness.js';
@@ -9,6 +10,8 @@ import { isGrantLive } from '../grants/liveness.js';
 export interface ConnectedApp {
   clientId: string;
   clientName: string;
+  /** The host of its Client ID Metadata Document (decision 46), shown beside the name; absent for others. */
+  clientHost?: string;
   scope: string[];
   /** When the user first granted what is still live. */
   grantedAt: number;
@@ -32,6 +35,9 @@ export async function listConnectedApps(
       byClient.set(grant.clientId, {
         clientId: grant.clientId,
         clientName: client?.name ?? grant.clientId,
+        ...(client !== undefined && documentHost(client) !== undefined
+          ? { clientHost: documentHost(client) }
+          : {}),
         scope: [...grant.scope],
         grantedAt: grant.createdAt,
         validUntil: grant.expiresAt,

@@ -102,6 +102,8 @@ export type AuthorizationValidation =
       error: OAuthErrorCode;
       /** The client's name, for a form_post page. */
       clientName: string;
+      /** Its Client ID Metadata Document's host, shown beside the name (decision 46); absent for others. */
+      clientHost?: string;
       /** The pushed request (RFC 9126) this answers, by its stored hash; null for one sent in the URL. */
       pushedRequest: string | null;
     };

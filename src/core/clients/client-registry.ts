@@ -91,6 +91,11 @@ export interface ClientView {
   identity_providers: string[] | null;
   created_at: string;
   updated_at: string;
+  /**
+   * A Client ID Metadata Document's client (decision 46): until when the copy fetched last stands
+   * (updated_at is that fetch); null for every other client.
+   */
+  document_expires_at: string | null;
 }
 
 export function viewClient(client: Client): ClientView {
@@ -115,6 +120,8 @@ export function viewClient(client: Client): ClientView {
     identity_providers: client.identityProviders,
     created_at: new Date(client.createdAt * 1000).toISOString(),
     updated_at: new Date(client.updatedAt * 1000).toISOString(),
+    document_expires_at:
+      client.documentExpiresAt === null ? null : new Date(client.documentExpiresAt * 1000).toISOString(),
   };
 }
 

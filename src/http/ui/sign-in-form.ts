@@ -1,3 +1,4 @@
+import { documentHost } from '../../core/clients/metadata-documents.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthorizationRequest } from '../../core/authorize/request.js';
 import type { IdentityProvider, User } from '../../core/model.js';
@@ -21,7 +22,10 @@ export function offeredProviders<P extends Pick<IdentityProvider, 'id'>>(
 }
 
 /** What a sign-in page is rendered with, beyond what sendSignInPage finds itself. */
-export type SignInFormInput = Omit<SignInPageInput, 'providers' | 'pendingLink' | 'clientName'> & {
+export type SignInFormInput = Omit<
+  SignInPageInput,
+  'providers' | 'pendingLink' | 'clientName' | 'clientHost'
+> & {
   /**
    * The authorization request the sign-in is for, when the caller has it validated already; else the
    * one `next` names is looked up (pendingAuthorization).
@@ -68,7 +72,9 @@ export async function sendSignInPage(
     status,
     signInPage(reauth ? frameFor(ui, browser) : frameFor(ui), {
       ...page,
-      ...(authorization !== undefined ? { clientName: authorization.client.name } : {}),
+      ...(authorization !== undefined
+        ? { clientName: authorization.client.name, clientHost: documentHost(authorization.client) }
+        : {}),
       ...(reauth ? { reauthPasskey: (await ui.engine.passkeys.list(reauthOf.id)).length > 0 } : {}),
       providers: buttons,
       ...(pending !== undefined && pendingProvider !== undefined

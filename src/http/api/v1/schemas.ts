@@ -158,6 +158,10 @@ export const Client = Type.Object(
     }),
     created_at: Timestamp,
     updated_at: Timestamp,
+    document_expires_at: Type.Union([Timestamp, Type.Null()], {
+      description:
+        'A client described by its Client ID Metadata Document (`registration` `document`, decision 46): until when the copy last fetched (at `updated_at`) is used before the document is fetched again; null for every other client',
+    }),
   },
   strict,
 );

@@ -37,6 +37,8 @@ h1 { font-size: 1.5rem; line-height: 1.25; margin: 0 0 .5rem; overflow-wrap: any
 h2 { font-size: 1.125rem; margin: 0 0 .5rem; overflow-wrap: anywhere; }
 .lead { margin: 0 0 1.25rem; color: var(--muted); }
 .muted { color: var(--muted); }
+.client-host { color: var(--muted); font-weight: 400; overflow-wrap: anywhere; }
+.client-host .host { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: .9em; }
 .small { font-size: .875rem; }
 .hint { margin: .25rem 0 0; font-size: .875rem; color: var(--muted); }
 

@@ -1,5 +1,6 @@
 import type { ConnectedApp } from '../../../core/authorize/connected-apps.js';
 import { html } from '../html.js';
+import { clientLabel } from './client-label.js';
 import { descriptionNamesScope, formatTime } from './format.js';
 import { layout, type PageFrame } from './layout.js';
 
@@ -7,8 +8,8 @@ export interface AppsPageInput {
   csrfToken: string;
   apps: ConnectedApp[];
   describe: (scope: string) => string;
-  /** Name of the client whose access was just revoked, to confirm it. */
-  revoked?: string;
+  /** The client whose access was just revoked, to confirm it: its name, and its document's host if any. */
+  revoked?: { name: string; host?: string | undefined };
 }
 
 function time(epochSeconds: number) {
@@ -19,7 +20,7 @@ function time(epochSeconds: number) {
 export function appsPage(frame: PageFrame, input: AppsPageInput): string {
   const body = html` <h1>Connected apps</h1>
     <p class="lead">Applications you have allowed to use your account. Revoking ends their access at once.</p>
-    ${input.revoked !== undefined ? html`<p class="notice" role="status">Access for <strong>${input.revoked}</strong> was revoked.</p>` : ''}
+    ${input.revoked !== undefined ? html`<p class="notice" role="status">Access for <strong>${clientLabel(input.revoked.name, input.revoked.host)}</strong> was revoked.</p>` : ''}
     ${
       input.apps.length === 0
         ? html`<p class="empty">No application has access to your account.</p>`
@@ -27,7 +28,7 @@ export function appsPage(frame: PageFrame, input: AppsPageInput): string {
             ${input.apps.map(
               (app, index) =>
                 html`<li class="app" aria-labelledby="app-${index}">
-                  <h2 id="app-${index}">${app.clientName}</h2>
+                  <h2 id="app-${index}">${clientLabel(app.clientName, app.clientHost)}</h2>
                   <dl>
                     <dt>Allowed to</dt>
                     <dd>

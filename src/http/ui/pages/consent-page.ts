@@ -1,4 +1,5 @@
 import { html, type SafeHtml } from '../html.js';
+import { clientLabel, clientLabelText } from './client-label.js';
 import { descriptionNamesScope } from './format.js';
 import { layout, type PageFrame } from './layout.js';
 
@@ -32,6 +33,11 @@ export interface ConsentPageInput {
    * (docs/decisions.md, decision 20).
    */
   selfRegistered?: boolean;
+  /**
+   * The host of the Client ID Metadata Document the client is described by (decision 46), shown beside
+   * its name; absent for every other client.
+   */
+  clientHost?: string;
   error?: string;
 }
 
@@ -58,22 +64,35 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
     descriptionNamesScope(scope.description, scope.name)
       ? scope.description
       : html`${scope.description} <code>${scope.name}</code>`;
-  const body = html` <h1>Allow <span class="client">${input.clientName}</span> to access your account?</h1>
+  const name = clientLabel(input.clientName, input.clientHost);
+  const body = html` <h1>Allow <span class="client">${name}</span> to access your account?</h1>
     <p class="lead">Signed in as <strong>${frame.username}</strong>.</p>
     ${
-      input.selfRegistered === true
+      input.clientHost !== undefined
         ? html`<p class="self-registered">
-            This application registered itself with ${frame.productName}, so nobody has checked that its name
-            is really its own.
+            This application describes itself in a document published at
+            <strong class="document-host">${input.clientHost}</strong>. Its name is its own claim: nobody has
+            checked it. You are asked each time it asks for access.
             ${
-              // Decision 20: its name is its own claim; where the answer goes is the fact to judge it by.
               input.returnTo !== undefined
                 ? html`Whatever you choose, it will redirect you to
                     <strong class="redirect-host">${input.returnTo}</strong>.`
                 : ''
             }
           </p>`
-        : ''
+        : input.selfRegistered === true
+          ? html`<p class="self-registered">
+              This application registered itself with ${frame.productName}, so nobody has checked that its
+              name is really its own.
+              ${
+                // Decision 20: its name is its own claim; where the answer goes is the fact to judge it by.
+                input.returnTo !== undefined
+                  ? html`Whatever you choose, it will redirect you to
+                      <strong class="redirect-host">${input.returnTo}</strong>.`
+                  : ''
+              }
+            </p>`
+          : ''
     }
     ${input.error ? html`<p class="error" id="form-error" role="alert">${input.error}</p>` : ''}
     ${
@@ -108,7 +127,7 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
       ${
         input.scopes.length > 0 || fixed.length > 0
           ? html`<fieldset class="scopes">
-              <legend>${input.clientName} will be able to:</legend>
+              <legend>${name} will be able to:</legend>
               ${fixed.map(
                 (scope) =>
                   html`<p class="check fixed" data-scope="${scope.name}">
@@ -140,7 +159,7 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
                   : ''
               }
             </fieldset>`
-          : html`<p>${input.clientName} asks to know that it is you; it asks for no other access.</p>`
+          : html`<p>${name} asks to know that it is you; it asks for no other access.</p>`
       }
       <div class="field">
         <label for="lifetime">Access valid for</label>
@@ -166,5 +185,9 @@ export function consentPage(frame: PageFrame, input: ConsentPageInput): string {
           </p>`
         : ''
     }`;
-  return layout(frame, { title: `Allow ${input.clientName}?`, name: 'consent', body });
+  return layout(frame, {
+    title: `Allow ${clientLabelText(input.clientName, input.clientHost)}?`,
+    name: 'consent',
+    body,
+  });
 }

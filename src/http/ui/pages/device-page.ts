@@ -1,4 +1,5 @@
 import { html } from '../html.js';
+import { clientLabel } from './client-label.js';
 import { layout, type PageFrame } from './layout.js';
 
 export interface DeviceCodePageInput {
@@ -48,17 +49,21 @@ export function deviceCodePage(frame: PageFrame, input: DeviceCodePageInput): st
 }
 
 /** After the decision (RFC 8628 §3.3): the device may continue, or was refused. */
-export function deviceDonePage(frame: PageFrame, input: { approved: boolean; clientName: string }): string {
+export function deviceDonePage(
+  frame: PageFrame,
+  input: { approved: boolean; clientName: string; clientHost?: string | undefined },
+): string {
+  const name = clientLabel(input.clientName, input.clientHost);
   const body = input.approved
     ? html` <h1>Device connected</h1>
         <p class="notice" role="status">
-          You allowed <strong>${input.clientName}</strong>. Your device may continue: it will carry on by
-          itself in a few seconds.
+          You allowed <strong>${name}</strong>. Your device may continue: it will carry on by itself in a few
+          seconds.
         </p>
         <p class="muted">You can close this page. To end its access, revoke it under Connected apps.</p>`
     : html` <h1>Access denied</h1>
         <p role="status">
-          You denied <strong>${input.clientName}</strong>. The device was not given access to your account.
+          You denied <strong>${name}</strong>. The device was not given access to your account.
         </p>
         <p class="muted">You can close this page.</p>`;
   return layout(frame, {

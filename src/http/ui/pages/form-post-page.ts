@@ -1,4 +1,5 @@
 import { html } from '../html.js';
+import { clientLabel, clientLabelText } from './client-label.js';
 import { layout, type PageFrame } from './layout.js';
 
 export interface FormPostPageInput {
@@ -6,6 +7,8 @@ export interface FormPostPageInput {
   action: string;
   params: readonly (readonly [string, string])[];
   clientName: string;
+  /** Its Client ID Metadata Document's host (decision 46), shown beside the name. */
+  clientHost?: string;
 }
 
 /**
@@ -13,7 +16,7 @@ export interface FormPostPageInput {
  * redirect URI, submitted at once by /assets/form-post, or by the person when scripts are off.
  */
 export function formPostPage(frame: PageFrame, input: FormPostPageInput): string {
-  const body = html` <h1>Returning to ${input.clientName}</h1>
+  const body = html` <h1>Returning to ${clientLabel(input.clientName, input.clientHost)}</h1>
     <form method="post" action="${input.action}" id="authorization-response" class="stack">
       ${input.params.map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}" />`)}
       <noscript>
@@ -22,7 +25,7 @@ export function formPostPage(frame: PageFrame, input: FormPostPageInput): string
       </noscript>
     </form>`;
   return layout(frame, {
-    title: `Returning to ${input.clientName}`,
+    title: `Returning to ${clientLabelText(input.clientName, input.clientHost)}`,
     name: 'form-post',
     body,
     scripts: ['/assets/form-post'],

@@ -1,4 +1,5 @@
 import { html } from '../html.js';
+import { clientLabel } from './client-label.js';
 import { layout, type PageFrame } from './layout.js';
 
 export interface LogoutPageInput {
@@ -7,6 +8,8 @@ export interface LogoutPageInput {
   request: string;
   /** The application that sent the user here, when the request says. */
   clientName: string | undefined;
+  /** Its Client ID Metadata Document's host (decision 46), shown beside the name. */
+  clientHost?: string | undefined;
 }
 
 /** RP-Initiated Logout 1.0 §3: the user confirms before the browser session ends. */
@@ -15,7 +18,9 @@ export function logoutPage(frame: PageFrame, input: LogoutPageInput): string {
     <p class="lead">Signed in as <strong>${frame.username}</strong>.</p>
     ${
       input.clientName !== undefined
-        ? html`<p><strong>${input.clientName}</strong> asks you to sign out.</p>`
+        ? html`<p>
+            <strong>${clientLabel(input.clientName, input.clientHost)}</strong> asks you to sign out.
+          </p>`
         : ''
     }
     <form method="post" action="${frame.basePath}/logout/confirm" class="stack">

@@ -1,5 +1,6 @@
 import { ACR_MULTI_FACTOR, ACR_PHISHING_RESISTANT } from '../../../core/sign-in/assurance.js';
 import { html } from '../html.js';
+import { clientLabel } from './client-label.js';
 import { layout, type PageFrame } from './layout.js';
 
 export interface SignInPageInput {
@@ -8,6 +9,8 @@ export interface SignInPageInput {
   next: string;
   /** The application the user is signing in for, when an authorization request is pending. */
   clientName?: string;
+  /** The host of its Client ID Metadata Document (decision 46), shown beside the name. */
+  clientHost?: string | undefined;
   username?: string;
   /**
    * Why a signed-in user is asked again (OpenID Connect Core §3.1.2.1): `login` for prompt=login,
@@ -79,7 +82,9 @@ export function signInPage(frame: PageFrame, input: SignInPageInput): string {
           ? html`<p class="lead">Enter your password again, or use a passkey, to change how you sign in.</p>`
           : html`<p class="lead">Enter your password again to change how you sign in.</p>`
         : input.clientName !== undefined
-          ? html`<p class="lead">to continue to <strong>${input.clientName}</strong></p>`
+          ? html`<p class="lead">
+              to continue to <strong>${clientLabel(input.clientName, input.clientHost)}</strong>
+            </p>`
           : html`<p class="lead">to ${frame.productName}</p>`
     }
     ${

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
+import { documentHost } from '../../../core/clients/metadata-documents.js';
 import { appsPage } from '../pages/apps-page.js';
 import { forbiddenForm, field, frameFor, sendPage, type UiContext } from '../ui-context.js';
 
@@ -34,7 +35,7 @@ export function registerAccountRoutes(app: FastifyInstance, ui: UiContext): void
         csrfToken: browser.csrfToken,
         apps,
         describe: (name) => descriptions.get(name) ?? name,
-        ...(revoked ? { revoked: revoked.name } : {}),
+        ...(revoked ? { revoked: { name: revoked.name, host: documentHost(revoked) } } : {}),
       }),
     );
   });

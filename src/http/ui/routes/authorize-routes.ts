@@ -10,6 +10,7 @@ import { isConsoleClient } from '../../../core/clients/console-client.js';
 import { consentLines, readConsentForm, type ConsentRedisplay } from '../consent-form.js';
 import { consentPage } from '../pages/consent-page.js';
 import { formPostPage } from '../pages/form-post-page.js';
+import { documentHost } from '../../../core/clients/metadata-documents.js';
 import type { SignInPageInput } from '../pages/sign-in-page.js';
 import { offeredProviders, sendSignInPage } from '../sign-in-form.js';
 import {
@@ -44,15 +45,30 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
    * page that posts it for form_post (OAuth 2.0 Form Post Response Mode §2), whose form may go to the
    * redirect URI's origin.
    */
-  function answer(reply: FastifyReply, response: AuthorizationResponse, clientName: string): FastifyReply {
+  function answer(
+    reply: FastifyReply,
+    response: AuthorizationResponse,
+    client: { clientName: string; clientHost?: string | undefined },
+  ): FastifyReply {
     if (response.mode !== 'form_post') return reply.redirect(responseLocation(response), 302);
     allowFormTarget(reply, response.redirectUri);
     return sendPage(
       reply,
       200,
-      formPostPage(frameFor(ui), { action: response.redirectUri, params: response.params, clientName }),
+      formPostPage(frameFor(ui), {
+        action: response.redirectUri,
+        params: response.params,
+        clientName: client.clientName,
+        ...(client.clientHost !== undefined ? { clientHost: client.clientHost } : {}),
+      }),
     );
   }
+
+  /** A client's name, and its document's host for a Client ID Metadata Document's client (decision 46). */
+  const named = (client: AuthorizationRequest['client']) => ({
+    clientName: client.name,
+    clientHost: documentHost(client),
+  });
 
   /**
    * Runs one step of the flow; a pushed request (RFC 9126) answered meanwhile, by another tab or a
@@ -79,7 +95,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       return sendMessage(ui, reply, 400, 'This request cannot be completed', validation.description);
     }
     if (validation.outcome === 'error-redirect') {
-      return answer(reply, validation.response, validation.clientName);
+      return answer(reply, validation.response, validation);
     }
     return undefined;
   }
@@ -144,6 +160,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       consentPage(frameFor(ui, browser), {
         csrfToken: browser.csrfToken,
         clientName: request.client.name,
+        ...(documentHost(request.client) !== undefined ? { clientHost: documentHost(request.client) } : {}),
         returnTo: returnTarget(request.redirectUri),
         request: request.query,
         ...lines,
@@ -187,7 +204,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     });
     switch (next.step) {
       case 'respond':
-        return answer(reply, next.response, authorization.client.name);
+        return answer(reply, next.response, named(authorization.client));
       case 'sign-in': {
         const hinted = await hintedProvider(authorization);
         if (hinted !== undefined) {
@@ -220,7 +237,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
             { scope: next.request.scope, lifetime: CONSOLE_GRANT_SECONDS },
             request.ip,
           );
-          return answer(reply, response, authorization.client.name);
+          return answer(reply, response, named(authorization.client));
         }
         return showConsent(reply, browser, next.request);
     }
@@ -261,7 +278,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
     const form = readConsentForm(request.body, offered.scope, offered.openid);
     switch (form.answer) {
       case 'deny':
-        return answer(reply, await ui.engine.authorization.deny(authorization), authorization.client.name);
+        return answer(reply, await ui.engine.authorization.deny(authorization), named(authorization.client));
       case 'invalid':
         return sendMessage(ui, reply, 400, 'This request cannot be completed', form.problem, browser);
       case 'none-ticked':
@@ -280,6 +297,6 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       { scope: form.scope, lifetime: form.lifetime },
       request.ip,
     );
-    return answer(reply, response, authorization.client.name);
+    return answer(reply, response, named(authorization.client));
   }
 }

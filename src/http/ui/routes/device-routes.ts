@@ -1,3 +1,4 @@
+import { documentHost } from '../../../core/clients/metadata-documents.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
 import type { Client } from '../../../core/model.js';
@@ -160,6 +161,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
         csrfToken: browser.csrfToken,
         next: consentTarget(ui, browser.browserId, pending.userCode),
         clientName: pending.client.name,
+        clientHost: documentHost(pending.client),
         ...(error !== undefined ? { error } : {}),
       }),
     );
@@ -179,6 +181,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
       consentPage(frameFor(ui, browser), {
         csrfToken: browser.csrfToken,
         clientName: pending.client.name,
+        ...(documentHost(pending.client) !== undefined ? { clientHost: documentHost(pending.client) } : {}),
         device: { userCode: pending.userCode, ticket: ui.browsers.deviceTicket(browser.browserId, normal) },
         ...lines,
         // A device client may register itself (docs/decisions.md, decision 20): the page says so.
@@ -290,7 +293,11 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
         return sendPage(
           reply,
           200,
-          deviceDonePage(frameFor(ui, browser), { approved: false, clientName: pending.client.name }),
+          deviceDonePage(frameFor(ui, browser), {
+            approved: false,
+            clientName: pending.client.name,
+            clientHost: documentHost(pending.client),
+          }),
         );
       }
       case 'allow': {
@@ -314,7 +321,11 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
         return sendPage(
           reply,
           200,
-          deviceDonePage(frameFor(ui, browser), { approved: true, clientName: pending.client.name }),
+          deviceDonePage(frameFor(ui, browser), {
+            approved: true,
+            clientName: pending.client.name,
+            clientHost: documentHost(pending.client),
+          }),
         );
       }
     }

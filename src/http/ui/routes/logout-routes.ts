@@ -1,3 +1,4 @@
+import { documentHost } from '../../../core/clients/metadata-documents.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
 import { BrowserSessions } from '../../../core/sign-in/browser-sessions.js';
@@ -52,6 +53,8 @@ export function registerLogoutRoutes(app: FastifyInstance, ui: UiContext): void 
         csrfToken: browser.csrfToken,
         request: validation.request.query,
         clientName: validation.request.client?.name,
+        clientHost:
+          validation.request.client === undefined ? undefined : documentHost(validation.request.client),
       }),
     );
   }

@@ -25,6 +25,8 @@ function clientRow(value: unknown): ClientRow {
     scopes: strings(value, 'scopes'),
     grantTypes: strings(value, 'grant_types'),
     registration: str(value, 'registration'),
+    updatedAt: str(value, 'updated_at'),
+    documentExpiresAt: str(value, 'document_expires_at'),
   };
 }
 

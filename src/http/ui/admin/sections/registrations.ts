@@ -53,11 +53,14 @@ export function registerRegistrations(router: ConsoleRouter): void {
 
   router.page(listPath, async (request, reply, c) => {
     const chosen = router.query(request, 'way');
-    const way: RegistrationWay = chosen === 'token' || chosen === 'open' ? chosen : 'any';
+    const way: RegistrationWay =
+      chosen === 'token' || chosen === 'open' || chosen === 'document' ? chosen : 'any';
     const offset = router.offset(request);
     const params = new URLSearchParams({ limit: String(router.pageSize), offset: String(offset) });
-    // Every self-registered client is either way (the parameter repeated), never an operator's.
-    for (const value of way === 'any' ? ['token', 'open'] : [way]) params.append('registration', value);
+    // Every client that is not an operator's (the parameter repeated): self-registered either way, or
+    // described by a Client ID Metadata Document (decision 46).
+    for (const value of way === 'any' ? ['token', 'open', 'document'] : [way])
+      params.append('registration', value);
     const answer = await c.api.get(`/clients?${params.toString()}`);
     if (answer.status !== 200) return router.failed(request, reply, c, answer, 'registrations');
     const notice = router.noticeOf(request, NOTICES);

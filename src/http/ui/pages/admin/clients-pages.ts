@@ -9,6 +9,7 @@ import {
   pager,
   type ConsoleFrame,
   confirmationPage,
+  time,
 } from './console-layout.js';
 
 export interface ClientRow {
@@ -19,6 +20,22 @@ export interface ClientRow {
   scopes: string[];
   grantTypes: string[];
   registration: string;
+  /** When it last changed; for a Client ID Metadata Document's client, when the document was last fetched. */
+  updatedAt: string;
+  /** Until when that fetch stands (decision 46); empty for every other client. */
+  documentExpiresAt: string;
+}
+
+/** Who registered it, in the console's words. */
+function registeredBy(registration: string): string {
+  switch (registration) {
+    case 'operator':
+      return 'An operator';
+    case 'document':
+      return 'Nobody: its Client ID Metadata Document describes it';
+    default:
+      return 'Itself (dynamic registration)';
+  }
 }
 
 export function clientsPage(
@@ -156,6 +173,7 @@ export function clientPage(
   const { client } = input;
   const base = frame.basePath;
   const path = `${base}/admin/clients/${encodeURIComponent(client.id)}`;
+  const document = client.registration === 'document';
   const body = html`<h1>${client.name}</h1>
     ${notice(input.notice)} ${input.secret !== undefined ? secretBox(input.secret) : ''}
     <dl class="facts">
@@ -164,18 +182,37 @@ export function clientPage(
       <dt>Kind</dt>
       <dd>${client.public ? 'Public' : 'Confidential'}</dd>
       <dt>Registered by</dt>
-      <dd>${client.registration === 'operator' ? 'An operator' : 'Itself (dynamic registration)'}</dd>
+      <dd>${registeredBy(client.registration)}</dd>
+      ${
+        document
+          ? html`<dt>Document</dt>
+              <dd><code id="client-document">${client.id}</code></dd>
+              <dt>Last fetched</dt>
+              <dd>${time(client.updatedAt)}</dd>
+              <dt>Used until</dt>
+              <dd>${time(client.documentExpiresAt)}, then fetched again</dd>`
+          : ''
+      }
     </dl>
-    <h2>Edit</h2>
-    ${formProblem(input.problem, CLIENT_FIELDS)}
-    <form method="post" action="${path}" class="stack" novalidate>
-      ${csrf(frame)} ${clientFormFields(input.values, input.problem)}
-      <div class="actions"><button type="submit" class="primary">Save</button></div>
-    </form>
-    <h2 class="spaced">Secret and removal</h2>
+    ${
+      // Decision 46: such a client is what its document says, fetched again when stale; an edit here would
+      // be undone by the next fetch, so none is offered. Deleting it only drops the stored copy.
+      document
+        ? html`<p class="muted">
+            Its settings come from its document and cannot be edited here. Deleting it ends its grants; it
+            comes back, fetched again, the next time it is used.
+          </p>`
+        : html`<h2>Edit</h2>
+            ${formProblem(input.problem, CLIENT_FIELDS)}
+            <form method="post" action="${path}" class="stack" novalidate>
+              ${csrf(frame)} ${clientFormFields(input.values, input.problem)}
+              <div class="actions"><button type="submit" class="primary">Save</button></div>
+            </form>`
+    }
+    <h2 class="spaced">${document ? 'Removal' : 'Secret and removal'}</h2>
     <div class="actions">
       ${
-        client.public
+        client.public || document
           ? ''
           : html`<form method="post" action="${path}/rotate-secret" class="inline">
               ${csrf(frame)}<button type="submit">Rotate secret</button>

@@ -19,7 +19,7 @@ import { plainWords } from '../../admin/admin-api.js';
  * let them (/v1/initial-access-tokens), each token shown once when made.
  */
 
-export type RegistrationWay = 'any' | 'token' | 'open';
+export type RegistrationWay = 'any' | 'token' | 'open' | 'document';
 
 export interface RegisteredRow {
   id: string;
@@ -41,6 +41,7 @@ const WAYS: readonly { value: RegistrationWay; label: string }[] = [
   { value: 'any', label: 'Every self-registered client' },
   { value: 'token', label: 'With an initial access token' },
   { value: 'open', label: 'Open registration (no token)' },
+  { value: 'document', label: 'Client ID Metadata Document' },
 ];
 
 const howRegistered = (registration: string) =>
@@ -48,7 +49,9 @@ const howRegistered = (registration: string) =>
     ? 'Initial access token'
     : registration === 'open'
       ? 'Open registration'
-      : 'Operator';
+      : registration === 'document'
+        ? 'Client ID Metadata Document'
+        : 'Operator';
 
 function subNavigation(frame: ConsoleFrame, current: 'clients' | 'tokens'): SafeHtml {
   const base = `${frame.basePath}/admin/registrations`;
@@ -74,7 +77,10 @@ export function registrationsPage(
   const base = frame.basePath;
   const body = html`<h1>Registrations</h1>
     ${subNavigation(frame, 'clients')}
-    <p class="lead spaced">Clients that registered themselves at <code>/register</code> (RFC 7591).</p>
+    <p class="lead spaced">
+      Clients that registered themselves at <code>/register</code> (RFC 7591), and those described by a Client
+      ID Metadata Document at their client ID's URL.
+    </p>
     ${notice(input.notice)}
     <div class="toolbar">
       <form method="get" action="${base}/admin/registrations" class="search">
@@ -116,7 +122,15 @@ export function registrationsPage(
                         >
                       </td>
                       <td><code>${row.id}</code></td>
-                      <td>${howRegistered(row.registration)}</td>
+                      <td>
+                        ${howRegistered(row.registration)}
+                        ${
+                          // Decision 46: the client ID is the document's URL.
+                          row.registration === 'document'
+                            ? html`<br /><span class="small">at <code>${row.id}</code></span>`
+                            : ''
+                        }
+                      </td>
                       <td>${time(row.createdAt)}</td>
                     </tr>`,
                 )}
@@ -134,13 +148,20 @@ export function confirmDeleteRegistrationPage(frame: ConsoleFrame, row: Register
     title: `Delete ${row.name}`,
     heading: html`Delete ${row.name}?`,
     about: html`<p>
-      <code>${row.id}</code>, registered by ${howRegistered(row.registration).toLowerCase()}, on
+      <code>${row.id}</code>,
+      ${row.registration === 'document' ? 'described by its Client ID Metadata Document since' : html`registered by ${howRegistered(row.registration).toLowerCase()}, on`}
       ${time(row.createdAt)}.
     </p>`,
-    caution: html`<p>
-      Its grants go with it, so every token it holds stops working at once. It may register again if
-      registration lets it. This cannot be undone.
-    </p>`,
+    caution:
+      row.registration === 'document'
+        ? html`<p>
+            Its grants go with it, so every token it holds stops working at once. Its document is fetched
+            again the next time it is used, while documents are accepted from its host. This cannot be undone.
+          </p>`
+        : html`<p>
+            Its grants go with it, so every token it holds stops working at once. It may register again if
+            registration lets it. This cannot be undone.
+          </p>`,
     action: `${base}/${encodeURIComponent(row.id)}/delete`,
     button: 'Delete client',
     cancel: `${base}`,
