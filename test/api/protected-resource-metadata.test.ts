@@ -78,6 +78,11 @@ for (const backend of backends()) {
           (res.json as Record<string, unknown>).dpop_signing_alg_values_supported,
           (metadata.json as Record<string, unknown>).dpop_signing_alg_values_supported,
         );
+        // The OpenAPI document (resource_documentation) tells of it too.
+        const openapi = await server.http.request('/v1/openapi', { headers: { accept: 'application/json' } });
+        expectStatus(openapi, 200);
+        const description = String((openapi.json as { info: { description: string } }).info.description);
+        assert.ok(description.includes(`${ISSUER}${WELL_KNOWN}/v1`), description);
         // Only /v1 is described: the bare well-known path names the origin, which is no resource here.
         expectStatus(await server.http.request(WELL_KNOWN), 404);
         expectStatus(await server.http.request(`${WELL_KNOWN}/v1/clients`), 404);
