@@ -28,6 +28,8 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     // they are (the audiences of client assertions and DPoP proofs there).
     tokenEndpoint: endpointUrl(config.issuer, ENDPOINTS.token),
     pushedAuthorizationRequestEndpoint: endpointUrl(config.issuer, ENDPOINTS.pushedAuthorizationRequest),
+    // Decision 47: /v1's resource identifier, another name of the issuer's own API.
+    managementApi: endpointUrl(config.issuer, ENDPOINTS.managementApi),
     dpop: {
       proofWindowSeconds: config.dpopProofWindowSeconds,
       nonce: config.dpopNonce,

@@ -34,8 +34,18 @@ export type MetadataDocuments =
   | 'openid-only';
 
 export interface Endpoint {
-  /** Its path under the issuer, that is under the base path the routes are mounted at. */
+  /**
+   * Its path under the issuer, that is under the base path the routes are mounted at; for a well-known
+   * endpoint (`wellKnown`), that prefix followed by the path under the issuer of what it describes.
+   */
   readonly path: string;
+  /**
+   * A well-known URI's prefix (RFC 8615 §3), which lives at the origin's root: RFC 9728 §3.1 inserts it
+   * between the host and the path of the resource described, so the route is this prefix, then the base
+   * path, then the rest of `path`, outside the base path (routePath), and its URL the issuer's origin,
+   * this prefix, the issuer's path and the rest (endpointUrl). Decision 47.
+   */
+  readonly wellKnown?: string;
   /** Also every path below it (a surface with routes of its own: /v1, the assets). */
   readonly subtree?: true;
   readonly methods: Readonly<Partial<Record<DeclaredMethod, LimitDecision>>>;
@@ -399,6 +409,12 @@ export const ENDPOINTS = {
       ),
     },
   },
+  managementApiMetadata: {
+    // RFC 9728 §3.1 (decision 47): /v1's protected resource metadata, for the resource `<issuer>/v1`.
+    path: '/.well-known/oauth-protected-resource/v1',
+    wellKnown: '/.well-known/oauth-protected-resource',
+    methods: { GET: unlimited('the same document for everyone, cacheable for a minute') },
+  },
   managementApi: {
     // docs/api.md: its own surface, mounted here; it answers every method (405 for those it does not serve).
     path: '/v1',
@@ -418,10 +434,10 @@ export function isOn(endpoint: Endpoint, settings: EndpointSettings): boolean {
   return endpoint.on === undefined || endpoint.on(settings);
 }
 
-/** An endpoint's URL: the issuer, which includes any base path, and its path. */
 /**
- * An endpoint's URL under the issuer; `params` fills the path's `:name` segments (percent-encoded), so
- * that core never writes a path of its own (decision 31).
+ * An endpoint's URL under the issuer, which includes any base path; `params` fills the path's `:name`
+ * segments (percent-encoded), so that core never writes a path of its own (decision 31). A well-known
+ * endpoint's is at the issuer's origin, its prefix before the issuer's path (RFC 9728 §3.1).
  */
 export function endpointUrl(
   issuer: string,
@@ -433,7 +449,32 @@ export function endpointUrl(
     if (value === undefined) throw new Error(`endpointUrl: no value for ${segment} in ${endpoint.path}`);
     return encodeURIComponent(value);
   });
+  if (endpoint.wellKnown !== undefined) {
+    const url = new URL(issuer);
+    const issuerPath = url.pathname === '/' ? '' : url.pathname.replace(/\/$/, '');
+    return `${url.origin}${endpoint.wellKnown}${issuerPath}${path.slice(endpoint.wellKnown.length)}`;
+  }
   return `${issuer}${path}`;
+}
+
+/**
+ * The path an endpoint's route is registered at: the base path and its path, or for a well-known
+ * endpoint its prefix, the base path and the rest of its path (RFC 9728 §3.1; decision 47).
+ */
+export function routePath(endpoint: Endpoint, basePath: string): string {
+  if (endpoint.wellKnown === undefined) return `${basePath}${endpoint.path}`;
+  return `${endpoint.wellKnown}${basePath}${endpoint.path.slice(endpoint.wellKnown.length)}`;
+}
+
+/**
+ * The table path of a well-known route (`routePath`'s inverse): its URL without the base path after the
+ * prefix. Undefined for a URL that is no well-known endpoint's route.
+ */
+export function wellKnownTablePath(url: string, basePath: string): string | undefined {
+  for (const endpoint of endpoints()) {
+    if (endpoint.wellKnown !== undefined && url === routePath(endpoint, basePath)) return endpoint.path;
+  }
+  return undefined;
 }
 
 /**
@@ -462,8 +503,8 @@ export function rateLimitedRoutes(basePath: string): Map<string, RateLimitedEndp
   for (const endpoint of endpoints()) {
     for (const [method, decision] of Object.entries(endpoint.methods)) {
       if (!('bucket' in decision)) continue;
-      routes.set(`${method} ${basePath}${endpoint.path}`, decision.bucket);
-      if (method === 'GET') routes.set(`HEAD ${basePath}${endpoint.path}`, decision.bucket);
+      routes.set(`${method} ${routePath(endpoint, basePath)}`, decision.bucket);
+      if (method === 'GET') routes.set(`HEAD ${routePath(endpoint, basePath)}`, decision.bucket);
     }
   }
   return routes;

@@ -60,6 +60,11 @@ export interface EnginePolicy {
   tokenEndpoint: string;
   /** The pushed authorization request endpoint's URL, which a DPoP proof sent there names (RFC 9449 §10.1). */
   pushedAuthorizationRequestEndpoint: string;
+  /**
+   * The management API's URL, its RFC 9728 resource identifier (`<issuer>/v1`): a `resource` naming it
+   * stands for the issuer, whose tokens /v1 accepts (decision 47).
+   */
+  managementApi: string;
   /** RFC 9449: the proof window, whether nonces are required, and the key nonces derive from. */
   dpop: DpopPolicy;
   accessTokenTtl: number;
@@ -337,7 +342,7 @@ export function createEngine(deps: EngineDependencies): Engine {
     issuer: policy.issuer,
     ttl: policy.idTokenTtl,
   });
-  const resourceTargets = new ResourceTargets(storage.resources, policy.issuer);
+  const resourceTargets = new ResourceTargets(storage.resources, policy.issuer, [policy.managementApi]);
   const dpop = new DpopVerifier({ clock, usedJtis: storage.usedJtis, policy: policy.dpop });
   const tokens = createTokenServices({
     keyRing,

@@ -27,6 +27,7 @@ import {
   tokenManagementAuthMetadata,
 } from './oauth/token-management-routes.js';
 import { apiV1 } from './api/v1/plugin.js';
+import { registerManagementApiMetadataRoute } from './api/v1/resource-metadata.js';
 import { frameworkErrorHandler } from './api/v1/problem.js';
 
 /** Everything the HTTP application is built from (compose/gatehouse.ts assembles it). */
@@ -193,6 +194,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(apiV1({ config, engine, statistics: deps.statistics }), {
     prefix: `${config.basePath}${ENDPOINTS.managementApi.path}`,
   });
+  // RFC 9728 §3.1: /v1's metadata is a well-known URI at the origin's root, outside the base path
+  // (decision 47), so it is registered on the root instance.
+  registerManagementApiMetadataRoute(app, config);
   await app.register(
     async function operations(ops) {
       registerHealthRoutes(ops, deps.health);

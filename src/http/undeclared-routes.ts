@@ -1,5 +1,11 @@
 import type { FastifyInstance } from 'fastify';
-import { endpoints, isOn, limitDecision, type EndpointSettings } from '../config/endpoints.js';
+import {
+  endpoints,
+  isOn,
+  limitDecision,
+  wellKnownTablePath,
+  type EndpointSettings,
+} from '../config/endpoints.js';
 
 /** A route as Fastify registered it: one method, the full URL (base path included). */
 export interface ServedRoute {
@@ -7,10 +13,20 @@ export interface ServedRoute {
   url: string;
 }
 
-/** The path a route has in the endpoint table: its URL without the base path (`/` for the base path). */
+/**
+ * The path a route has in the endpoint table: its URL without the base path (`/` for the base path); a
+ * well-known endpoint's route is at the origin's root, the base path after its prefix (decision 47).
+ */
 function tablePath(url: string, basePath: string): string | undefined {
+  const wellKnown = wellKnownTablePath(url, basePath);
+  if (wellKnown !== undefined) return wellKnown;
   if (!url.startsWith(basePath)) return undefined;
   const rest = url.slice(basePath.length);
+  // Under the base path, a well-known endpoint's path is not where it belongs.
+  const misplaced =
+    basePath !== '' &&
+    endpoints().some((endpoint) => endpoint.wellKnown !== undefined && endpoint.path === rest);
+  if (misplaced) return undefined;
   return rest === '' ? '/' : rest.startsWith('/') ? rest : undefined;
 }
 

@@ -62,7 +62,10 @@ for (const backend of backends()) {
         const body = assertProblem(res, 401);
         assert.equal(
           challenge(res),
-          'Bearer realm="gatehouse", DPoP realm="gatehouse", algs="ES256 PS256 RS256 EdDSA Ed25519"',
+          // RFC 9728 §5.1 (decision 47): each challenge names /v1's protected resource metadata.
+          'Bearer realm="gatehouse", resource_metadata="https://gatehouse.test/.well-known/oauth-protected-resource/v1", ' +
+            'DPoP realm="gatehouse", resource_metadata="https://gatehouse.test/.well-known/oauth-protected-resource/v1", ' +
+            'algs="ES256 PS256 RS256 EdDSA Ed25519"',
         );
         assert.equal(body.error, undefined);
       }
@@ -84,7 +87,7 @@ for (const backend of backends()) {
         assert.equal(assertProblem(res, 401).error, 'invalid_token');
         assert.match(
           challenge(res),
-          /^Bearer realm="gatehouse", error="invalid_token", error_description="[^"]+", DPoP realm="gatehouse", algs="[^"]+"$/,
+          /^Bearer realm="gatehouse", resource_metadata="[^"]+", error="invalid_token", error_description="[^"]+", DPoP realm="gatehouse", resource_metadata="[^"]+", algs="[^"]+"$/,
         );
       }
 
@@ -113,7 +116,7 @@ for (const backend of backends()) {
       assert.equal(assertProblem(res, 403).error, 'insufficient_scope');
       assert.match(
         challenge(res),
-        /^Bearer realm="gatehouse", error="insufficient_scope", error_description="[^"]+", scope="profile", DPoP realm="gatehouse", algs="[^"]+"$/,
+        /^Bearer realm="gatehouse", resource_metadata="[^"]+", error="insufficient_scope", error_description="[^"]+", scope="profile", DPoP realm="gatehouse", resource_metadata="[^"]+", algs="[^"]+"$/,
       );
     });
 
@@ -142,7 +145,10 @@ for (const backend of backends()) {
       for (const [path, options] of cases) {
         const res = await server.http.request(path, options);
         assert.equal(assertProblem(res, 400).error, 'invalid_request');
-        assert.match(challenge(res), /^Bearer realm="gatehouse", error="invalid_request"/);
+        assert.match(
+          challenge(res),
+          /^Bearer realm="gatehouse", resource_metadata="[^"]+", error="invalid_request"/,
+        );
       }
     });
 

@@ -441,7 +441,10 @@ for (const backend of backends()) {
     it('needs a token (401) with scope admin (403), and answers 405 with Allow', async () => {
       const none = await apiClient(server, undefined).get('/clients');
       assertProblem(none, 401);
-      assert.match(String(none.headers['www-authenticate']), /^Bearer realm="gatehouse", DPoP /);
+      assert.match(
+        String(none.headers['www-authenticate']),
+        /^Bearer realm="gatehouse", resource_metadata="[^"]+", DPoP /,
+      );
       const profileOnly = await clientCredentialsToken(server, ['profile']);
       const forbidden = await apiClient(server, profileOnly.token).post('/clients', { name: 'x' });
       assert.equal(assertProblem(forbidden, 403).error, 'insufficient_scope');

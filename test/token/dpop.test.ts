@@ -277,8 +277,14 @@ for (const backend of backends()) {
         const res = await call('/v1/users/me', { authorization: `Bearer ${tokens.access_token}` });
         assert.equal(res.status, 401);
         assert.equal((res.json as { error: string }).error, 'invalid_token');
-        assert.match(challenge(res), /^Bearer realm="gatehouse", error="invalid_token"/);
-        assert.match(challenge(res), new RegExp(`DPoP realm="gatehouse", algs="${ALGORITHMS.join(' ')}"`));
+        assert.match(
+          challenge(res),
+          /^Bearer realm="gatehouse", resource_metadata="[^"]+", error="invalid_token"/,
+        );
+        assert.match(
+          challenge(res),
+          new RegExp(`DPoP realm="gatehouse", resource_metadata="[^"]+", algs="${ALGORITHMS.join(' ')}"`),
+        );
       });
 
       it('a replayed proof, one without ath, or by another key: 401 invalid_dpop_proof under DPoP', async () => {
@@ -287,7 +293,10 @@ for (const backend of backends()) {
         assert.equal((await call('/v1/users/me', headers)).status, 200);
         const replayed = await call('/v1/users/me', headers);
         assert.equal(replayed.status, 401);
-        assert.match(challenge(replayed), /^DPoP realm="gatehouse", error="invalid_dpop_proof"/);
+        assert.match(
+          challenge(replayed),
+          /^DPoP realm="gatehouse", resource_metadata="[^"]+", error="invalid_dpop_proof"/,
+        );
         assert.match(challenge(replayed), /algs="ES256 /);
         for (const bad of [
           await proof(key, meUrl, 'GET'),
@@ -390,7 +399,7 @@ for (const backend of backends()) {
       assert.equal(without.status, 401);
       assert.match(
         String(without.headers['www-authenticate']),
-        /^DPoP realm="gatehouse", error="use_dpop_nonce"/,
+        /^DPoP realm="gatehouse", resource_metadata="[^"]+", error="use_dpop_nonce"/,
       );
       const resourceNonce = String(without.headers['dpop-nonce']);
       assert.match(resourceNonce, /^[A-Za-z0-9_-]{22}$/);

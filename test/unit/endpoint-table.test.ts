@@ -10,6 +10,7 @@ import {
   limitDecision,
   metadataEndpoints,
   rateLimitedRoutes,
+  routePath,
   type Endpoint,
 } from '../../src/config/endpoints.js';
 import { refuseUndeclaredRoutes, routeProblems, type ServedRoute } from '../../src/http/undeclared-routes.js';
@@ -134,7 +135,7 @@ function servedAsDeclared(basePath: string, settings: Pick<GatehouseConfig, 'dyn
   const served: ServedRoute[] = [];
   for (const endpoint of endpoints()) {
     if (endpoint.on !== undefined && !endpoint.on(settings)) continue;
-    const url = endpoint.path === '/' && basePath !== '' ? basePath : `${basePath}${endpoint.path}`;
+    const url = endpoint.path === '/' && basePath !== '' ? basePath : routePath(endpoint, basePath);
     for (const method of Object.keys(endpoint.methods)) {
       const methods = method === '*' ? ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS'] : [method];
       if (method === 'GET') methods.push('HEAD');
@@ -182,6 +183,30 @@ describe('the endpoint table (src/config/endpoints.ts, decision 31)', () => {
         `${issuer}/register/dcr_a%20b%2Fc%3Fd`,
       );
     }
+  });
+
+  it("puts /v1's protected resource metadata at the origin's root, the base path after the prefix (RFC 9728 §3.1)", () => {
+    const endpoint = ENDPOINTS.managementApiMetadata;
+    assert.equal(
+      endpointUrl('https://gatehouse.test', endpoint),
+      'https://gatehouse.test/.well-known/oauth-protected-resource/v1',
+    );
+    assert.equal(
+      endpointUrl('https://example.test/gh', endpoint),
+      'https://example.test/.well-known/oauth-protected-resource/gh/v1',
+    );
+    assert.equal(routePath(endpoint, ''), '/.well-known/oauth-protected-resource/v1');
+    assert.equal(routePath(endpoint, '/gh'), '/.well-known/oauth-protected-resource/gh/v1');
+    const settings = { dynamicRegistration: 'off' as const };
+    const served = servedAsDeclared('/gh', settings).filter(
+      (route) => route.url !== routePath(endpoint, '/gh'),
+    );
+    // Under the base path is not where it belongs: that route is undecided, and the real one missing.
+    served.push({ method: 'GET', url: '/gh/.well-known/oauth-protected-resource/v1' });
+    assert.deepEqual(routeProblems(served, { basePath: '/gh', settings }), [
+      'GET /gh/.well-known/oauth-protected-resource/v1 has no rate-limit decision: declare it in src/config/endpoints.ts (a bucket, its own limit, or unlimited and why)',
+      'GET /.well-known/oauth-protected-resource/v1 is declared in src/config/endpoints.ts but not served',
+    ]);
   });
 
   it('refuses to build a URL whose path parameter is not given', () => {
@@ -264,15 +289,22 @@ describe('the endpoint table (src/config/endpoints.ts, decision 31)', () => {
     const app = Fastify();
     const settings = { dynamicRegistration: 'open' as const };
     refuseUndeclaredRoutes(app, { basePath: '/gh', settings });
+    const wellKnown = (url: string) => url.startsWith('/.well-known/oauth-protected-resource/');
     await app.register(
       async (scoped) => {
         for (const { method, url } of servedAsDeclared('', settings)) {
-          if (method !== 'HEAD')
+          if (method !== 'HEAD' && !wellKnown(url))
             scoped.route({ method: method as HTTPMethods, url, handler: async () => '' });
         }
       },
       { prefix: '/gh' },
     );
+    // RFC 9728 §3.1 (decision 47): at the origin's root, the base path after the well-known prefix.
+    for (const { method, url } of servedAsDeclared('/gh', settings)) {
+      if (method !== 'HEAD' && wellKnown(url)) {
+        app.route({ method: method as HTTPMethods, url, handler: async () => '' });
+      }
+    }
     await app.ready();
     await app.close();
   });

@@ -9,7 +9,8 @@
  * is never accepted as a bearer token.
  * The subpaths `/mac` and `/rfc6750` export the framework-free rules that the server's own /v1 API
  * shares with this library, so each rule has one copy; `/dpop-proof` and `/jwt-verifier` the
- * storage-free checks the server's engine shares (its DPoP proofs, its own access tokens).
+ * storage-free checks the server's engine shares (its DPoP proofs, its own access tokens);
+ * `/protected-resource` the RFC 9728 document, which the server's /v1 publishes as well.
  */
 export {
   ResourceServer,

@@ -116,7 +116,7 @@ export class ResourceRegistry {
     if (this.targets.isIssuer(uri)) {
       throw new ConflictError(
         'uri',
-        'the issuer is always a resource (Gatehouse’s own API); it is not registered',
+        'the issuer (and its /v1) is always a resource (Gatehouse’s own API); it is not registered',
       );
     }
     const now = this.clock.now();

@@ -173,19 +173,31 @@ export function narrowResources(
  * operator deleted is refused from then on, also for grants made before.
  */
 export class ResourceTargets {
+  /** The canonical URIs that name the issuer's own API: the issuer's, and its other names. */
+  private readonly ownNames: ReadonlySet<string>;
+
   constructor(
     private readonly store: Pick<ResourceStore, 'getMany'>,
     readonly issuer: string,
-  ) {}
+    /**
+     * Other URIs of the issuer's own API, which stand for the issuer: /v1's RFC 9728 resource
+     * identifier, `<issuer>/v1`, which a client that discovered /v1 names (decision 47). A request
+     * naming one gets what naming the issuer gets: a token whose `aud` is the issuer.
+     */
+    ownApi: readonly string[] = [],
+  ) {
+    const names = [issuer, ...ownApi].flatMap((uri) => [uri, canonicalResourceUri(uri).uri ?? uri]);
+    this.ownNames = new Set(names);
+  }
 
   /** The issuer as a resource: its API takes any scope the client has. */
   private get self(): ResourceServer {
     return { uri: this.issuer, name: null, scopes: [], createdAt: 0 };
   }
 
-  /** Whether `uri` (canonical) names the issuer. */
+  /** Whether `uri` (canonical) names the issuer, or its own API under another name. */
   isIssuer(uri: string): boolean {
-    return uri === this.issuer || uri === canonicalResourceUri(this.issuer).uri;
+    return this.ownNames.has(uri);
   }
 
   /**

@@ -17,6 +17,11 @@ An operator gets an admin token with a client made on the command line:
     gatehouse clients create --name admin --scopes admin --json
     curl -u "$CLIENT_ID:$CLIENT_SECRET" -d grant_type=client_credentials ${endpointUrl(issuer, ENDPOINTS.token)}
 
+**Discovery.** This API is the protected resource \`${endpointUrl(issuer, ENDPOINTS.managementApi)}\` (RFC 9728): its metadata,
+at ${endpointUrl(issuer, ENDPOINTS.managementApiMetadata)}, names this server, the scope \`admin\` and the
+DPoP algorithms, and every 401 names it in \`WWW-Authenticate\` (\`resource_metadata\`). A token request may name
+the API with \`resource=${endpointUrl(issuer, ENDPOINTS.managementApi)}\` (RFC 8707): the token is the one the issuer gets.
+
 **Status codes.** 200 for GET, 201 for POST, PUT and PATCH (POST adds \`Location\`), 204 for DELETE,
 400 for a bad request (nothing was changed), 401 without a valid token, 403 when its scope is not enough,
 404 for a missing record (nothing was done), 405 for a method the path does not serve (with \`Allow\`),

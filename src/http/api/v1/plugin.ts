@@ -17,6 +17,7 @@ import { registerInitialAccessTokenRoutes } from './routes/initial-access-tokens
 import { registerMeRoutes } from './routes/me.js';
 import { openApiOptions } from './openapi-document.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
+import { managementApiMetadataUrl } from './resource-metadata.js';
 import { registerResourceRoutes } from './routes/resources.js';
 import { registerScopeRoutes } from './routes/scopes.js';
 import { registerSigningKeyRoutes } from './routes/signing-keys.js';
@@ -90,7 +91,8 @@ export function apiV1(deps: ApiV1Dependencies): FastifyPluginAsync {
       },
     );
     api.setValidatorCompiler(typeboxValidatorCompiler);
-    api.setErrorHandler(problemErrorHandler);
+    // RFC 9728 §5.1: every token refusal names /v1's metadata (decision 47).
+    api.setErrorHandler(problemErrorHandler(managementApiMetadataUrl(deps.config)));
     api.setNotFoundHandler(function notFound(_request, reply) {
       return sendProblem(reply, new Problem(404, 'no such resource', { field: 'path' }));
     });

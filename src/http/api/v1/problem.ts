@@ -53,8 +53,11 @@ export class Problem extends Error {
 export const notFound = (what: string, field = 'id'): Problem =>
   new Problem(404, `no ${what} with this ${field}`, { field });
 
-/** The problem an error amounts to; undefined for a server fault. */
-function toProblem(error: unknown): Problem | undefined {
+/**
+ * The problem an error amounts to; undefined for a server fault. `resourceMetadata` is the URL of /v1's
+ * protected resource metadata, which every Bearer and DPoP challenge names (RFC 9728 §5.1).
+ */
+function toProblem(error: unknown, resourceMetadata: string | undefined): Problem | undefined {
   if (error instanceof Problem) return error;
   if (error instanceof TokenError) {
     return new Problem(error.status, error.description, {
@@ -62,7 +65,7 @@ function toProblem(error: unknown): Problem | undefined {
       // RFC 9449 §7.1: DPoP is offered beside Bearer; §9: use_dpop_nonce carries DPoP-Nonce.
       headers: {
         ...error.options.headers,
-        'www-authenticate': error.challenge(REALM, undefined, DPOP_CHALLENGE_ALGORITHMS),
+        'www-authenticate': error.challenge(REALM, resourceMetadata, DPOP_CHALLENGE_ALGORITHMS),
       },
     });
   }
@@ -92,14 +95,28 @@ export function sendProblem(reply: FastifyReply, problem: Problem): FastifyReply
   return reply.send(JSON.stringify(problem.body()));
 }
 
-/** The /v1 error handler: every error as problem+json; a 500 says nothing and is logged. */
-export function problemErrorHandler(
-  this: unknown,
+/**
+ * The /v1 error handler: every error as problem+json; a 500 says nothing and is logged. Token refusals
+ * name `resourceMetadata`, /v1's RFC 9728 metadata URL (decision 47).
+ */
+export function problemErrorHandler(resourceMetadata?: string) {
+  return function problemErrors(
+    this: unknown,
+    error: FastifyError | Error,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): FastifyReply {
+    return answerProblem(error, request, reply, resourceMetadata);
+  };
+}
+
+function answerProblem(
   error: FastifyError | Error,
   request: FastifyRequest,
   reply: FastifyReply,
+  resourceMetadata: string | undefined,
 ): FastifyReply {
-  const problem = toProblem(error);
+  const problem = toProblem(error, resourceMetadata);
   if (problem !== undefined) return sendProblem(reply, problem);
   if (isStoreUnavailable(error)) {
     // Down or restarting: nothing was committed, and the client may retry (RFC 9110 §15.6.4).
