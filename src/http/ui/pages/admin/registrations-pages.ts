@@ -38,7 +38,7 @@ export interface TokenRow {
 }
 
 const WAYS: readonly { value: RegistrationWay; label: string }[] = [
-  { value: 'any', label: 'Every self-registered client' },
+  { value: 'any', label: 'Any way (not by an operator)' },
   { value: 'token', label: 'With an initial access token' },
   { value: 'open', label: 'Open registration (no token)' },
   { value: 'document', label: 'Client ID Metadata Document' },
@@ -58,7 +58,7 @@ function subNavigation(frame: ConsoleFrame, current: 'clients' | 'tokens'): Safe
   const link = (href: string, text: string, on: boolean) =>
     html`<a href="${href}" ${new SafeHtml(on ? 'aria-current="page"' : '')}>${text}</a>`;
   return html`<nav class="pager" aria-label="Registrations">
-    ${link(base, 'Self-registered clients', current === 'clients')}
+    ${link(base, 'Registered clients', current === 'clients')}
     ${link(`${base}/tokens`, 'Initial access tokens', current === 'tokens')}
   </nav>`;
 }
