@@ -224,7 +224,7 @@ export class ClientMetadataDocuments {
   }
 
   private async fetch(id: string, host: string, stored: Client | undefined): Promise<Client> {
-    const { storage, clock, fetcher, policy, audit } = this.options;
+    const { storage, clock, fetcher, policy } = this.options;
     const now = clock.now();
     const minute = Math.floor(now / 60);
     const [counted] = await storage.rateLimits.add([
@@ -250,7 +250,22 @@ export class ClientMetadataDocuments {
       if (!(error instanceof ClientMetadataDocumentError)) throw error;
       throw new ClientMetadataDocumentError(`the document at ${host} was refused: ${error.message}`);
     }
-    await audit.change(UNATTRIBUTED, async (tx, record) => {
+    try {
+      await this.store(client, now);
+    } catch (error) {
+      // Another process stored its fetch of the same document between this one's read and its insert
+      // (PostgreSQL's READ COMMITTED lets both read "none"): theirs stands, as good as this one.
+      const raced = await storage.clients.get(id);
+      if (raced?.registration === 'document') return raced;
+      throw error;
+    }
+    return client;
+  }
+
+  /** Writes a fetched document's client, and its audit event when it is new or changed, in one transaction. */
+  private async store(client: Client, now: number): Promise<void> {
+    const id = client.id;
+    await this.options.audit.change(UNATTRIBUTED, async (tx, record) => {
       await registerScopesOf(tx, client.scopes, now);
       const current = await tx.clients.get(id);
       if (current === undefined) {
@@ -275,7 +290,6 @@ export class ClientMetadataDocuments {
         }
       }
     });
-    return client;
   }
 }
 
