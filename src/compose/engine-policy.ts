@@ -22,6 +22,9 @@ export function deriveServerKeys(secret: Buffer) {
 /** The engine's policy: the configuration's values for the rules, and the keys derived from the secret. */
 export function enginePolicy(config: GatehouseConfig): EnginePolicy {
   const keys = deriveServerKeys(config.secret);
+  // Gatehouse, and the name the pages show for it (GATEHOUSE_PRODUCT_NAME) when the operator renamed it:
+  // no self-registered client nor document's client may take it, nor one that looks like it.
+  const reservedNames = [...new Set(['Gatehouse', config.productName])];
   return {
     issuer: config.issuer,
     // Their URLs as the endpoint table has them: where the routes are served and the metadata says
@@ -59,8 +62,7 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
     dynamicRegistration: {
       policy: config.dynamicRegistration,
       scopes: config.dynamicRegistrationScopes,
-      // Gatehouse, and the name the pages show for it (GATEHOUSE_PRODUCT_NAME) when the operator renamed it.
-      reservedNames: [...new Set(['Gatehouse', config.productName])],
+      reservedNames,
       allowPrivateJwksUri: config.allowPrivateJwksUri,
       clientConfigurationUri: (id) => endpointUrl(config.issuer, ENDPOINTS.registrationConfiguration, { id }),
     },
@@ -70,7 +72,7 @@ export function enginePolicy(config: GatehouseConfig): EnginePolicy {
       hosts: config.clientIdMetadataHosts,
       issuer: config.issuer,
       scopes: config.dynamicRegistrationScopes,
-      reservedNames: [...new Set(['Gatehouse', config.productName])],
+      reservedNames,
       allowPrivateJwksUri: config.allowPrivateJwksUri,
     },
     mail: {

@@ -1,16 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ClientMetadataFetcher, FetchedClientMetadata } from '../core/ports.js';
-import { getPublicJson, type PublicFetchPolicy } from './public-https-get.js';
+import { DEFAULT_PUBLIC_FETCH_POLICY, getPublicJson, type PublicFetchPolicy } from './public-https-get.js';
 
 /**
  * The Client ID Metadata Document fetch's limits (decision 46): those of a `jwks_uri` (decision 21), the
  * private addresses under their own switch (GATEHOUSE_ALLOW_PRIVATE_CLIENT_METADATA).
  */
-export const DEFAULT_CLIENT_METADATA_FETCH_POLICY: PublicFetchPolicy = {
-  allowPrivateAddresses: false,
-  timeoutMs: 5000,
-  maxBytes: 64 * 1024,
-};
+export const DEFAULT_CLIENT_METADATA_FETCH_POLICY: PublicFetchPolicy = DEFAULT_PUBLIC_FETCH_POLICY;
 
 /**
  * Seconds an answer's HTTP caching lets it be used (RFC 9111 §4.2.1): `no-store` and `no-cache` say 0,

@@ -1,15 +1,11 @@
 import type { JwksFetcher } from '../core/ports.js';
 import { isNonPublicAddress } from '../shared/non-public-address.js';
-import { getPublicJson, type PublicFetchPolicy } from './public-https-get.js';
+import { DEFAULT_PUBLIC_FETCH_POLICY, getPublicJson, type PublicFetchPolicy } from './public-https-get.js';
 
 /** What a jwks_uri fetch may do (docs/decisions.md, decision 21; GATEHOUSE_ALLOW_PRIVATE_JWKS_URI). */
 export type JwksFetchPolicy = PublicFetchPolicy;
 
-export const DEFAULT_JWKS_FETCH_POLICY: JwksFetchPolicy = {
-  allowPrivateAddresses: false,
-  timeoutMs: 5000,
-  maxBytes: 64 * 1024,
-};
+export const DEFAULT_JWKS_FETCH_POLICY: JwksFetchPolicy = DEFAULT_PUBLIC_FETCH_POLICY;
 
 /** A fetch refused or failed; the message is for the log, never for the client. */
 export class JwksFetchError extends Error {

@@ -24,6 +24,13 @@ export interface PublicFetchPolicy {
   ca?: string;
 }
 
+/** The limits of decision 21: 5 s, 64 KiB, public addresses only. */
+export const DEFAULT_PUBLIC_FETCH_POLICY: PublicFetchPolicy = {
+  allowPrivateAddresses: false,
+  timeoutMs: 5000,
+  maxBytes: 64 * 1024,
+};
+
 /** A fetch refused or failed; the message says why, and holds nothing but the host and the reason. */
 export class PublicFetchError extends Error {
   override name = 'PublicFetchError';

@@ -1,7 +1,7 @@
 import type { AuditLog } from '../audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Storage } from '../ports.js';
-import { documentHost } from '../clients/metadata-documents.js';
+import { clientHostField } from '../clients/metadata-documents.js';
 
 type AppStorage = Pick<Storage, 'grants' | 'clients'>;
 import { isGrantLive } from '../grants/liveness.js';
@@ -35,9 +35,7 @@ export async function listConnectedApps(
       byClient.set(grant.clientId, {
         clientId: grant.clientId,
         clientName: client?.name ?? grant.clientId,
-        ...(client !== undefined && documentHost(client) !== undefined
-          ? { clientHost: documentHost(client) }
-          : {}),
+        ...(client === undefined ? {} : clientHostField(client)),
         scope: [...grant.scope],
         grantedAt: grant.createdAt,
         validUntil: grant.expiresAt,

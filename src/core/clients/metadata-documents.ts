@@ -100,6 +100,12 @@ export function documentHost(client: Pick<Client, 'id' | 'registration'>): strin
   }
 }
 
+/** `{ clientHost }` for a document's client, to spread into what a page is given; `{}` for any other. */
+export function clientHostField(client: Pick<Client, 'id' | 'registration'>): { clientHost?: string } {
+  const host = documentHost(client);
+  return host === undefined ? {} : { clientHost: host };
+}
+
 /** `max-age` held to the bounds; the default when the answer said nothing. */
 export function documentLifetime(maxAgeSeconds: number | undefined): number {
   const { minSeconds, maxSeconds, defaultSeconds } = DOCUMENT_CACHE_BOUNDS;
@@ -211,8 +217,9 @@ export class ClientMetadataDocuments {
     const stored = await storage.clients.get(id);
     if (stored !== undefined && stored.registration !== 'document') return stored;
     if (!policy.enabled || !isDocumentClientId(id)) return undefined;
-    const host = new URL(id).host;
-    if (!hostAllowed(policy.hosts, new URL(id).hostname)) {
+    const url = new URL(id);
+    const host = url.host;
+    if (!hostAllowed(policy.hosts, url.hostname)) {
       throw new ClientMetadataDocumentError(`applications from ${host} are not accepted here`);
     }
     if (stored !== undefined && (stored.documentExpiresAt ?? 0) > clock.now()) return stored;

@@ -1,7 +1,7 @@
 import type { OAuthErrorCode } from '../../errors.js';
 import { OAuthError } from '../../errors.js';
 import type { Client } from '../../model.js';
-import { documentHost } from '../../clients/metadata-documents.js';
+import { clientHostField } from '../../clients/metadata-documents.js';
 import type { AuthenticationRequirement } from '../../sign-in/assurance.js';
 import type { ClientStore } from '../../ports.js';
 import type { AuthorizationPolicy, AuthorizationRequest, AuthorizationValidation } from '../request.js';
@@ -223,7 +223,7 @@ export function refuse(draft: RequestDraft, { error, description }: StepError): 
     outcome: 'error-redirect',
     error,
     clientName: draft.client.name,
-    ...(documentHost(draft.client) !== undefined ? { clientHost: documentHost(draft.client) } : {}),
+    ...clientHostField(draft.client),
     response: authorizationErrorResponse(
       draft.redirectUri,
       draft.responseMode,

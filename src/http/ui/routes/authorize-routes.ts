@@ -10,7 +10,7 @@ import { isConsoleClient } from '../../../core/clients/console-client.js';
 import { consentLines, readConsentForm, type ConsentRedisplay } from '../consent-form.js';
 import { consentPage } from '../pages/consent-page.js';
 import { formPostPage } from '../pages/form-post-page.js';
-import { documentHost } from '../../../core/clients/metadata-documents.js';
+import { clientHostField, documentHost } from '../../../core/clients/metadata-documents.js';
 import type { SignInPageInput } from '../pages/sign-in-page.js';
 import { offeredProviders, sendSignInPage } from '../sign-in-form.js';
 import {
@@ -160,7 +160,7 @@ export function registerAuthorizeRoutes(app: FastifyInstance, ui: UiContext): vo
       consentPage(frameFor(ui, browser), {
         csrfToken: browser.csrfToken,
         clientName: request.client.name,
-        ...(documentHost(request.client) !== undefined ? { clientHost: documentHost(request.client) } : {}),
+        ...clientHostField(request.client),
         returnTo: returnTarget(request.redirectUri),
         request: request.query,
         ...lines,

@@ -1,4 +1,4 @@
-import { documentHost } from '../../../core/clients/metadata-documents.js';
+import { clientHostField, documentHost } from '../../../core/clients/metadata-documents.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ENDPOINTS } from '../../../config/endpoints.js';
 import type { Client } from '../../../core/model.js';
@@ -181,7 +181,7 @@ export function registerDeviceRoutes(app: FastifyInstance, ui: UiContext): void 
       consentPage(frameFor(ui, browser), {
         csrfToken: browser.csrfToken,
         clientName: pending.client.name,
-        ...(documentHost(pending.client) !== undefined ? { clientHost: documentHost(pending.client) } : {}),
+        ...clientHostField(pending.client),
         device: { userCode: pending.userCode, ticket: ui.browsers.deviceTicket(browser.browserId, normal) },
         ...lines,
         // A device client may register itself (docs/decisions.md, decision 20): the page says so.
